@@ -1,0 +1,216 @@
+"""Accelerated proximal gradient (Nesterov / FISTA) with backtracking, written once.
+
+This is Algorithm 1 of the convex ASO paper's appendix A (Beck & Teboulle's
+FISTA with the doubling line search of its Eq. (37)) for
+
+    min_Z  F(Z) = f(Z) + g(Z),
+
+``f`` smooth (gradient Lipschitz), ``g`` convex with a cheap prox (or the
+indicator of a convex set, whose prox is the projection). The variable may be
+a single array or a tuple of arrays (e.g. ``(U, M)``); all vector operations
+act blockwise.
+
+One iteration from the search point ``S``:
+
+    Z_hat = prox_{g / L}(S - grad f(S) / L),
+    accept if f(Z_hat) <= f(S) + <grad f(S), Z_hat - S> + L/2 ||Z_hat - S||^2,
+    else L <- backtrack * L and retry;
+    t_next = (1 + sqrt(1 + 4 t^2)) / 2,  beta = (t - 1) / t_next,
+    S_next = Z + beta (Z - Z_prev).
+
+Traps handled here, once:
+
+- the search point can leave the domain of ``f`` (e.g. ``eta I + M`` losing
+  definiteness in cASO): ``f`` returns ``inf`` there and the engine restarts
+  the momentum from the last feasible ``Z``;
+- optional gradient-based adaptive restart (O'Donoghue & Candès);
+- ``fixed_step=True`` keeps ``L`` constant (no line search), as S-FISTA does.
+
+The engine performs iterations; stopping is the caller's business (each model
+stops on its own duality gap through :class:`solvers.base.Monitor`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .base import NumericalError
+
+__all__ = ["APG", "tree_add", "tree_dot", "tree_scale", "tree_sqnorm", "tree_sub"]
+
+Tree = Any  # an ndarray or a tuple of ndarrays
+
+
+def _is_tuple(x: Tree) -> bool:
+    return isinstance(x, tuple)
+
+
+def tree_add(x: Tree, y: Tree, alpha: float = 1.0) -> Tree:
+    """``x + alpha * y`` blockwise."""
+    if _is_tuple(x):
+        return tuple(a + alpha * b for a, b in zip(x, y, strict=True))
+    return x + alpha * y
+
+
+def tree_sub(x: Tree, y: Tree) -> Tree:
+    """``x - y`` blockwise."""
+    return tree_add(x, y, -1.0)
+
+
+def tree_scale(x: Tree, alpha: float) -> Tree:
+    """``alpha * x`` blockwise."""
+    if _is_tuple(x):
+        return tuple(alpha * a for a in x)
+    return alpha * x
+
+
+def tree_dot(x: Tree, y: Tree) -> float:
+    """Euclidean (Frobenius) inner product summed over blocks."""
+    if _is_tuple(x):
+        return float(sum(np.vdot(a, b) for a, b in zip(x, y, strict=True)))
+    return float(np.vdot(x, y))
+
+
+def tree_sqnorm(x: Tree) -> float:
+    """Squared Frobenius norm summed over blocks."""
+    return tree_dot(x, x)
+
+
+class APG:
+    """FISTA with backtracking on ``L`` and momentum restarts.
+
+    Parameters
+    ----------
+    value_and_grad : callable
+        ``value_and_grad(Z) -> (f(Z), grad f(Z))``. May return ``(inf, None)``
+        outside the domain of ``f``.
+    prox : callable
+        ``prox(V, step) -> argmin_Z g(Z) + ||Z - V||^2 / (2 step)``.
+    x0 : ndarray or tuple of ndarrays
+        Starting point; it should be feasible (``prox(x0, .)`` = ``x0``).
+    value : callable, optional
+        ``value(Z) -> f(Z)`` (cheaper than ``value_and_grad`` during the line
+        search). Defaults to the first output of ``value_and_grad``.
+    L0 : float
+        Initial Lipschitz estimate (``1 / L0`` is the first step size).
+    backtrack : float
+        Factor (> 1) multiplying ``L`` when the sufficient-decrease test fails.
+    fixed_step : bool
+        Keep ``L = L0`` throughout (no line search); ``L0`` must then be a
+        true Lipschitz constant.
+    adaptive_restart : bool
+        Reset the momentum when ``<S - Z_new, Z_new - Z> > 0`` (the step
+        opposes the momentum direction).
+    max_backtracks : int
+        Safety bound on line-search doublings per iteration.
+
+    Attributes
+    ----------
+    x : current iterate ``Z_k`` (feasible)
+    L : current Lipschitz estimate
+    beta : momentum coefficient used to form the latest search point
+    n_backtracks : line-search doublings in the latest iteration
+    n_restarts : total momentum restarts (domain exits and adaptive restarts)
+    n_evals : total evaluations of ``f``
+    """
+
+    def __init__(
+        self,
+        value_and_grad: Callable[[Tree], tuple[float, Tree]],
+        prox: Callable[[Tree, float], Tree],
+        x0: Tree,
+        *,
+        value: Callable[[Tree], float] | None = None,
+        L0: float = 1.0,
+        backtrack: float = 2.0,
+        fixed_step: bool = False,
+        adaptive_restart: bool = False,
+        max_backtracks: int = 60,
+    ) -> None:
+        if not (L0 > 0 and math.isfinite(L0)):
+            raise ValueError(f"L0 must be a positive finite number, got {L0!r}")
+        if not backtrack > 1:
+            raise ValueError(f"backtrack must be > 1, got {backtrack!r}")
+        self._vg = value_and_grad
+        self._value = value if value is not None else (lambda z: value_and_grad(z)[0])
+        self._prox = prox
+        self.x = x0
+        self.x_prev = x0
+        # t_cur = t_k of the coming search point, t_prev = t_{k-1} (t_1 = 1).
+        self.t_prev = 1.0
+        self.t_cur = 1.0
+        self.L = float(L0)
+        self.backtrack = float(backtrack)
+        self.fixed_step = fixed_step
+        self.adaptive_restart = adaptive_restart
+        self.max_backtracks = int(max_backtracks)
+        self.beta = 0.0
+        self.n_backtracks = 0
+        self.n_restarts = 0
+        self.n_evals = 0
+        self.k = 0
+
+    def search_point(self) -> Tree:
+        """Extrapolated point ``S = Z + beta (Z - Z_prev)``, ``beta = (t_{k-1} - 1) / t_k``."""
+        self.beta = (self.t_prev - 1.0) / self.t_cur
+        if self.beta == 0.0:
+            return self.x
+        return tree_add(self.x, tree_sub(self.x, self.x_prev), self.beta)
+
+    def restart(self) -> None:
+        """Drop the momentum: the next search point is the current iterate."""
+        self.t_prev = self.t_cur = 1.0
+        self.x_prev = self.x
+        self.n_restarts += 1
+
+    def step(self) -> Tree:
+        """One accelerated iteration (with line search); returns the new iterate."""
+        self.k += 1
+        S = self.search_point()
+        fS, gS = self._vg(S)
+        self.n_evals += 1
+        if not math.isfinite(fS) or gS is None:
+            # Search point outside the domain of f: restart from the feasible Z.
+            self.restart()
+            self.beta = 0.0
+            S = self.x
+            fS, gS = self._vg(S)
+            self.n_evals += 1
+            if not math.isfinite(fS):
+                raise NumericalError(
+                    f"APG: objective not finite at the feasible iterate (iteration {self.k})"
+                )
+        self.n_backtracks = 0
+        while True:
+            step = 1.0 / self.L
+            Z = self._prox(tree_add(S, gS, -step), step)
+            if self.fixed_step:
+                break
+            D = tree_sub(Z, S)
+            fZ = self._value(Z)
+            self.n_evals += 1
+            bound = fS + tree_dot(gS, D) + 0.5 * self.L * tree_sqnorm(D)
+            if math.isfinite(fZ) and fZ <= bound + 1e-12 * max(1.0, abs(fS)):
+                break
+            self.n_backtracks += 1
+            if self.n_backtracks > self.max_backtracks:
+                raise NumericalError(
+                    f"APG: line search failed after {self.max_backtracks} doublings "
+                    f"(iteration {self.k}, L={self.L:.3e})"
+                )
+            self.L *= self.backtrack
+        restart = False
+        if self.adaptive_restart and self.beta > 0.0:
+            restart = tree_dot(tree_sub(S, Z), tree_sub(Z, self.x)) > 0.0
+        self.x_prev, self.x = self.x, Z
+        if restart:
+            self.t_prev = self.t_cur = 1.0
+            self.n_restarts += 1
+        else:
+            self.t_prev = self.t_cur
+            self.t_cur = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * self.t_cur * self.t_cur))
+        return Z

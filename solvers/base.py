@@ -1,0 +1,397 @@
+"""Shared solver machinery: results, histories, the run monitor, callbacks.
+
+Every model in :mod:`solvers` returns a frozen :class:`Result` subclass whose
+``history`` is a :class:`History` of numpy arrays. The per-iteration
+bookkeeping (timing, duality-gap stopping, the user callback, the
+``ConvergenceWarning`` on ``max_iter``, refusing NaN) lives once, in
+:class:`Monitor`; a solver's outer loop only computes its primal and dual
+values and calls :meth:`Monitor.record`.
+
+Stopping rule (the product contract): stop when the relative duality gap
+
+    gap / max(1, |primal|) <= tol,
+
+or after ``max_iter`` outer iterations (``converged=False`` and a
+:class:`ConvergenceWarning`), or when the callback returns ``False``
+(``converged=False``, no warning: the caller asked for it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ConvergenceWarning",
+    "History",
+    "IterationState",
+    "Monitor",
+    "NumericalError",
+    "Result",
+    "relative_gap",
+]
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped on ``max_iter`` before its duality gap reached ``tol``."""
+
+
+class NumericalError(FloatingPointError):
+    """A solver produced a non-finite value; the message names the iteration."""
+
+
+def relative_gap(gap: float, primal: float) -> float:
+    """Relative duality gap ``gap / max(1, |primal|)`` used by every stopping rule."""
+    return float(gap) / max(1.0, abs(float(primal)))
+
+
+def _frozen_array(a: Any) -> np.ndarray:
+    arr = np.array(a, copy=True)
+    arr.setflags(write=False)
+    return arr
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert numpy containers and scalars to plain JSON-serialisable Python."""
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class History:
+    """Per-iteration trace of a run, as read-only numpy arrays.
+
+    Attributes
+    ----------
+    iteration, time, primal, dual, gap : ndarray
+        One entry per recorded outer iteration; ``time`` is seconds since the
+        solver started (callback time excluded).
+    extras : Mapping[str, ndarray]
+        Model-specific series of the same length (or, for per-iteration
+        vectors such as kernel weights, shape ``(n_records, ...)``). They are
+        also reachable as attributes: ``history.n_at_C``.
+    """
+
+    iteration: np.ndarray
+    time: np.ndarray
+    primal: np.ndarray
+    dual: np.ndarray
+    gap: np.ndarray
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("iteration", "time", "primal", "dual", "gap"):
+            object.__setattr__(self, name, _frozen_array(getattr(self, name)))
+        extras = {k: _frozen_array(v) for k, v in dict(self.extras).items()}
+        object.__setattr__(self, "extras", MappingProxyType(extras))
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # Only called when normal lookup fails: expose extras as attributes.
+        extras = self.__dict__.get("extras", {})
+        if name in extras:
+            return extras[name]
+        raise AttributeError(f"History has no series {name!r}; extras: {sorted(extras)}")
+
+    def __len__(self) -> int:
+        return int(self.iteration.shape[0])
+
+    @property
+    def rel_gap(self) -> np.ndarray:
+        """Relative duality gap per iteration."""
+        return self.gap / np.maximum(1.0, np.abs(self.primal))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python dictionary (JSON-serialisable) of every series."""
+        out: dict[str, Any] = {
+            name: _jsonable(getattr(self, name))
+            for name in ("iteration", "time", "primal", "dual", "gap")
+        }
+        out["extras"] = {k: _jsonable(v) for k, v in self.extras.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> History:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            iteration=np.asarray(data["iteration"], dtype=int),
+            time=np.asarray(data["time"], dtype=float),
+            primal=np.asarray(data["primal"], dtype=float),
+            dual=np.asarray(data["dual"], dtype=float),
+            gap=np.asarray(data["gap"], dtype=float),
+            extras={k: np.asarray(v) for k, v in data.get("extras", {}).items()},
+        )
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Result:
+    """Common part of every solver result (models subclass it with their arrays).
+
+    Attributes
+    ----------
+    primal : float
+        Primal objective at the returned solution.
+    dual : float
+        Dual objective at a feasible dual point (a lower bound on the optimum,
+        for minimisation problems).
+    gap : float
+        ``primal - dual >= 0``: a certified bound on the suboptimality of the
+        returned primal solution.
+    n_iter : int
+        Outer iterations run.
+    converged : bool
+        Whether the relative gap reached ``tol``.
+    time : float
+        Wall-clock seconds of the solve (callback time excluded).
+    history : History
+        Per-iteration trace.
+    method : str
+        Algorithm that produced the result.
+    params : Mapping[str, Any]
+        The scalar parameters of the solve (for display, JSON and warm starts).
+    """
+
+    primal: float
+    dual: float
+    gap: float
+    n_iter: int
+    converged: bool
+    time: float
+    history: History
+    method: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                object.__setattr__(self, f.name, _frozen_array(value))
+            elif isinstance(value, list) and value and isinstance(value[0], np.ndarray):
+                object.__setattr__(self, f.name, tuple(_frozen_array(v) for v in value))
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    @property
+    def rel_gap(self) -> float:
+        """Relative duality gap ``gap / max(1, |primal|)``."""
+        return relative_gap(self.gap, self.primal)
+
+    def arrays(self) -> dict[str, Any]:
+        """The model's named solution arrays (fields beyond the common ones)."""
+        common = {f.name for f in dataclasses.fields(Result)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in common
+        }
+
+    def to_dict(self, *, include_arrays: bool = False) -> dict[str, Any]:
+        """JSON-serialisable summary: scalars, parameters, history (and arrays)."""
+        out: dict[str, Any] = {
+            "model": type(self).__module__.rsplit(".", 1)[-1],
+            "method": self.method,
+            "params": _jsonable(dict(self.params)),
+            "primal": _jsonable(self.primal),
+            "dual": _jsonable(self.dual),
+            "gap": _jsonable(self.gap),
+            "rel_gap": _jsonable(self.rel_gap),
+            "n_iter": int(self.n_iter),
+            "converged": bool(self.converged),
+            "time": float(self.time),
+            "history": self.history.to_dict(),
+        }
+        if include_arrays:
+            out["arrays"] = {k: _jsonable(v) for k, v in self.arrays().items()}
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class IterationState:
+    """What a callback receives once per outer iteration.
+
+    Attributes
+    ----------
+    iteration : int
+    time : float
+        Seconds since the solve started (callback time excluded).
+    primal, dual, gap, rel_gap : float
+    iterate : Mapping[str, Any]
+        The model's current named arrays (copies, safe to keep).
+    extras : Mapping[str, Any]
+        The model-specific figures recorded for this iteration.
+    """
+
+    iteration: int
+    time: float
+    primal: float
+    dual: float
+    gap: float
+    rel_gap: float
+    iterate: Mapping[str, Any]
+    extras: Mapping[str, Any]
+
+
+Callback = Callable[[IterationState], "bool | None"]
+
+
+class Monitor:
+    """Bookkeeping of one solver run: history, stopping, callback, warnings.
+
+    Usage inside a solver's outer loop::
+
+        mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+        for it in range(1, max_iter + 1):
+            ...                                  # one outer iteration
+            if mon.record(it, primal, dual, iterate={"W": W}, n_free=nf):
+                break
+        hist, converged = mon.finish()
+
+    Parameters
+    ----------
+    name : str
+        Solver name used in warnings and error messages.
+    tol : float
+        Relative duality-gap tolerance.
+    max_iter : int
+        Iteration budget; :meth:`finish` warns when it was exhausted.
+    callback : callable or None
+        ``callback(state)``; returning ``False`` stops the run.
+    gap_is_bound : bool
+        ``False`` only where a spec allows an estimate instead of a certificate;
+        the warning and the result then say so.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        tol: float,
+        max_iter: int,
+        callback: Callback | None = None,
+        gap_is_bound: bool = True,
+    ) -> None:
+        self.name = name
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
+        self.callback = callback
+        self.gap_is_bound = gap_is_bound
+        self._t0 = time.perf_counter()
+        self._paused = 0.0
+        self._rows: dict[str, list[float]] = {
+            "iteration": [], "time": [], "primal": [], "dual": [], "gap": []
+        }
+        self._extras: dict[str, list[Any]] = {}
+        self.converged = False
+        self.stopped_by_callback = False
+        self.n_iter = 0
+
+    def elapsed(self) -> float:
+        """Solver seconds so far, callback time excluded."""
+        return time.perf_counter() - self._t0 - self._paused
+
+    def check_finite(self, iteration: int, **values: Any) -> None:
+        """Raise :class:`NumericalError` naming the first non-finite value."""
+        for key, val in values.items():
+            if not np.all(np.isfinite(val)):
+                raise NumericalError(
+                    f"{self.name}: non-finite {key} at iteration {iteration} "
+                    "(numerical breakdown; check the data scale and parameters)"
+                )
+
+    def record(
+        self,
+        iteration: int,
+        primal: float,
+        dual: float,
+        *,
+        iterate: Mapping[str, Any] | None = None,
+        **extras: Any,
+    ) -> bool:
+        """Record one outer iteration; return ``True`` when the solver must stop.
+
+        The stored gap is ``max(primal - dual, 0)``: a negative value can only
+        come from rounding when ``dual`` is a valid lower bound.
+        """
+        primal = float(primal)
+        dual = float(dual)
+        self.check_finite(iteration, primal_objective=primal, dual_objective=dual)
+        gap = max(primal - dual, 0.0)
+        t = self.elapsed()
+        self.n_iter = int(iteration)
+        for key, val in (("iteration", iteration), ("time", t), ("primal", primal),
+                         ("dual", dual), ("gap", gap)):
+            self._rows[key].append(val)
+        for key, val in extras.items():
+            self._extras.setdefault(key, []).append(val)
+        rel = relative_gap(gap, primal)
+        self.converged = rel <= self.tol
+        stop = self.converged
+        if self.callback is not None:
+            state = IterationState(
+                iteration=int(iteration), time=t, primal=primal, dual=dual, gap=gap,
+                rel_gap=rel, iterate=MappingProxyType(dict(iterate or {})),
+                extras=MappingProxyType(dict(extras)),
+            )
+            t_cb = time.perf_counter()
+            try:
+                answer = self.callback(state)
+            finally:
+                self._paused += time.perf_counter() - t_cb
+            if answer is False and not self.converged:
+                self.stopped_by_callback = True
+                stop = True
+        return stop
+
+    def finish(self) -> tuple[History, bool]:
+        """Build the :class:`History`; warn if the budget ran out unconverged."""
+        if not self.converged and not self.stopped_by_callback:
+            last = self._rows["gap"][-1] if self._rows["gap"] else float("nan")
+            kind = "duality gap" if self.gap_is_bound else "gap estimate"
+            warnings.warn(
+                f"{self.name}: stopped after max_iter={self.max_iter} iterations with "
+                f"{kind} {last:.3e} above tol={self.tol:g}; increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        extras = {}
+        for key, vals in self._extras.items():
+            extras[key] = np.asarray(vals)
+        hist = History(
+            iteration=np.asarray(self._rows["iteration"], dtype=int),
+            time=np.asarray(self._rows["time"], dtype=float),
+            primal=np.asarray(self._rows["primal"], dtype=float),
+            dual=np.asarray(self._rows["dual"], dtype=float),
+            gap=np.asarray(self._rows["gap"], dtype=float),
+            extras=extras,
+        )
+        return hist, self.converged
+
+    def result_fields(self) -> dict[str, Any]:
+        """The common :class:`Result` fields of the finished run (calls :meth:`finish`)."""
+        hist, converged = self.finish()
+        if len(hist) == 0:
+            raise RuntimeError(f"{self.name}: no iteration was recorded")
+        return {
+            "primal": float(hist.primal[-1]),
+            "dual": float(hist.dual[-1]),
+            "gap": float(hist.gap[-1]),
+            "n_iter": self.n_iter,
+            "converged": converged,
+            "time": self.elapsed(),
+            "history": hist,
+        }

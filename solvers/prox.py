@@ -1,0 +1,296 @@
+"""Proximal operators and Euclidean projections, written once for every model.
+
+All functions are pure: they return new arrays and never modify their input.
+
+Contents
+--------
+clip_sum_root
+    Root ``tau`` of ``sum_i clip(s_i - tau, 0, u) = a + b * tau`` (``b >= 0``) by
+    one sorted sweep of the breakpoints, O(n log n). It is the parametric core of
+    the Weston–Watkins block subproblem (``a = 0, b = 1``) and of the
+    bounded-simplex projection (``a = total, b = 0``).
+project_box, project_l2_ball, project_l1_ball (Condat), project_lq_ball
+project_simplex, project_bounded_simplex, project_psd, project_fantope
+soft_threshold, group_shrink_rows (prox of the l2,1 norm), svt (prox of the
+nuclear norm).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "clip_sum_root",
+    "group_shrink_rows",
+    "project_bounded_simplex",
+    "project_box",
+    "project_fantope",
+    "project_l1_ball",
+    "project_l2_ball",
+    "project_lq_ball",
+    "project_psd",
+    "project_simplex",
+    "soft_threshold",
+    "svt",
+    "sym",
+]
+
+
+# ---------------------------------------------------------------------------
+# The parametric root: sum_i clip(s_i - tau, 0, u) = a + b tau
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _clip_sum_root(s, upper, a, b):  # pragma: no cover - compiled
+    n = s.shape[0]
+    finite_u = np.isfinite(upper)
+    m = 2 * n if finite_u else n
+    bp = np.empty(m)
+    for i in range(n):
+        bp[i] = s[i]
+        if finite_u:
+            bp[n + i] = s[i] - upper
+    order = np.argsort(-bp)  # descending
+    n_free = 0
+    n_up = 0
+    s_free = 0.0
+    prev = np.inf
+    for t in range(m):
+        idx = order[t]
+        val = bp[idx]
+        # phi on the region (val, prev] with the current counts, evaluated at val.
+        up_mass = n_up * upper if n_up > 0 else 0.0
+        phi = up_mass + s_free - n_free * val
+        if a + b * val - phi <= 0.0:
+            denom = b + n_free
+            if denom > 0.0:
+                tau = (up_mass + s_free - a) / denom
+            else:  # b == 0 and no free coordinate: a == phi == 0 on this flat piece
+                tau = val
+            if tau < val:
+                tau = val
+            if tau > prev:
+                tau = prev
+            return tau
+        # cross the breakpoint downwards
+        if idx < n:  # s_i: coordinate i becomes free
+            n_free += 1
+            s_free += s[idx]
+        else:  # s_i - u: coordinate i reaches the upper bound
+            n_free -= 1
+            s_free -= s[idx - n]
+            n_up += 1
+        prev = val
+    # below every breakpoint all coordinates sit at the upper bound
+    if finite_u:  # exactly: nothing is free any more
+        n_free = 0
+        s_free = 0.0
+    up_mass = n_up * upper if n_up > 0 else 0.0
+    denom = b + n_free
+    tau = (up_mass + s_free - a) / denom if denom > 0.0 else prev
+    if tau > prev:
+        tau = prev
+    return tau
+
+
+def clip_sum_root(s: np.ndarray, upper: float, a: float, b: float) -> float:
+    """Solve ``sum_i clip(s_i - tau, 0, upper) = a + b * tau`` for ``tau``.
+
+    The left side is non-increasing and piecewise linear in ``tau`` with
+    breakpoints ``s_i`` and ``s_i - upper``; the right side is non-decreasing
+    (``b >= 0``), so a root exists whenever ``0 <= a <= n * upper`` (for
+    ``b = 0``) and is unique when ``b > 0``. The breakpoints are swept in
+    decreasing order until the sign of the difference changes, then the
+    linear piece is solved exactly: O(n log n).
+
+    Parameters
+    ----------
+    s : ndarray, shape (n,)
+    upper : float
+        Upper clip level ``u > 0`` (``np.inf`` allowed: plain simplex).
+    a, b : float
+        Right-hand side ``a + b * tau`` with ``b >= 0``.
+
+    Returns
+    -------
+    float
+        The root ``tau`` (for ``b = 0`` and ``a = 0`` the largest root, ``max(s)``).
+    """
+    s = np.ascontiguousarray(s, dtype=np.float64)
+    return float(_clip_sum_root(s, float(upper), float(a), float(b)))
+
+
+# ---------------------------------------------------------------------------
+# Vector projections
+# ---------------------------------------------------------------------------
+
+
+def project_box(x: np.ndarray, lower: float | np.ndarray, upper: float | np.ndarray
+                ) -> np.ndarray:
+    """Projection onto the box ``{lower <= x <= upper}`` (elementwise clip)."""
+    return np.clip(x, lower, upper)
+
+
+def project_l2_ball(x: np.ndarray, radius: float = 1.0, axis: int | None = None) -> np.ndarray:
+    """Projection onto ``{||x||_2 <= radius}``.
+
+    With ``axis`` given, every slice along that axis (e.g. every column for
+    ``axis=0``) is projected onto its own ball.
+    """
+    x = np.asarray(x, dtype=float)
+    norm = np.sqrt(np.sum(x * x, axis=axis, keepdims=axis is not None))
+    scale = np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+    return x * scale
+
+
+@njit(cache=True)
+def _condat_threshold(y, a):  # pragma: no cover - compiled
+    # Condat (2016), "Fast projection onto the simplex and the l1 ball":
+    # threshold rho such that sum max(y - rho, 0) = a.
+    N = y.shape[0]
+    v = np.empty(N)
+    vt = np.empty(N)
+    nv = 1
+    nvt = 0
+    v[0] = y[0]
+    rho = y[0] - a
+    for i in range(1, N):
+        yi = y[i]
+        if yi > rho:
+            rho += (yi - rho) / (nv + 1)
+            if rho > yi - a:
+                v[nv] = yi
+                nv += 1
+            else:
+                for j in range(nv):
+                    vt[nvt] = v[j]
+                    nvt += 1
+                v[0] = yi
+                nv = 1
+                rho = yi - a
+    for j in range(nvt):
+        if vt[j] > rho:
+            v[nv] = vt[j]
+            nv += 1
+            rho += (vt[j] - rho) / nv
+    changed = True
+    while changed:
+        changed = False
+        j = 0
+        while j < nv:
+            if v[j] <= rho and nv > 1:
+                yj = v[j]
+                v[j] = v[nv - 1]
+                nv -= 1
+                rho += (rho - yj) / nv
+                changed = True
+            else:
+                j += 1
+    return rho
+
+
+def project_simplex(x: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """Projection onto ``{x >= 0, sum(x) = total}`` (Condat's algorithm, O(n) expected)."""
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    if total <= 0:
+        raise ValueError(f"total must be > 0, got {total}")
+    rho = _condat_threshold(x, float(total))
+    return np.maximum(x - rho, 0.0)
+
+
+def project_l1_ball(x: np.ndarray, radius: float = 1.0) -> np.ndarray:
+    """Projection onto ``{||x||_1 <= radius}`` (Condat's simplex projection of |x|)."""
+    x = np.asarray(x, dtype=np.float64)
+    if np.abs(x).sum() <= radius:
+        return x.copy()
+    ax = np.ascontiguousarray(np.abs(x).ravel())
+    rho = _condat_threshold(ax, float(radius))
+    return (np.sign(x).ravel() * np.maximum(ax - rho, 0.0)).reshape(x.shape)
+
+
+def project_lq_ball(x: np.ndarray, q: float, radius: float = 1.0) -> np.ndarray:
+    """Projection onto the ``q``-norm ball for ``q`` in {1, 2, inf}."""
+    if q == 2:
+        return project_l2_ball(x, radius)
+    if q == 1:
+        return project_l1_ball(x, radius)
+    if np.isinf(q):
+        return project_box(x, -radius, radius)
+    raise ValueError(f"q must be 1, 2 or inf, got {q!r}")
+
+
+def project_bounded_simplex(s: np.ndarray, total: float, upper: float = 1.0) -> np.ndarray:
+    """Projection onto ``{0 <= x <= upper, sum(x) = total}``.
+
+    The minimiser is ``clip(s - tau, 0, upper)`` with ``tau`` from
+    :func:`clip_sum_root` (``a = total, b = 0``).
+    """
+    s = np.ascontiguousarray(s, dtype=np.float64).ravel()
+    n = s.shape[0]
+    if not (0.0 <= total <= n * upper * (1 + 1e-12)):
+        raise ValueError(f"total must lie in [0, {n * upper:g}] for {n} entries, got {total}")
+    if total == 0.0:
+        return np.zeros_like(s)
+    tau = clip_sum_root(s, upper, total, 0.0)
+    return np.clip(s - tau, 0.0, upper)
+
+
+# ---------------------------------------------------------------------------
+# Matrix projections and proxes
+# ---------------------------------------------------------------------------
+
+
+def sym(M: np.ndarray) -> np.ndarray:
+    """Symmetric part ``(M + M^T) / 2``."""
+    return 0.5 * (M + M.T)
+
+
+def project_psd(M: np.ndarray, *, return_eig: bool = False):
+    """Projection of (the symmetric part of) ``M`` onto the PSD cone.
+
+    Returns the projected matrix, and with ``return_eig=True`` also its
+    eigenvalues (clipped at 0) and eigenvectors.
+    """
+    w, V = np.linalg.eigh(sym(np.asarray(M, dtype=float)))
+    w = np.maximum(w, 0.0)
+    P = (V * w) @ V.T
+    P = sym(P)
+    return (P, w, V) if return_eig else P
+
+
+def project_fantope(M: np.ndarray, h: float, *, return_eig: bool = False):
+    """Projection onto ``{M symmetric : tr(M) = h, 0 <= M <= I}`` (Loewner order).
+
+    Eigen-decompose the symmetric part and project its eigenvalues onto the
+    bounded simplex ``{sum = h, 0 <= s <= 1}``.
+    """
+    w, V = np.linalg.eigh(sym(np.asarray(M, dtype=float)))
+    s = project_bounded_simplex(w, h, 1.0)
+    P = sym((V * s) @ V.T)
+    return (P, s, V) if return_eig else P
+
+
+def soft_threshold(x: np.ndarray, tau: float) -> np.ndarray:
+    """Prox of ``tau * ||x||_1``: ``sign(x) * max(|x| - tau, 0)``."""
+    return np.sign(x) * np.maximum(np.abs(x) - tau, 0.0)
+
+
+def group_shrink_rows(W: np.ndarray, tau: float) -> np.ndarray:
+    """Prox of ``tau * ||W||_{2,1}`` (sum of row norms): row-wise shrinkage."""
+    norms = np.sqrt(np.sum(W * W, axis=1, keepdims=True))
+    scale = np.maximum(0.0, 1.0 - tau / np.maximum(norms, np.finfo(float).tiny))
+    return W * scale
+
+
+def svt(W: np.ndarray, tau: float, *, return_sv: bool = False):
+    """Singular value thresholding: prox of ``tau * ||W||_*`` (nuclear norm).
+
+    With ``return_sv=True`` also returns the thresholded singular values.
+    """
+    U, s, Vt = np.linalg.svd(W, full_matrices=False)
+    s = np.maximum(s - tau, 0.0)
+    keep = s > 0
+    out = (U[:, keep] * s[keep]) @ Vt[keep]
+    return (out, s) if return_sv else out
