@@ -43,48 +43,63 @@ __all__ = [
 
 
 @njit(cache=True)
-def _clip_sum_root(s, upper, a, b):  # pragma: no cover - compiled
-    n = s.shape[0]
-    finite_u = np.isfinite(upper)
-    m = 2 * n if finite_u else n
-    bp = np.empty(m)
-    for i in range(n):
-        bp[i] = s[i]
-        if finite_u:
-            bp[n + i] = s[i] - upper
-    order = np.argsort(-bp)  # descending
+def _insertion_sort(a, n):  # pragma: no cover - compiled
+    # ascending, in place, on a[:n]; fastest for the short blocks of WW-SVM
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+@njit(cache=True)
+def _sort_prefix(a, n):  # pragma: no cover - compiled
+    if n <= 32:
+        _insertion_sort(a, n)
+    else:
+        a[:n] = np.sort(a[:n])
+
+
+@njit(cache=True)
+def _clip_sum_root_sorted(sa, n, upper, a, b):  # pragma: no cover - compiled
+    # sa[:n] sorted ascending. Sweep tau downwards over the merged breakpoints
+    # {s_i} (coordinate i becomes free) and {s_i - u} (coordinate i reaches u),
+    # both visited in decreasing order by two pointers: no allocation.
+    finite_u = upper < np.inf
+    i = n - 1  # next "becomes free" breakpoint: sa[i]
+    j = n - 1  # next "reaches upper" breakpoint: sa[j] - upper
     n_free = 0
     n_up = 0
     s_free = 0.0
     prev = np.inf
-    for t in range(m):
-        idx = order[t]
-        val = bp[idx]
-        # phi on the region (val, prev] with the current counts, evaluated at val.
+    while i >= 0 or (finite_u and j >= 0):
+        take_free = i >= 0 and (not finite_u or j < 0 or sa[i] >= sa[j] - upper)
+        val = sa[i] if take_free else sa[j] - upper
+        # phi on (val, prev] with the current counts, evaluated at val
         up_mass = n_up * upper if n_up > 0 else 0.0
         phi = up_mass + s_free - n_free * val
         if a + b * val - phi <= 0.0:
             denom = b + n_free
-            if denom > 0.0:
-                tau = (up_mass + s_free - a) / denom
-            else:  # b == 0 and no free coordinate: a == phi == 0 on this flat piece
-                tau = val
+            tau = (up_mass + s_free - a) / denom if denom > 0.0 else val
             if tau < val:
                 tau = val
             if tau > prev:
                 tau = prev
             return tau
-        # cross the breakpoint downwards
-        if idx < n:  # s_i: coordinate i becomes free
+        if take_free:
             n_free += 1
-            s_free += s[idx]
-        else:  # s_i - u: coordinate i reaches the upper bound
+            s_free += sa[i]
+            i -= 1
+        else:
             n_free -= 1
-            s_free -= s[idx - n]
+            s_free -= sa[j]
             n_up += 1
+            j -= 1
         prev = val
-    # below every breakpoint all coordinates sit at the upper bound
-    if finite_u:  # exactly: nothing is free any more
+    # below every breakpoint all coordinates are at the upper bound (or all free)
+    if finite_u:
         n_free = 0
         s_free = 0.0
     up_mass = n_up * upper if n_up > 0 else 0.0
@@ -93,6 +108,13 @@ def _clip_sum_root(s, upper, a, b):  # pragma: no cover - compiled
     if tau > prev:
         tau = prev
     return tau
+
+
+@njit(cache=True)
+def _clip_sum_root(s, upper, a, b):  # pragma: no cover - compiled
+    sa = s.copy()
+    _sort_prefix(sa, sa.shape[0])
+    return _clip_sum_root_sorted(sa, sa.shape[0], upper, a, b)
 
 
 def clip_sum_root(s: np.ndarray, upper: float, a: float, b: float) -> float:
