@@ -17,6 +17,7 @@ import numpy as np
 __all__ = [
     "check_array",
     "check_binary_labels",
+    "check_bool",
     "check_callback",
     "check_choice",
     "check_init",
@@ -78,6 +79,13 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
     if high is not None and value > high:
         raise ValueError(f"{name} must be <= {high}, got {value}")
     return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A boolean flag (``numpy.bool_`` accepted, integers rejected)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
 
 
 def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:

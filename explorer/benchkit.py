@@ -1,0 +1,161 @@
+"""Benchmark plumbing: timing, ratio tables, JSON.
+
+Benchmarks report machine-independent ratios measured in one run (the
+project's solver against cvxpy/Clarabel at the same objective, the paper's
+method against its baseline). Tests never time anything; this module is only
+used by ``dualscope bench``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BenchReport", "BenchTable", "best_of", "machine_info", "rel_diff", "time_to_target"]
+
+
+def rel_diff(a: float, b: float) -> float:
+    """``|a - b| / max(1, |b|)``: the relative objective difference used everywhere."""
+    return abs(float(a) - float(b)) / max(1.0, abs(float(b)))
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
+    """Run ``fn`` ``repeat`` times; return the best wall time and the last value."""
+    best = np.inf
+    value = None
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - t0)
+    return float(best), value
+
+
+def time_to_target(history, target_rel_gap: float | None = None,
+                   target_ratio: float | None = None) -> tuple[float, int]:
+    """Time and iteration at which a run's history first reached a target.
+
+    ``target_rel_gap`` compares ``history.rel_gap``; ``target_ratio`` compares
+    the gap divided by the first recorded gap. Returns ``(nan, -1)`` if never.
+    """
+    if target_rel_gap is not None:
+        hit = np.nonzero(history.rel_gap <= target_rel_gap)[0]
+    elif target_ratio is not None:
+        g0 = history.gap[0] if history.gap[0] > 0 else 1.0
+        hit = np.nonzero(history.gap / g0 <= target_ratio)[0]
+    else:
+        raise ValueError("give target_rel_gap or target_ratio")
+    if hit.size == 0:
+        return float("nan"), -1
+    i = int(hit[0])
+    return float(history.time[i]), int(history.iteration[i])
+
+
+def machine_info() -> dict[str, Any]:
+    """Where the numbers were measured."""
+    import numba
+    import scipy
+
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "numba": numba.__version__,
+    }
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if not np.isfinite(v):
+            return "—"
+        a = abs(v)
+        if a == 0:
+            return "0"
+        if a >= 1e5 or a < 1e-3:
+            return f"{v:.2e}"
+        if a >= 100:
+            return f"{v:.1f}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+@dataclass
+class BenchTable:
+    """One table of a benchmark report."""
+
+    title: str
+    columns: Sequence[str]
+    rows: list[Sequence[Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, *row: Any) -> None:
+        if len(row) != len(self.columns):
+            raise ValueError(f"row has {len(row)} values, table has {len(self.columns)} columns")
+        self.rows.append(list(row))
+
+    def to_markdown(self) -> str:
+        cells = [[_fmt(v) for v in r] for r in self.rows]
+        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self.columns)]
+        line = "| " + " | ".join(c.ljust(w) for c, w in zip(self.columns, widths, strict=True))
+        sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+        out = [f"### {self.title}", "", line + " |", sep]
+        for r in cells:
+            out.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
+        if self.notes:
+            out.append("")
+            out.extend(f"- {n}" for n in self.notes)
+        return "\n".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        def plain(v):
+            if isinstance(v, np.generic):
+                return v.item()
+            if isinstance(v, float) and not np.isfinite(v):
+                return None
+            return v
+
+        return {
+            "title": self.title,
+            "columns": list(self.columns),
+            "rows": [[plain(v) for v in r] for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class BenchReport:
+    """A model's benchmark: tables plus where they were measured."""
+
+    model: str
+    tables: list[BenchTable] = field(default_factory=list)
+    machine: dict[str, Any] = field(default_factory=machine_info)
+
+    def to_markdown(self) -> str:
+        head = f"## dualscope bench {self.model}\n\nmachine: " + ", ".join(
+            f"{k}={v}" for k, v in self.machine.items()
+        )
+        return "\n\n".join([head, *(t.to_markdown() for t in self.tables)])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "machine": self.machine,
+            "tables": [t.to_dict() for t in self.tables],
+        }
+
+    def write_json(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh, indent=2)

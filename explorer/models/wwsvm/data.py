@@ -1,0 +1,61 @@
+"""Datasets for the Weston–Watkins SVM page: Gaussian blobs and bundled real data."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...datasets import load_real
+from ...registry import Problem
+
+__all__ = ["blobs", "real"]
+
+
+def blobs(seed: int = 0, *, n: int = 300, k: int = 4, d: int = 2, spread: float = 1.0
+          ) -> Problem:
+    """``k`` Gaussian classes in ``d`` dimensions.
+
+    Class centres are drawn on a sphere of radius 3 (so the class separation
+    does not depend on ``d``); each class adds isotropic noise of standard
+    deviation ``spread``. Labels are balanced up to rounding.
+    """
+    n, k, d = int(n), int(k), int(d)
+    if k < 2:
+        raise ValueError(f"k must be >= 2, got {k}")
+    if n < k:
+        raise ValueError(f"n must be >= k={k}, got {n}")
+    if spread <= 0:
+        raise ValueError(f"spread must be > 0, got {spread}")
+    rng = np.random.default_rng(seed)
+    if d == 2:
+        ang = 2 * np.pi * (np.arange(k) / k) + rng.uniform(0, 2 * np.pi)
+        centers = 3.0 * np.column_stack([np.cos(ang), np.sin(ang)])
+    else:
+        centers = rng.normal(size=(k, d))
+        centers *= 3.0 / np.linalg.norm(centers, axis=1, keepdims=True)
+    y = np.arange(n) % k
+    rng.shuffle(y)
+    X = centers[y] + spread * rng.normal(size=(n, d))
+    return Problem(
+        data={"X": X, "y": y},
+        name="blobs",
+        description=f"{n} points, {k} Gaussian classes in {d}-D, spread {spread:g}",
+        info={"centers": centers, "k": k, "d": d},
+    )
+
+
+def real(name: str):
+    """A loader for a bundled scikit-learn dataset (standardised features)."""
+
+    def make(seed: int = 0, *, n: int = 0) -> Problem:
+        X, y = load_real(name, n=(int(n) or None), seed=seed)
+        k = int(y.max()) + 1
+        return Problem(
+            data={"X": X, "y": y},
+            name=name,
+            description=f"scikit-learn {name}: {X.shape[0]} samples, {X.shape[1]} standardised "
+                        f"features, {k} classes",
+            info={"k": k, "d": X.shape[1]},
+        )
+
+    make.__name__ = f"load_{name}"
+    return make

@@ -1,0 +1,211 @@
+"""Model registration: how a model plugs into the CLI, the benchmarks and the dashboard.
+
+Every subpackage of :mod:`explorer.models` defines a module-level ``ENTRY``
+(a :class:`ModelEntry`). :func:`entries` discovers them; nothing else in the
+project lists the models, so adding a model means adding one subpackage.
+
+Importing this module (and an entry) never imports streamlit or plotly: the
+dashboard page is named by a ``"module:function"`` string and imported only
+when the app renders it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+__all__ = ["Dataset", "ModelEntry", "Param", "Problem", "entries", "get"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A dataset instance ready for a model's ``solve``.
+
+    Attributes
+    ----------
+    data : Mapping[str, Any]
+        Keyword arguments of the solver's data (``{"X": ..., "y": ...}`` or
+        ``{"Xs": [...], "ys": [...]}``).
+    name : str
+        Dataset name.
+    description : str
+        One line for humans (sizes, provenance).
+    info : Mapping[str, Any]
+        Anything else the page or the tests may want (ground truth, feature
+        names, test split, ...).
+    """
+
+    data: Mapping[str, Any]
+    name: str
+    description: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset generator or loader.
+
+    ``make(seed=0, **sizes) -> Problem``. ``sizes`` maps each size keyword to
+    ``(default, low, high)`` (ints or floats) for the CLI and the page controls.
+    """
+
+    name: str
+    title: str
+    make: Callable[..., Problem]
+    sizes: Mapping[str, tuple[Any, Any, Any]] = field(default_factory=dict)
+    real: bool = False
+
+    def __call__(self, seed: int = 0, **sizes: Any) -> Problem:
+        kwargs = {k: v[0] for k, v in self.sizes.items()}
+        unknown = set(sizes) - set(kwargs)
+        if unknown:
+            raise ValueError(
+                f"dataset {self.name!r} has no size parameter(s) {sorted(unknown)}; "
+                f"available: {sorted(kwargs)}"
+            )
+        kwargs.update(sizes)
+        return self.make(seed=seed, **kwargs)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A model parameter as the CLI and the dashboard see it.
+
+    ``kind`` is ``"float"``, ``"int"``, ``"choice"`` or ``"bool"``; ``log``
+    marks parameters that span decades (log-scale sliders).
+    """
+
+    name: str
+    default: Any
+    help: str = ""
+    kind: str = "float"
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def parse(self, text: str) -> Any:
+        """Parse a command-line value."""
+        if self.kind == "float":
+            return float(text)
+        if self.kind == "int":
+            return int(text)
+        if self.kind == "bool":
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"{self.name} expects true/false, got {text!r}")
+        if self.kind == "choice":
+            for c in self.choices:
+                if str(c) == text:
+                    return c
+            raise ValueError(f"{self.name} must be one of {list(self.choices)}, got {text!r}")
+        return text
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """Everything the CLI, the benchmarks and the dashboard need about one model.
+
+    Attributes
+    ----------
+    name : str
+        Module name under :mod:`solvers` (``"wwsvm"``).
+    title, summary : str
+        Human-readable name and one paragraph.
+    datasets : Mapping[str, Dataset]
+        Available datasets; the first is the default.
+    params : tuple[Param, ...]
+        Model and solver parameters (not ``tol`` / ``max_iter``, which every
+        model has).
+    solve : callable
+        ``solve(problem, *, tol, max_iter, init=None, callback=None, **params) -> Result``.
+    reference : callable
+        ``reference(problem, **params) -> ReferenceResult`` (cvxpy); solver-only
+        params (method, seed, ...) are ignored.
+    reference_cost : callable
+        ``reference_cost(problem) -> int``: the problem size the cvxpy
+        limit is compared to (e.g. the number of scalar variables).
+    reference_limit : int
+        Above this ``reference_cost`` the dashboard and ``check`` refuse to run cvxpy.
+    bench : callable
+        ``bench(quick: bool, progress: callable) -> BenchReport``.
+    page : str
+        ``"module:function"`` of the dashboard page's ``render()``.
+    order : int
+        Position in menus.
+    tol, max_iter : float, int
+        Defaults for the CLI and the page.
+    """
+
+    name: str
+    title: str
+    summary: str
+    datasets: Mapping[str, Dataset]
+    params: tuple[Param, ...]
+    solve: Callable[..., Any]
+    reference: Callable[..., Any]
+    reference_cost: Callable[[Problem], int]
+    reference_limit: int
+    bench: Callable[..., Any]
+    page: str
+    order: int = 100
+    icon: str = ":material/functions:"
+    tol: float = 1e-6
+    max_iter: int = 1000
+
+    @property
+    def default_dataset(self) -> str:
+        return next(iter(self.datasets))
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"model {self.name!r} has no parameter {name!r}; "
+                       f"available: {[p.name for p in self.params]}")
+
+    def default_params(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def reference_refusal(self, problem: Problem) -> str | None:
+        """A message explaining why cvxpy is not run on this problem, or None."""
+        cost = int(self.reference_cost(problem))
+        if cost > self.reference_limit:
+            return (
+                f"cvxpy reference refused: this problem has size {cost:,} "
+                f"(limit {self.reference_limit:,}); a generic conic solver would take "
+                "minutes. Reduce the dataset size to compare."
+            )
+        return None
+
+    def render_page(self) -> None:
+        mod, _, fn = self.page.partition(":")
+        getattr(importlib.import_module(mod), fn)()
+
+
+@cache
+def entries() -> tuple[ModelEntry, ...]:
+    """All registered models (each subpackage of ``explorer.models`` with an ``ENTRY``)."""
+    import explorer.models as pkg
+
+    found = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        entry = getattr(mod, "ENTRY", None)
+        if isinstance(entry, ModelEntry):
+            found.append(entry)
+    return tuple(sorted(found, key=lambda e: (e.order, e.name)))
+
+
+def get(name: str) -> ModelEntry:
+    """The entry of model ``name``; ``KeyError`` lists the registered models."""
+    for e in entries():
+        if e.name == name:
+            return e
+    raise KeyError(f"unknown model {name!r}; registered: {[e.name for e in entries()]}")
