@@ -307,7 +307,8 @@ class Monitor:
     def check_finite(self, iteration: int, **values: Any) -> None:
         """Raise :class:`NumericalError` naming the first non-finite value."""
         for key, val in values.items():
-            if not np.all(np.isfinite(val)):
+            ok = math.isfinite(val) if isinstance(val, float) else bool(np.all(np.isfinite(val)))
+            if not ok:
                 raise NumericalError(
                     f"{self.name}: non-finite {key} at iteration {iteration} "
                     "(numerical breakdown; check the data scale and parameters)"

@@ -1,0 +1,31 @@
+"""Streamlit entry point (``dualscope app`` runs this file): navigation only.
+
+Each page is a ``render()`` function called by ``st.navigation``; pages come
+from the model registry, so a new model appears here by registration.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from explorer import home
+from explorer.registry import entries
+
+
+def build_pages() -> list:
+    models = {e.name: st.Page(e.render_page, title=e.title, icon=e.icon, url_path=e.name)
+              for e in entries()}
+    home_page = st.Page(partial(home.render, models), title="Home", icon=":material/home:",
+                        url_path="home", default=True)
+    return [home_page, *models.values()]
+
+
+def main() -> None:
+    st.set_page_config(page_title="dualscope", page_icon=":material/insights:", layout="wide")
+    nav = st.navigation(build_pages())
+    nav.run()
+
+
+main()

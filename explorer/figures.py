@@ -1,0 +1,251 @@
+"""Shared plotly figure builders: pure functions of results and histories.
+
+Model-specific figures live in ``explorer/models/<model>/figures.py`` and use
+these for the common panels (convergence, method comparison, heatmaps,
+spectra). Nothing here touches Streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+__all__ = [
+    "COLORS",
+    "bar_series",
+    "comparison_figure",
+    "convergence_figure",
+    "heatmap",
+    "lines_figure",
+    "spectrum_figure",
+]
+
+#: One colour per role, used consistently across pages.
+COLORS = {
+    "primal": "#1f77b4",
+    "dual": "#ff7f0e",
+    "gap": "#2ca02c",
+    "reference": "#d62728",
+    "series": ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+               "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"],
+}
+
+
+def _positive(a: np.ndarray) -> np.ndarray:
+    """Values for a log axis: non-positive entries become NaN (not drawn)."""
+    a = np.asarray(a, dtype=float)
+    return np.where(a > 0, a, np.nan)
+
+
+def convergence_figure(
+    history: Any,
+    *,
+    reference: float | None = None,
+    title: str = "",
+    gap_label: str = "duality gap",
+    height: int = 480,
+) -> go.Figure:
+    """Primal, dual and gap against iteration (left) and time (right); gap on a log axis.
+
+    Parameters
+    ----------
+    history : History-like
+        Anything with ``iteration``, ``time``, ``primal``, ``dual``, ``gap`` arrays.
+    reference : float, optional
+        cvxpy's optimal value, drawn as a horizontal line on the objective plots.
+    gap_label : str
+        Name of the gap series ("duality gap", or "gap estimate" where the spec
+        allows only an estimate).
+    """
+    it = np.asarray(history.iteration)
+    t = np.asarray(history.time)
+    fig = make_subplots(
+        rows=2, cols=2, shared_xaxes="columns", vertical_spacing=0.08,
+        horizontal_spacing=0.08,
+        subplot_titles=("objective vs iteration", "objective vs time",
+                        f"{gap_label} vs iteration", f"{gap_label} vs time"),
+    )
+    for col, x in ((1, it), (2, t)):
+        show = col == 1
+        fig.add_trace(go.Scatter(x=x, y=history.primal, name="primal", mode="lines",
+                                 line={"color": COLORS["primal"]}, showlegend=show,
+                                 legendgroup="primal"), row=1, col=col)
+        fig.add_trace(go.Scatter(x=x, y=history.dual, name="dual", mode="lines",
+                                 line={"color": COLORS["dual"]}, showlegend=show,
+                                 legendgroup="dual"), row=1, col=col)
+        fig.add_trace(go.Scatter(x=x, y=_positive(history.gap), name=gap_label, mode="lines",
+                                 line={"color": COLORS["gap"]}, showlegend=show,
+                                 legendgroup="gap"), row=2, col=col)
+        if reference is not None and len(x):
+            fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[reference, reference],
+                                     name="cvxpy optimum", mode="lines",
+                                     line={"color": COLORS["reference"], "dash": "dash"},
+                                     showlegend=show, legendgroup="ref"), row=1, col=col)
+    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
+    fig.update_yaxes(type="log", row=2, col=2, exponentformat="power")
+    fig.update_xaxes(title_text="iteration", row=2, col=1)
+    fig.update_xaxes(title_text="time [s]", row=2, col=2)
+    _objective_range(fig, history)
+    fig.update_layout(height=height, title=title or None,
+                      margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
+                      legend={"orientation": "h", "y": -0.12})
+    return fig
+
+
+def _objective_range(fig: go.Figure, history: Any) -> None:
+    """Zoom the objective panels on the last 90 % of the run (first iterates dwarf the rest)."""
+    p = np.asarray(history.primal, dtype=float)
+    d = np.asarray(history.dual, dtype=float)
+    if p.size < 3:
+        return
+    start = max(1, p.size // 10)
+    vals = np.concatenate([p[start:], d[start:]])
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return
+    lo, hi = float(vals.min()), float(vals.max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05 * max(1.0, abs(hi))
+    for col in (1, 2):
+        fig.update_yaxes(range=[lo - pad, hi + pad], row=1, col=col)
+
+
+def comparison_figure(
+    runs: Mapping[str, Any],
+    *,
+    x: str = "time",
+    y: str = "gap",
+    reference: float | None = None,
+    title: str = "",
+    height: int = 380,
+) -> go.Figure:
+    """Several runs on the same problem: ``y`` (gap on a log axis, or objective) vs ``x``.
+
+    ``runs`` maps a label to a History-like object.
+    """
+    fig = go.Figure()
+    for i, (label, h) in enumerate(runs.items()):
+        xs = np.asarray(getattr(h, x))
+        if y == "gap":
+            ys = _positive(h.gap)
+        elif y == "rel_gap":
+            ys = _positive(h.gap / np.maximum(1.0, np.abs(h.primal)))
+        else:
+            ys = np.asarray(getattr(h, y))
+        fig.add_trace(go.Scatter(x=xs, y=ys, name=label, mode="lines",
+                                 line={"color": COLORS["series"][i % 10]}))
+    if reference is not None and y not in ("gap", "rel_gap"):
+        fig.add_hline(y=reference, line_dash="dash", line_color=COLORS["reference"],
+                      annotation_text="cvxpy optimum")
+    fig.update_xaxes(title_text="time [s]" if x == "time" else x)
+    fig.update_yaxes(title_text={"gap": "duality gap", "rel_gap": "relative gap"}.get(y, y))
+    if y in ("gap", "rel_gap"):
+        fig.update_yaxes(type="log", exponentformat="power")
+    fig.update_layout(height=height, title=title or None,
+                      margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
+    return fig
+
+
+def lines_figure(
+    x: Sequence[float] | np.ndarray,
+    series: Mapping[str, Sequence[float] | np.ndarray],
+    *,
+    xlabel: str = "iteration",
+    ylabel: str = "",
+    log_y: bool = False,
+    stacked: bool = False,
+    title: str = "",
+    height: int = 320,
+) -> go.Figure:
+    """Named series against a common x (optionally stacked areas or a log y axis)."""
+    fig = go.Figure()
+    for i, (name, ys) in enumerate(series.items()):
+        ys = np.asarray(ys, dtype=float)
+        fig.add_trace(go.Scatter(
+            x=np.asarray(x), y=_positive(ys) if log_y else ys, name=name, mode="lines",
+            line={"color": COLORS["series"][i % 10]},
+            stackgroup="one" if stacked else None,
+        ))
+    fig.update_xaxes(title_text=xlabel)
+    fig.update_yaxes(title_text=ylabel)
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    fig.update_layout(height=height, title=title or None,
+                      margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
+    return fig
+
+
+def heatmap(
+    Z: np.ndarray,
+    *,
+    x: Sequence[Any] | None = None,
+    y: Sequence[Any] | None = None,
+    title: str = "",
+    colorscale: str = "RdBu",
+    zmid: float | None = 0.0,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    xlabel: str = "",
+    ylabel: str = "",
+    text_auto: bool = False,
+    height: int = 360,
+) -> go.Figure:
+    """A labelled heatmap (diverging around ``zmid`` by default)."""
+    Z = np.asarray(Z, dtype=float)
+    hm = go.Heatmap(z=Z, x=None if x is None else list(x), y=None if y is None else list(y),
+                    colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
+                    texttemplate="%{z:.2g}" if text_auto else None)
+    fig = go.Figure(hm)
+    fig.update_yaxes(autorange="reversed", title_text=ylabel)
+    fig.update_xaxes(title_text=xlabel)
+    fig.update_layout(height=height, title=title or None,
+                      margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
+    return fig
+
+
+def spectrum_figure(
+    values: Mapping[str, np.ndarray],
+    *,
+    marker: float | None = None,
+    marker_label: str = "",
+    title: str = "",
+    log_y: bool = False,
+    height: int = 300,
+) -> go.Figure:
+    """Sorted spectra as grouped bars; an optional vertical marker (e.g. at h)."""
+    fig = go.Figure()
+    for i, (name, v) in enumerate(values.items()):
+        v = np.sort(np.asarray(v, dtype=float))[::-1]
+        fig.add_trace(go.Bar(x=np.arange(1, v.size + 1), y=_positive(v) if log_y else v,
+                             name=name, marker_color=COLORS["series"][i % 10]))
+    if marker is not None:
+        fig.add_vline(x=marker + 0.5, line_dash="dash", line_color=COLORS["reference"],
+                      annotation_text=marker_label)
+    fig.update_xaxes(title_text="index (descending)")
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    fig.update_layout(height=height, title=title or None, barmode="group",
+                      margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
+    return fig
+
+
+def bar_series(
+    labels: Sequence[Any],
+    series: Mapping[str, Sequence[float] | np.ndarray],
+    *,
+    ylabel: str = "",
+    title: str = "",
+    height: int = 300,
+) -> go.Figure:
+    """Grouped bars: one group per label, one bar per named series."""
+    fig = go.Figure()
+    for i, (name, v) in enumerate(series.items()):
+        fig.add_trace(go.Bar(x=[str(s) for s in labels], y=np.asarray(v, dtype=float),
+                             name=name, marker_color=COLORS["series"][i % 10]))
+    fig.update_yaxes(title_text=ylabel)
+    fig.update_layout(height=height, title=title or None, barmode="group",
+                      margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
+    return fig

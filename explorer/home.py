@@ -1,0 +1,38 @@
+"""The dashboard's home page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .registry import entries
+
+
+def render(pages: dict | None = None) -> None:
+    """Home: what a duality gap certifies, and one card per model.
+
+    ``pages`` maps model names to their ``st.Page`` (for links); without it the
+    cards have no links (e.g. when rendered on its own in a test).
+    """
+    st.title("dualscope")
+    st.markdown(
+        "An interactive explorer for five structured convex learning models. Every solver "
+        "implements its paper's algorithm next to the paper's baseline, and every result "
+        "carries a **duality-gap certificate**: for a minimisation problem with optimal "
+        "value $p^\\star$, any primal point $x$ and any dual-feasible point $\\theta$ satisfy"
+    )
+    st.latex(r"D(\theta)\ \le\ p^\star\ \le\ P(x),\qquad "
+             r"P(x)-p^\star\ \le\ \mathrm{gap}=P(x)-D(\theta).")
+    st.markdown(
+        "So the gap bounds how far the returned solution is from optimal *without knowing "
+        "the optimum*. Solvers stop when the relative gap "
+        "$\\mathrm{gap}/\\max(1,|P|)$ falls below `tol`; the tests cross-check every solver "
+        "against a cvxpy formulation of the same objective."
+    )
+    st.subheader("Models")
+    for e in entries():
+        with st.container(border=True):
+            if pages and e.name in pages:
+                st.page_link(pages[e.name], label=e.title, icon=e.icon)
+            else:
+                st.markdown(f"**{e.title}**")
+            st.markdown(e.summary)

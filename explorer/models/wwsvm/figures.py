@@ -1,0 +1,84 @@
+"""Figures of the Weston–Watkins SVM page (pure functions of data and results)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ...figures import COLORS, bar_series, heatmap, lines_figure
+
+__all__ = ["confusion_figure", "decision_regions", "dual_counts_figure", "violations_figure"]
+
+
+def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndarray | None = None,
+                     *, resolution: int = 160, height: int = 460) -> go.Figure:
+    """Class regions ``argmax_j x^T w_j`` over the data's bounding box (2-D data only).
+
+    Support vectors (any ``alpha_ij > 0``) are drawn with a black outline.
+    """
+    if X.shape[1] != 2:
+        raise ValueError("decision regions need 2-D data")
+    k = W.shape[1]
+    pad = 0.1 * (X.max(axis=0) - X.min(axis=0) + 1e-9)
+    lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
+    gx = np.linspace(lo[0], hi[0], resolution)
+    gy = np.linspace(lo[1], hi[1], resolution)
+    GX, GY = np.meshgrid(gx, gy)
+    Z = np.argmax(np.column_stack([GX.ravel(), GY.ravel()]) @ W, axis=1).reshape(GX.shape)
+    colors = COLORS["series"]
+    scale = []
+    for j in range(k):
+        c = colors[j % 10]
+        scale += [[j / k, c], [(j + 1) / k, c]]
+    fig = go.Figure(go.Heatmap(x=gx, y=gy, z=Z, colorscale=scale, zmin=-0.5, zmax=k - 0.5,
+                               opacity=0.25, showscale=False, hoverinfo="skip"))
+    sv = np.zeros(X.shape[0], dtype=bool) if alpha is None else alpha.max(axis=1) > 0
+    for j in range(k):
+        m = y == j
+        fig.add_trace(go.Scatter(
+            x=X[m, 0], y=X[m, 1], mode="markers", name=f"class {j}",
+            marker={"color": colors[j % 10], "size": 7,
+                    "line": {"color": np.where(sv[m], "black", "white").tolist(),
+                             "width": np.where(sv[m], 1.5, 0.5).tolist()}},
+        ))
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      title=f"decision regions ({int(sv.sum())} support vectors outlined)")
+    fig.update_xaxes(range=[lo[0], hi[0]], title_text="x1")
+    fig.update_yaxes(range=[lo[1], hi[1]], title_text="x2", scaleanchor="x")
+    return fig
+
+
+def confusion_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, height: int = 380) -> go.Figure:
+    """Training confusion matrix (rows: true class, columns: predicted)."""
+    k = W.shape[1]
+    pred = np.argmax(X @ W, axis=1)
+    Cm = np.zeros((k, k), dtype=int)
+    np.add.at(Cm, (y, pred), 1)
+    acc = float(np.trace(Cm)) / max(1, len(y))
+    return heatmap(Cm, x=[str(j) for j in range(k)], y=[str(j) for j in range(k)],
+                   colorscale="Blues", zmid=None, zmin=0, xlabel="predicted", ylabel="true",
+                   text_auto=True, title=f"training confusion matrix (accuracy {acc:.3f})",
+                   height=height)
+
+
+def violations_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray) -> go.Figure:
+    """Per true class: margin-violating pairs (hinge > 0) and their mean hinge loss."""
+    k = W.shape[1]
+    S = X @ W
+    n = X.shape[0]
+    H = np.maximum(0.0, 1.0 - (S[np.arange(n), y][:, None] - S))
+    H[np.arange(n), y] = 0.0
+    counts = [int(np.count_nonzero(H[y == j])) for j in range(k)]
+    mean = [float(H[y == j].sum() / max(1, np.count_nonzero(H[y == j]))) for j in range(k)]
+    return bar_series([str(j) for j in range(k)],
+                      {"violated pairs (j != y_i)": counts, "mean hinge of violated": mean},
+                      title="margin violations per true class")
+
+
+def dual_counts_figure(history) -> go.Figure:
+    """Dual variables at 0, free (strictly inside), and at C, per epoch."""
+    return lines_figure(history.iteration,
+                        {"at 0": history.n_zero, "free": history.n_free,
+                         "at C": history.n_at_C},
+                        xlabel="epoch", ylabel="dual variables", stacked=True,
+                        title="dual variables at 0 / free / at C")
