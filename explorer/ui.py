@@ -264,26 +264,37 @@ def metrics_row(res: Any, warm: bool, gap_label: str = "gap") -> None:
     st.markdown(f"{badge} {warm_txt} method **{res.method}**")
 
 
+def default_variants(entry: ModelEntry) -> dict[str, dict[str, Any]]:
+    """One variant per value of the ``method`` parameter (if the model has one)."""
+    try:
+        return {str(m): {"method": m} for m in entry.param("method").choices}
+    except KeyError:
+        return {}
+
+
 def comparison_panel(entry: ModelEntry, problem: Problem, c: Controls,
-                     methods: tuple[str, ...] | None = None, labels: dict | None = None) -> None:
-    """The paper's baseline against the paper's method on the same problem, both cold."""
-    if methods is None:
-        try:
-            methods = tuple(entry.param("method").choices)
-        except KeyError:
-            methods = ()
-    labels = labels or {}
-    key = (c.problem_key(entry), tuple(sorted(c.model_params().items())), c.tol, c.max_iter)
-    st.markdown("Both methods from a cold start on the current problem, same tolerance "
-                "and budget.")
-    if methods and st.button("Run comparison", key="run_comparison", icon=":material/compare:"):
+                     variants: dict[str, dict[str, Any]] | None = None) -> None:
+    """Solver variants on the same problem, all from a cold start: gap vs time and iteration.
+
+    ``variants`` maps a label to parameter overrides (default: one per ``method``),
+    e.g. ``{"naive": {"screening": None}, "screened": {"screening": ("rrpb", "pgb")}}``.
+    """
+    variants = default_variants(entry) if variants is None else variants
+    overridden = {k for v in variants.values() for k in v}
+    key = (c.problem_key(entry),
+           tuple(sorted((k, v) for k, v in c.params.items() if k not in overridden)),
+           c.tol, c.max_iter)
+    st.markdown("Every variant from a cold start on the current problem, with the same "
+                "tolerance and iteration budget: " + ", ".join(f"**{v}**" for v in variants))
+    if variants and st.button("Run comparison", key="run_comparison",
+                              icon=":material/compare:"):
         runs = {}
         try:
-            with st.spinner("running " + " and ".join(methods) + " …"):
-                for m in methods:
-                    params = dict(c.params, method=m)
-                    runs[m] = entry.solve(problem, tol=c.tol, max_iter=c.max_iter, init=None,
-                                          callback=None, **params)
+            with st.spinner("running " + ", ".join(variants) + " …"):
+                for label, over in variants.items():
+                    params = dict(c.params, **over)
+                    runs[label] = entry.solve(problem, tol=c.tol, max_iter=c.max_iter,
+                                              init=None, callback=None, **params)
             _set_state(entry, "compare", {"key": key, "runs": runs})
         except Exception as exc:  # shown, never raised
             show_error(exc, "run the comparison")
@@ -292,7 +303,7 @@ def comparison_panel(entry: ModelEntry, problem: Problem, c: Controls,
         return
     if cmp["key"] != key:
         st.caption("Comparison below is for earlier settings; run it again to refresh.")
-    hist = {labels.get(m, m): r.history for m, r in cmp["runs"].items()}
+    hist = {m: r.history for m, r in cmp["runs"].items()}
     left, right = st.columns(2)
     left.plotly_chart(figures.comparison_figure(hist, x="time", title="gap vs time"),
                       width="stretch")
@@ -300,7 +311,7 @@ def comparison_panel(entry: ModelEntry, problem: Problem, c: Controls,
                                                  title="gap vs iteration"), width="stretch")
     rows = []
     for m, r in cmp["runs"].items():
-        rows.append({"method": labels.get(m, m), "iterations": r.n_iter,
+        rows.append({"method": m, "iterations": r.n_iter,
                      "time [s]": round(r.time, 4), "primal": r.primal, "gap": r.gap,
                      "converged": r.converged})
     st.dataframe(rows, hide_index=True)
@@ -367,10 +378,31 @@ def model_page(
     structure: Callable[[Problem, Any, Controls], None],
     explanation: str = "",
     gap_label: str = "duality gap",
-    compare_labels: dict[str, str] | None = None,
+    variants: dict[str, dict[str, Any]] | None = None,
+    comparison: Callable[[Problem, Any, Controls], None] | None = None,
     fixed: dict[str, Any] | None = None,
 ) -> None:
-    """Draw the standard model page (see the module docstring)."""
+    """Draw the standard model page (see the module docstring).
+
+    Parameters
+    ----------
+    entry : ModelEntry
+    latex : str
+        The problem statement (KaTeX).
+    structure : callable
+        ``structure(problem, result, controls)`` draws the model's structure panel.
+    explanation : str
+        A caption under the summary.
+    gap_label : str
+        "duality gap", or e.g. "gap (estimate)" where the spec allows only an estimate.
+    variants : dict, optional
+        Comparison variants (label -> parameter overrides); default one per ``method``.
+    comparison : callable, optional
+        ``comparison(problem, result, controls)`` drawn under the variants comparison
+        (e.g. baselines that are different models, scored on held-out data).
+    fixed : dict, optional
+        Parameters the page pins (no widget).
+    """
     st.title(entry.title)
     c = sidebar_controls(entry, fixed=fixed)
     top_l, top_r = st.columns([3, 2])
@@ -420,7 +452,12 @@ def model_page(
         except Exception as exc:
             show_error(exc, "draw the structure panel")
     with tabs[1]:
-        comparison_panel(entry, problem, c, labels=compare_labels)
+        comparison_panel(entry, problem, c, variants=variants)
+        if comparison is not None:
+            try:
+                comparison(problem, res, c)
+            except Exception as exc:
+                show_error(exc, "draw the comparison")
     with tabs[2]:
         reference_panel(entry, problem, c, res)
     with tabs[3]:

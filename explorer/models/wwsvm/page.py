@@ -43,5 +43,5 @@ def structure(problem, res, c) -> None:
 
 def render() -> None:
     ui.model_page(ENTRY, latex=PROBLEM, structure=structure, explanation=EXPLANATION,
-                  compare_labels={"walrus": "Walrus (exact block)",
-                                  "iterative": "iterative (Shark-style)"})
+                  variants={"Walrus (exact block)": {"method": "walrus"},
+                            "iterative (Shark-style)": {"method": "iterative"}})
