@@ -1,0 +1,203 @@
+"""Compiled inner loops of :mod:`solvers.mtmkl` (dual coordinate ascent, Algorithm E.1).
+
+Both loops take one pass over the samples in ``order`` and update ``alpha`` in
+place with the analytic step (E.3)
+
+    d* = clip(alpha_i + (1 - y_i f_i) / q_ii, 0, C) - alpha_i,
+    q_ii = sum_m theta_m G_m[tau_i, tau_i] k_m(x_i, x_i),
+
+where ``f_i = sum_m <w_{m tau_i}, phi_m(x_i)>`` is the current decision value.
+
+* Linear features (``_epoch_linear``): the per-task weight vectors summed over
+  the views, ``Wsum[t] = sum_m w_mt`` (T x d), are kept up to date by (E.4)
+  summed over m: ``Wsum[s] += d* y_i Gtheta[tau_i, s] x_i`` with
+  ``Gtheta = sum_m theta_m G_m``. With one feature map shared by the views only
+  this sum enters (E.3), so the step costs O(d) to read ``f_i`` and O(T d) when
+  ``alpha_i`` moves.
+* Precomputed kernels (``_epoch_kernel``): the decision values ``f`` (n) are
+  kept instead of w: ``f += d* y_i Ktheta[i, :]`` with
+  ``Ktheta = sum_m theta_m K~_m``; O(n) per step.
+
+The small per-epoch products (task sums, T x T Gram matrices) are loops here
+too: multithreaded BLAS on tiny matrices is slow on a busy machine.
+
+A sample with ``q_ii = 0`` (``x_i = 0``, or a task with zero self-similarity)
+does not influence w; its dual coordinate is linear with slope 1, so it goes to C.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+__all__ = [
+    "_add_task_kernel",
+    "_decision_linear",
+    "_epoch_kernel",
+    "_epoch_linear",
+    "_gram_rows",
+    "_kernel_task_products",
+    "_small_matmul",
+    "_task_decision",
+    "_task_pair_sums",
+    "_task_sums",
+]
+
+
+@njit(cache=True)
+def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no cover
+    n, d = X.shape
+    T = Gtheta.shape[0]
+    n_moved = 0
+    for ii in range(n):
+        i = order[ii]
+        t = tau[i]
+        qii = Gtheta[t, t] * sqn[i]
+        a_old = alpha[i]
+        if qii > 0.0:
+            fi = 0.0
+            for k in range(d):
+                fi += Wsum[t, k] * X[i, k]
+            a_new = a_old + (1.0 - y[i] * fi) / qii
+            if a_new < 0.0:
+                a_new = 0.0
+            elif a_new > C:
+                a_new = C
+        else:
+            a_new = C
+        delta = a_new - a_old
+        if delta != 0.0:
+            alpha[i] = a_new
+            c = delta * y[i]
+            for s in range(T):
+                g = Gtheta[t, s]
+                if g != 0.0:
+                    cg = c * g
+                    for k in range(d):
+                        Wsum[s, k] += cg * X[i, k]
+            n_moved += 1
+    return n_moved
+
+
+@njit(cache=True)
+def _epoch_kernel(Kt, y, f, alpha, order, C):  # pragma: no cover
+    n = Kt.shape[0]
+    n_moved = 0
+    for ii in range(n):
+        i = order[ii]
+        qii = Kt[i, i]
+        a_old = alpha[i]
+        if qii > 0.0:
+            a_new = a_old + (1.0 - y[i] * f[i]) / qii
+            if a_new < 0.0:
+                a_new = 0.0
+            elif a_new > C:
+                a_new = C
+        else:
+            a_new = C
+        delta = a_new - a_old
+        if delta != 0.0:
+            alpha[i] = a_new
+            c = delta * y[i]
+            for j in range(n):
+                f[j] += c * Kt[i, j]
+            n_moved += 1
+    return n_moved
+
+
+@njit(cache=True)
+def _decision_linear(X, tau, Wsum, out):  # pragma: no cover
+    # out_i = <Wsum[tau_i], x_i>
+    n, d = X.shape
+    for i in range(n):
+        t = tau[i]
+        acc = 0.0
+        for k in range(d):
+            acc += Wsum[t, k] * X[i, k]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _add_task_kernel(out, G, tau, K, w):  # pragma: no cover
+    # out[i, j] += w * G[tau_i, tau_j] * K[i, j]  (the multitask kernel k~ = G[tau, tau] k)
+    n = K.shape[0]
+    for i in range(n):
+        gi = G[tau[i]]
+        for j in range(n):
+            out[i, j] += w * gi[tau[j]] * K[i, j]
+
+
+@njit(cache=True)
+def _task_sums(X, tau, a, Z):  # pragma: no cover
+    # Z[t] = sum_{i in task t} a_i x_i   (Z zeroed here)
+    n, d = X.shape
+    Z[:, :] = 0.0
+    for i in range(n):
+        ai = a[i]
+        if ai != 0.0:
+            t = tau[i]
+            for k in range(d):
+                Z[t, k] += ai * X[i, k]
+
+
+@njit(cache=True)
+def _gram_rows(Z, out):  # pragma: no cover
+    # out = Z Z^T
+    T, d = Z.shape
+    for s in range(T):
+        for t in range(s, T):
+            acc = 0.0
+            for k in range(d):
+                acc += Z[s, k] * Z[t, k]
+            out[s, t] = acc
+            out[t, s] = acc
+
+
+@njit(cache=True)
+def _small_matmul(A, B, out):  # pragma: no cover
+    # out = A B
+    n, m = A.shape
+    q = B.shape[1]
+    out[:, :] = 0.0
+    for i in range(n):
+        for j in range(m):
+            aij = A[i, j]
+            if aij != 0.0:
+                for k in range(q):
+                    out[i, k] += aij * B[j, k]
+
+
+@njit(cache=True)
+def _kernel_task_products(K, tau, a, KA):  # pragma: no cover
+    # KA[j, t] = sum_{i in task t} K[j, i] a_i   (K symmetric; KA zeroed here)
+    n = K.shape[0]
+    KA[:, :] = 0.0
+    for j in range(n):
+        for i in range(n):
+            ai = a[i]
+            if ai != 0.0:
+                KA[j, tau[i]] += K[j, i] * ai
+
+
+@njit(cache=True)
+def _task_pair_sums(KA, tau, a, B):  # pragma: no cover
+    # B[s, t] = sum_{j in task s} a_j KA[j, t]   (B zeroed here)
+    n, T = KA.shape
+    B[:, :] = 0.0
+    for j in range(n):
+        aj = a[j]
+        if aj != 0.0:
+            s = tau[j]
+            for t in range(T):
+                B[s, t] += aj * KA[j, t]
+
+
+@njit(cache=True)
+def _task_decision(KA, G, tau, w, out):  # pragma: no cover
+    # out_j += w * sum_t KA[j, t] G[t, tau_j]
+    n, T = KA.shape
+    for j in range(n):
+        tj = tau[j]
+        acc = 0.0
+        for t in range(T):
+            acc += KA[j, t] * G[t, tj]
+        out[j] += w * acc

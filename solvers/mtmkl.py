@@ -1,0 +1,851 @@
+r"""Multi-task multiple kernel learning: lp-norm MKL over task-similarity matrices.
+
+Widmer, Kloft & Rätsch, "Multi-task multiple kernel learning" (Problems 1–3,
+Algorithm 1, Algorithm E.1). Samples ``x_i`` with labels ``y_i`` in {-1, +1}
+belong to tasks ``tau(i)`` in {0, ..., T-1}. There are M "views", each a
+feature map ``phi_m`` (``kernel="linear"``: ``phi_m(x) = x`` for every view,
+or a precomputed kernel ``k_m``) with a kernel-side task similarity
+``G_m = Q_m^{-1}`` (T x T, PSD, possibly singular: then ``Q_m`` is its
+pseudo-inverse and ``W_m`` must lie in its range). The multitask kernels are
+``k~_m(x_i, x_j) = G_m[tau(i), tau(j)] k_m(x_i, x_j)``.
+
+Primal (Problem 1, hinge loss)::
+
+    min_{theta in Theta_p, W}  1/2 sum_m ||W_m||^2_{Q_m} / theta_m
+                               + C sum_i max(0, 1 - y_i sum_m <w_{m tau(i)}, phi_m(x_i)>),
+    ||W_m||^2_{Q_m} = tr(W_m Q_m W_m^T),   Theta_p = {theta >= 0, ||theta||_p <= 1},  p >= 1.
+
+Dual (Problem 3), ``0 <= alpha <= C``::
+
+    D(alpha) = sum_i alpha_i - 1/2 || (s_m(alpha))_m ||_{p*},   p* = p / (p - 1),
+    s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T),
+    Z_t = sum_{i in task t} alpha_i y_i phi(x_i)
+
+(``p = 1`` gives ``p* = inf``, the max norm: sparse MKL; ``p = inf`` gives
+``p* = 1``, all views at weight 1). Representer theorem (F.1)::
+
+    w_mt = theta_m sum_i G_m[tau(i), t] alpha_i y_i phi_m(x_i),
+    ||W_m||^2_{Q_m} = theta_m^2 s_m(alpha)      (no Q_m needed).
+
+Certificate. For any ``alpha`` in [0, C]^n and ``theta`` in Theta_p,
+``P(W(alpha, theta), theta) >= D_theta(alpha) >= D(alpha)`` where
+``D_theta(alpha) = sum alpha - 1/2 <theta, s(alpha)>`` is the dual of the SVM
+with the fixed kernel ``sum_m theta_m K~_m`` (Problem 2's inner problem) and
+``D`` minimises it over Theta_p (Hölder). Every recorded gap
+``P(W(alpha, theta), theta) - D(alpha)`` therefore bounds the suboptimality of
+the returned ``(W, theta)``. With ``fix_theta=True`` the problem is that
+fixed-kernel SVM and the gap is ``P - D_theta``.
+
+Algorithm E.1 (``method="e1"``, the paper's): one epoch of dual coordinate
+ascent over ``alpha`` with the analytic step (E.3) and the incremental weight
+update (E.4) (compiled, :mod:`solvers._mtmkl_kernels`); after the epoch the
+primal ``o`` is computed and, if it decreased since the previous epoch, the
+theta-step (E.1)
+
+    theta_m = a_m^{1/(p+1)} / ( sum_m' a_m'^{p/(p+1)} )^{1/p},   a_m = ||W_m||^2_{Q_m},
+
+followed by the rescaling (E.5) ``w_mt <- (theta_m^new / theta_m^old) w_mt``
+(done as ``w_mt = theta_m^new (Z G_m)_t``, exact and safe at ``theta_m = 0``).
+Start: ``alpha = 0``, ``theta_m = M^{-1/p}`` (on the unit p-sphere).
+``method="alternating"`` is Algorithm 1 (the MKL "wrapper" the paper improves
+on): the W-step solves the fixed-theta SVM to a relative gap
+``min(1e-2, 0.1 x the last outer relative gap)`` before every theta-step.
+
+With precomputed kernels the decision values ``f_i`` are kept per sample
+instead of w (O(n) per coordinate step). The loops are compiled with numba
+(``cache=True``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._mtmkl_kernels import (
+    _add_task_kernel,
+    _decision_linear,
+    _epoch_kernel,
+    _epoch_linear,
+    _gram_rows,
+    _kernel_task_products,
+    _small_matmul,
+    _task_decision,
+    _task_pair_sums,
+    _task_sums,
+)
+from .base import Monitor, Result, relative_gap
+from .validation import (
+    check_array,
+    check_binary_labels,
+    check_bool,
+    check_callback,
+    check_choice,
+    check_init,
+    check_int,
+    check_matrix,
+    check_psd,
+    check_scalar,
+    check_tol_max_iter,
+    check_vector,
+)
+
+__all__ = [
+    "METHODS",
+    "MTMKLResult",
+    "dual_norm",
+    "dual_objective",
+    "primal_objective",
+    "solve",
+    "theta_step",
+    "uniform_theta",
+    "view_norms",
+    "weights_from_dual",
+]
+
+METHODS = ("e1", "alternating")
+
+#: Algorithm 1's exact W-step: inner relative-gap target and epoch budget.
+_INNER_TOL_MAX = 1e-2
+_INNER_TOL_FACTOR = 0.1
+_INNER_MAX_EPOCHS = 10_000
+
+
+# ---------------------------------------------------------------------------
+# Result
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MTMKLResult(Result):
+    """Result of :func:`solve`.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (M,)
+        View (kernel) weights; ``||theta||_p = 1`` after a theta-step. Read
+        them with ``p``: for ``p = 2`` the squares, not the weights, sum to 1.
+    alpha : ndarray, shape (n,)
+        Dual variables in ``[0, C]``.
+    W : ndarray, shape (M, T, d), or None
+        ``W[m, t] = w_mt`` by the representer theorem (F.1) (linear features);
+        ``None`` with precomputed kernels.
+    similarity : ndarray, shape (T, T)
+        Learned kernel-side task similarity ``sum_m theta_m G_m``.
+    view_norms : ndarray, shape (M,)
+        ``s_m = alpha^T Y K~_m Y alpha``; ``||W_m||^2_{Q_m} = theta_m^2 s_m``.
+    p : float
+        The norm of the constraint ``||theta||_p <= 1``.
+    kernel : {"linear", "precomputed"}
+    y, tasks : ndarray, shape (n,)
+        Training labels and task ids (the kernel decision function needs them).
+    G : ndarray, shape (M, T, T)
+        The task-similarity matrices.
+    fixed_theta : bool
+        ``True`` when theta was held fixed (e.g. the Vanilla MTL baseline).
+    shared_kernel : bool
+        ``True`` when one feature map / kernel serves every view.
+    """
+
+    theta: np.ndarray
+    alpha: np.ndarray
+    W: np.ndarray | None
+    similarity: np.ndarray
+    view_norms: np.ndarray
+    p: float
+    kernel: str
+    y: np.ndarray
+    tasks: np.ndarray
+    G: np.ndarray
+    fixed_theta: bool
+    shared_kernel: bool
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.G.shape[1])
+
+    @property
+    def n_views(self) -> int:
+        return int(self.G.shape[0])
+
+    @property
+    def theta_norm(self) -> float:
+        """``||theta||_p`` (1 at a theta-step's output)."""
+        return _pnorm(self.theta, self.p)
+
+    def theta_summary(self, names: list[str] | None = None, top: int = 10) -> str:
+        """The largest weights as text, with the norm they are normalised in."""
+        names = names or [f"view {m}" for m in range(self.n_views)]
+        idx = np.argsort(-self.theta)[:top]
+        body = ", ".join(f"{names[m]}: {self.theta[m]:.4g}" for m in idx)
+        return (f"theta (p = {self.p:g}, ||theta||_{self.p:g} = {self.theta_norm:.4g}, "
+                f"sum = {self.theta.sum():.4g}): {body}")
+
+    def decision_function(self, X_new: Any, tasks_new: Any) -> np.ndarray:
+        """Decision values ``f_t(x) = sum_m <w_mt, phi_m(x)>`` for new samples.
+
+        Parameters
+        ----------
+        X_new : array_like
+            With ``kernel="linear"``: features, shape (n_new, d). With
+            precomputed kernels: the cross-kernels ``k_m(x_new, x_train)``,
+            a list of M arrays of shape (n_new, n_train) (one array if a
+            single kernel was shared by all views), in the training order.
+        tasks_new : array_like of int, shape (n_new,)
+            Task of each new sample, in ``0..T-1``.
+        """
+        T = self.n_tasks
+        if self.kernel == "linear":
+            Xn = check_matrix(X_new, "X_new", n_cols=self.W.shape[2])
+            tn = _check_tasks(tasks_new, Xn.shape[0], T, "tasks_new")
+            out = np.empty(Xn.shape[0])
+            _decision_linear(Xn, tn, np.ascontiguousarray(self.W.sum(axis=0)), out)
+            return out
+        n = self.alpha.shape[0]
+        a = self.alpha * self.y
+        if isinstance(X_new, np.ndarray) and X_new.ndim == 2:
+            Ks = [X_new]
+        elif isinstance(X_new, (list, tuple)) or (isinstance(X_new, np.ndarray)
+                                                  and X_new.ndim == 3):
+            Ks = list(X_new)
+        else:
+            raise TypeError("X_new must be the cross-kernel(s) k_m(x_new, x_train): a list of "
+                            "arrays of shape (n_new, n_train) for a model trained on "
+                            "precomputed kernels")
+        want = 1 if self.shared_kernel else self.n_views
+        if len(Ks) != want:
+            raise ValueError(f"X_new must hold {want} cross-kernel(s) (one per training "
+                             f"kernel), got {len(Ks)}")
+        Ks = [check_matrix(K, f"X_new[{k}]", n_cols=n) for k, K in enumerate(Ks)]
+        n_new = Ks[0].shape[0]
+        for k, K in enumerate(Ks):
+            if K.shape[0] != n_new:
+                raise ValueError(f"X_new[{k}] has {K.shape[0]} rows, X_new[0] has {n_new}")
+        tn = _check_tasks(tasks_new, n_new, T, "tasks_new")
+        if self.shared_kernel:
+            return (Ks[0] * self.similarity[tn][:, self.tasks]) @ a
+        out = np.zeros(n_new)
+        for m in range(self.n_views):
+            if self.theta[m] != 0.0:
+                out += self.theta[m] * ((Ks[m] * self.G[m][tn][:, self.tasks]) @ a)
+        return out
+
+    def predict(self, X_new: Any, tasks_new: Any) -> np.ndarray:
+        """Labels ``sign(f)`` in {-1, +1} (0 maps to +1)."""
+        return np.where(self.decision_function(X_new, tasks_new) >= 0.0, 1.0, -1.0)
+
+
+# ---------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Data:
+    X: np.ndarray | None
+    y: np.ndarray
+    tau: np.ndarray
+    G: np.ndarray  # (M, T, T)
+    Ks: list[np.ndarray] | None  # precomputed kernels (1 shared or M)
+    n: int
+    T: int
+    M: int
+
+    @property
+    def kind(self) -> str:
+        return "linear" if self.Ks is None else "precomputed"
+
+    @property
+    def shared(self) -> bool:
+        return self.Ks is None or len(self.Ks) == 1
+
+
+def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
+    if tasks is None:
+        raise TypeError(f"{name} is required (one task id per sample), got None")
+    arr = np.asarray(tasks)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array of {n} task ids (one per sample), "
+                         f"got shape {arr.shape}")
+    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+        raise TypeError(f"{name} must contain integer task ids 0..T-1, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and (not np.all(np.isfinite(arr))
+                                  or np.any(arr != np.round(arr))):
+        raise ValueError(f"{name} must contain integer task ids, found non-integers")
+    out = arr.astype(np.int64)
+    bad = out[(out < 0) | (out >= T)]
+    if bad.size:
+        raise ValueError(f"{name} must contain task ids in 0..{T - 1} (G is {T} x {T}); "
+                         f"found {np.unique(bad)[:5].tolist()}")
+    return np.ascontiguousarray(out)
+
+
+def _check_G(G: Any) -> np.ndarray:
+    if G is None:
+        raise TypeError("G is required: a list of M task-similarity matrices (T x T)")
+    if isinstance(G, np.ndarray):
+        if G.ndim == 2:
+            mats = [G]
+        elif G.ndim == 3:
+            mats = list(G)
+        else:
+            raise ValueError(f"G must be a list of M (T x T) matrices or an (M, T, T) array, "
+                             f"got an array of shape {G.shape}")
+    elif isinstance(G, (list, tuple)):
+        mats = list(G)
+    else:
+        raise TypeError(f"G must be a list of M (T x T) matrices, got {type(G).__name__}")
+    if not mats:
+        raise ValueError("G must contain at least one task-similarity matrix")
+    first = check_matrix(mats[0], "G[0]")
+    T = first.shape[0]
+    out = [check_psd(g, f"G[{m}]", size=T) for m, g in enumerate(mats)]
+    return np.ascontiguousarray(np.stack(out))
+
+
+def _check_kernels(kernel: Any, n: int, M: int) -> list[np.ndarray] | None:
+    if isinstance(kernel, str):
+        check_choice(kernel, "kernel", ("linear",))
+        return None
+    if isinstance(kernel, np.ndarray) and kernel.ndim == 2:
+        mats = [kernel]
+    elif isinstance(kernel, (list, tuple)) or (isinstance(kernel, np.ndarray)
+                                               and kernel.ndim == 3):
+        mats = list(kernel)
+    else:
+        raise TypeError('kernel must be "linear", one precomputed (n x n) kernel matrix, '
+                        f"or a list of M of them; got {type(kernel).__name__}")
+    if len(mats) not in (1, M):
+        raise ValueError(f"kernel must be one precomputed kernel or a list of M={M} "
+                         f"(one per matrix in G), got {len(mats)}")
+    return [np.ascontiguousarray(check_psd(K, f"kernel[{k}]", size=n))
+            for k, K in enumerate(mats)]
+
+
+def _prepare(X: Any, y: Any, tasks: Any, G: Any, kernel: Any) -> _Data:
+    Gs = _check_G(G)
+    M, T = Gs.shape[0], Gs.shape[1]
+    linear = isinstance(kernel, str)
+    if linear:
+        check_choice(kernel, "kernel", ("linear",))
+        X = check_matrix(X, "X")
+        n = X.shape[0]
+        Ks = None
+    else:
+        y_arr = np.asarray(y) if y is not None else None
+        if y_arr is None or y_arr.ndim != 1:
+            raise ValueError("y must be a 1-D array of labels in {-1, +1}")
+        n = y_arr.shape[0]
+        if X is not None:
+            X = check_matrix(X, "X", n_rows=n)
+        Ks = _check_kernels(kernel, n, M)
+    y = check_binary_labels(y, "y", size=n)
+    tau = _check_tasks(tasks, n, T)
+    return _Data(X=X, y=y, tau=tau, G=Gs, Ks=Ks, n=n, T=T, M=M)
+
+
+def _check_p(p: Any) -> float:
+    return check_scalar(p, "p", low=1.0, low_inclusive=True, allow_inf=True)
+
+
+# ---------------------------------------------------------------------------
+# Norms and the theta-step
+# ---------------------------------------------------------------------------
+
+
+def _pnorm(v: np.ndarray, p: float) -> float:
+    v = np.abs(np.asarray(v, dtype=float))
+    vmax = float(v.max()) if v.size else 0.0
+    if vmax == 0.0:
+        return 0.0
+    if math.isinf(p):
+        return vmax
+    return vmax * float(np.sum((v / vmax) ** p)) ** (1.0 / p)
+
+
+def _conjugate(p: float) -> float:
+    if p == 1.0:
+        return math.inf
+    if math.isinf(p):
+        return 1.0
+    return p / (p - 1.0)
+
+
+def dual_norm(s: Any, p: float) -> float:
+    """``||s||_{p*}`` with ``p* = p/(p-1)`` (the max norm at ``p = 1``, the sum at ``p = inf``)."""
+    p = _check_p(p)
+    s = check_array(s, "s", ndim=1)
+    return _pnorm(s, _conjugate(p))
+
+
+def uniform_theta(M: int, p: float) -> np.ndarray:
+    """``theta_m = M^{-1/p}``: the uniform point of the unit p-sphere (E.1's start)."""
+    M = check_int(M, "M", low=1)
+    p = _check_p(p)
+    return np.full(M, 1.0 if math.isinf(p) else M ** (-1.0 / p))
+
+
+def _theta_step(a: np.ndarray, p: float) -> np.ndarray | None:
+    a = np.maximum(np.asarray(a, dtype=float), 0.0)
+    amax = float(a.max())
+    if not amax > 0.0:
+        return None
+    if math.isinf(p):
+        return np.ones_like(a)
+    r = a / amax
+    num = r ** (1.0 / (p + 1.0))
+    den = float(np.sum(r ** (p / (p + 1.0)))) ** (1.0 / p)
+    return num / den
+
+
+def theta_step(norms: Any, p: float) -> np.ndarray:
+    r"""The theta-step (E.1): ``argmin_{theta in Theta_p} 1/2 sum_m a_m / theta_m``.
+
+    ``theta_m = a_m^{1/(p+1)} / (sum_m' a_m'^{p/(p+1)})^{1/p}`` with
+    ``a_m = ||W_m||^2_{Q_m} = tr(W_m Q_m W_m^T)``, i.e. ``theta`` proportional to
+    ``a^{1/(p+1)}`` on the unit p-sphere. The minimum value is
+    ``1/2 ||a||_{p/(p+1)}``. For ``p = inf`` every weight is 1.
+
+    Parameters
+    ----------
+    norms : array_like, shape (M,)
+        ``a_m >= 0``, at least one positive.
+    p : float, >= 1
+    """
+    p = _check_p(p)
+    a = check_array(norms, "norms", ndim=1)
+    if np.any(a < 0):
+        raise ValueError("norms must be >= 0 (they are squared norms ||W_m||^2_{Q_m})")
+    theta = _theta_step(a, p)
+    if theta is None:
+        raise ValueError("theta_step needs at least one positive norm (W = 0 leaves theta "
+                         "undetermined)")
+    return theta
+
+
+# ---------------------------------------------------------------------------
+# Objectives
+# ---------------------------------------------------------------------------
+
+
+def _task_sum_matrix(data: _Data, a: np.ndarray) -> np.ndarray:
+    """``Z[t] = sum_{i in task t} a_i x_i`` (T x d)."""
+    Z = np.empty((data.T, data.X.shape[1]))
+    _task_sums(data.X, data.tau, a, Z)
+    return Z
+
+
+def _pair_sums(data: _Data, a: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per kernel ``KA = K A_E`` (n x T) and ``B = A_E^T K A_E`` (T x T).
+
+    ``A_E[i, t] = a_i [tau_i = t]``.
+    """
+    KAs, Bs = [], []
+    for K in data.Ks:
+        KA = np.empty((data.n, data.T))
+        _kernel_task_products(K, data.tau, a, KA)
+        B = np.empty((data.T, data.T))
+        _task_pair_sums(KA, data.tau, a, B)
+        KAs.append(KA)
+        Bs.append(B)
+    return KAs, Bs
+
+
+def _norms_from_pairs(G: np.ndarray, Bs: list[np.ndarray]) -> np.ndarray:
+    """``s_m = <G_m, B>`` (shared kernel) or ``<G_m, B_m>``, clipped at 0."""
+    if len(Bs) == 1:
+        s = np.einsum("mst,st->m", G, Bs[0])
+    else:
+        s = np.array([float(np.sum(G[m] * Bs[m])) for m in range(G.shape[0])])
+    return np.maximum(s, 0.0)
+
+
+def _view_norms(data: _Data, alpha: np.ndarray) -> np.ndarray:
+    a = alpha * data.y
+    if data.Ks is None:
+        Z = _task_sum_matrix(data, a)
+        ZZ = np.empty((data.T, data.T))
+        _gram_rows(Z, ZZ)
+        return _norms_from_pairs(data.G, [ZZ])
+    return _norms_from_pairs(data.G, _pair_sums(data, a)[1])
+
+
+def _check_alpha(alpha: Any, n: int, C: float | None) -> np.ndarray:
+    alpha = check_vector(alpha, "alpha", size=n)
+    if np.any(alpha < 0) or (C is not None and np.any(alpha > C)):
+        raise ValueError("alpha must lie in [0, C]")
+    return alpha
+
+
+def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, kernel: Any = "linear"
+               ) -> np.ndarray:
+    """``s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T)`` for every view m."""
+    data = _prepare(X, y, tasks, G, kernel)
+    return _view_norms(data, _check_alpha(alpha, data.n, None))
+
+
+def dual_objective(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, C: float | None = None,
+                   p: float = 2.0, kernel: Any = "linear") -> float:
+    """Problem 3: ``sum alpha - 1/2 ||(s_m(alpha))_m||_{p*}``.
+
+    With ``C`` given, ``alpha`` must lie in [0, C] (``ValueError`` otherwise).
+    """
+    data = _prepare(X, y, tasks, G, kernel)
+    p = _check_p(p)
+    if C is not None:
+        C = check_scalar(C, "C", low=0.0)
+    alpha = _check_alpha(alpha, data.n, C)
+    s = _view_norms(data, alpha)
+    return float(alpha.sum()) - 0.5 * _pnorm(s, _conjugate(p))
+
+
+def weights_from_dual(alpha: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any
+                      ) -> np.ndarray:
+    """The representer theorem (F.1): ``W[m, t] = theta_m sum_i G_m[tau(i), t] alpha_i y_i x_i``.
+
+    Linear features only; returns an array of shape (M, T, d).
+    """
+    data = _prepare(X, y, tasks, G, "linear")
+    alpha = _check_alpha(alpha, data.n, None)
+    theta = check_vector(theta, "theta", size=data.M)
+    Z = _task_sum_matrix(data, alpha * data.y)
+    return theta[:, None, None] * np.einsum("mst,sd->mtd", data.G, Z)
+
+
+def _check_theta_feasible(theta: Any, M: int, p: float) -> np.ndarray:
+    theta = check_vector(theta, "theta", size=M)
+    if np.any(theta < 0):
+        raise ValueError("theta must be >= 0")
+    if _pnorm(theta, p) > 1.0 + 1e-9:
+        raise ValueError(f"theta must lie in Theta_p: ||theta||_{p:g} = "
+                         f"{_pnorm(theta, p):.6g} > 1")
+    return theta
+
+
+def primal_objective(W: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any, C: float,
+                     *, p: float = 2.0) -> float:
+    r"""Problem 1 at ``(W, theta)`` (linear features).
+
+    ``1/2 sum_m tr(W_m Q_m W_m^T) / theta_m + C sum_i max(0, 1 - y_i sum_m <w_{m tau(i)}, x_i>)``
+    with ``Q_m = G_m^+``. Returns ``inf`` when some ``W_m`` leaves the range of
+    ``G_m`` along the task axis or is nonzero with ``theta_m = 0`` (the paper's
+    ``1/0 = inf``, ``0/0 = 0``).
+
+    Parameters
+    ----------
+    W : array_like, shape (M, T, d)
+        ``W[m, t] = w_mt``.
+    theta : array_like, shape (M,)
+        In Theta_p (``ValueError`` otherwise).
+    """
+    data = _prepare(X, y, tasks, G, "linear")
+    p = _check_p(p)
+    C = check_scalar(C, "C", low=0.0)
+    M, T, d = data.M, data.T, data.X.shape[1]
+    W = check_array(W, "W", shape=(M, T, d))
+    theta = _check_theta_feasible(theta, M, p)
+    reg = 0.0
+    for m in range(M):
+        lam, U = np.linalg.eigh(data.G[m])
+        keep = lam > 1e-10 * max(float(lam.max()), 0.0)
+        Ur, lr = U[:, keep], lam[keep]
+        Wm = W[m]
+        coef = Ur.T @ Wm
+        outside = Wm - Ur @ coef
+        scale = max(1.0, float(np.linalg.norm(Wm)))
+        if float(np.linalg.norm(outside)) > 1e-8 * scale:
+            return math.inf
+        val = float(np.sum(coef**2 / lr[:, None])) if lr.size else 0.0
+        if theta[m] == 0.0:
+            if float(np.linalg.norm(Wm)) > 0.0:
+                return math.inf
+            continue
+        reg += val / theta[m]
+    f = np.empty(data.n)
+    _decision_linear(data.X, data.tau, np.ascontiguousarray(W.sum(axis=0)), f)
+    return 0.5 * reg + C * float(np.sum(np.maximum(0.0, 1.0 - data.y * f)))
+
+
+# ---------------------------------------------------------------------------
+# Solver states: exact figures from alpha, incremental epochs
+# ---------------------------------------------------------------------------
+
+
+class _LinearState:
+    """Linear features: keeps ``Wsum[t] = sum_m w_mt`` (T x d) for the epoch."""
+
+    def __init__(self, data: _Data, alpha: np.ndarray, theta: np.ndarray) -> None:
+        self.data = data
+        self.alpha = alpha
+        self.sqn = np.einsum("ij,ij->i", data.X, data.X)
+        T, dim = data.T, data.X.shape[1]
+        self.Z = np.empty((T, dim))
+        self.ZZ = np.empty((T, T))
+        self.Wsum = np.empty((T, dim))
+        self.f = np.empty(data.n)
+        self.set_theta(theta)
+        self.refresh()
+
+    def set_theta(self, theta: np.ndarray) -> None:
+        self.theta = theta
+        self.Gtheta = np.ascontiguousarray(np.einsum("m,mst->st", theta, self.data.G))
+
+    def refresh(self) -> None:
+        """Exact ``Z`` and ``s`` from alpha, then :meth:`sync`."""
+        d = self.data
+        _task_sums(d.X, d.tau, self.alpha * d.y, self.Z)
+        _gram_rows(self.Z, self.ZZ)
+        self.s = _norms_from_pairs(d.G, [self.ZZ])
+        self.sync()
+
+    def sync(self) -> None:
+        """``Wsum = Gtheta Z`` and the decision values at the current theta (E.5)."""
+        _small_matmul(self.Gtheta, self.Z, self.Wsum)
+        _decision_linear(self.data.X, self.data.tau, self.Wsum, self.f)
+
+    def epoch(self, order: np.ndarray, C: float) -> int:
+        d = self.data
+        return int(_epoch_linear(d.X, d.y, d.tau, self.sqn, self.Gtheta, self.Wsum,
+                                 self.alpha, order, C))
+
+    def weights(self) -> np.ndarray:
+        return self.theta[:, None, None] * np.einsum("mst,sd->mtd", self.data.G, self.Z)
+
+
+class _KernelState:
+    """Precomputed kernels: keeps the decision values ``f`` (n) for the epoch."""
+
+    def __init__(self, data: _Data, alpha: np.ndarray, theta: np.ndarray) -> None:
+        self.data = data
+        self.alpha = alpha
+        self.f = np.empty(data.n)
+        self.Kt = np.empty((data.n, data.n))
+        self.set_theta(theta)
+        self.refresh()
+
+    def set_theta(self, theta: np.ndarray) -> None:
+        """``Ktheta = sum_m theta_m G_m[tau, tau] * K_m`` for the epoch."""
+        d = self.data
+        self.theta = theta
+        self.Gtheta = np.ascontiguousarray(np.einsum("m,mst->st", theta, d.G))
+        self.Kt[:, :] = 0.0
+        if d.shared:
+            _add_task_kernel(self.Kt, self.Gtheta, d.tau, d.Ks[0], 1.0)
+        else:
+            for m in range(d.M):
+                if theta[m] != 0.0:
+                    _add_task_kernel(self.Kt, d.G[m], d.tau, d.Ks[m], float(theta[m]))
+
+    def refresh(self) -> None:
+        d = self.data
+        self.KA, Bs = _pair_sums(d, self.alpha * d.y)
+        self.s = _norms_from_pairs(d.G, Bs)
+        self.sync()
+
+    def sync(self) -> None:
+        """Exact decision values ``f_j = sum_m theta_m (K_m A_E G_m)[j, tau_j]`` (E.5)."""
+        d = self.data
+        self.f[:] = 0.0
+        if d.shared:
+            _task_decision(self.KA[0], self.Gtheta, d.tau, 1.0, self.f)
+        else:
+            for m in range(d.M):
+                if self.theta[m] != 0.0:
+                    _task_decision(self.KA[m], d.G[m], d.tau, float(self.theta[m]), self.f)
+
+    def epoch(self, order: np.ndarray, C: float) -> int:
+        return int(_epoch_kernel(self.Kt, self.data.y, self.f, self.alpha, order, C))
+
+    def weights(self) -> None:
+        return None
+
+
+def _figures(state, C: float, p_conj: float) -> tuple[float, float, float]:
+    """``(P(W(alpha, theta), theta), D(alpha), D_theta(alpha))`` at the state."""
+    hinge = float(np.sum(np.maximum(0.0, 1.0 - state.data.y * state.f)))
+    reg = 0.5 * float(state.theta @ state.s)
+    asum = float(state.alpha.sum())
+    return reg + C * hinge, asum - 0.5 * _pnorm(state.s, p_conj), asum - reg
+
+
+# ---------------------------------------------------------------------------
+# Public solver
+# ---------------------------------------------------------------------------
+
+
+def solve(
+    X: Any,
+    y: Any,
+    tasks: Any,
+    G: Any,
+    *,
+    C: float = 1.0,
+    p: float = 2.0,
+    kernel: Any = "linear",
+    method: str = "e1",
+    fix_theta: bool = False,
+    theta0: Any = None,
+    tol: float = 1e-6,
+    max_iter: int = 10_000,
+    seed: int = 0,
+    init: MTMKLResult | None = None,
+    callback=None,
+) -> MTMKLResult:
+    r"""Train hinge-loss MT-MKL (Problem 1) by dual coordinate ascent (Algorithm E.1).
+
+    Minimises ``1/2 sum_m tr(W_m Q_m W_m^T) / theta_m + C sum_i max(0, 1 - y_i f_{tau(i)}(x_i))``
+    over ``W`` and ``theta >= 0``, ``||theta||_p <= 1``, with ``Q_m = G_m^+``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), or None
+        Features (``kernel="linear"``). With precomputed kernels ``X`` is not
+        used and may be ``None`` (if given, it must have n rows).
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
+    tasks : array_like of int, shape (n,)
+        Task id of every sample, in ``0..T-1``. A task without samples is
+        allowed (its weights come from the similarities alone).
+    G : list of M arrays (T, T), or an array (M, T, T)
+        Kernel-side task similarities ``G_m = Q_m^{-1}``: symmetric PSD, may be
+        singular. One (T, T) array means M = 1.
+    C : float, > 0
+        Loss weight.
+    p : float, >= 1 (``inf`` allowed)
+        Norm of the kernel-weight constraint ``||theta||_p <= 1``.
+    kernel : "linear", array (n, n) or list of M arrays (n, n)
+        ``"linear"``: ``phi_m(x) = x`` for every view. Otherwise precomputed
+        PSD kernels ``k_m(x_i, x_j)``, one shared by all views or one per view.
+    method : {"e1", "alternating"}
+        ``"e1"``: Algorithm E.1 (one coordinate-ascent epoch, then the
+        theta-step if the primal decreased). ``"alternating"``: Algorithm 1,
+        an (almost) exact W-step before every theta-step.
+    fix_theta : bool
+        Keep theta fixed (at ``theta0``, or uniform ``M^{-1/p}``): an SVM with
+        the fixed kernel ``sum_m theta_m K~_m``, e.g. Vanilla MTL. The gap is
+        then the fixed-theta problem's.
+    theta0 : array_like, shape (M,), optional
+        Nonnegative starting weights (rescaled onto the unit p-sphere unless
+        theta is fixed, where they are used as given). Default ``M^{-1/p}``.
+    tol : float
+        Stop when ``gap / max(1, |primal|) <= tol`` (checked every epoch).
+    max_iter : int
+        Maximum outer iterations (epochs for ``"e1"``, theta-steps for
+        ``"alternating"``).
+    seed : int
+        Seed of the per-epoch random order of the samples.
+    init : MTMKLResult, optional
+        Warm start from a previous result on the same data: its ``alpha``
+        (clipped to the new ``[0, C]``) and, unless ``theta0`` is given or theta is
+        fixed, its ``theta`` (rescaled to the unit p-sphere).
+    callback : callable, optional
+        ``callback(state)`` once per outer iteration (``state.iterate`` holds
+        ``theta``, ``alpha`` and, for linear features, ``W``); return ``False``
+        to stop.
+
+    Returns
+    -------
+    MTMKLResult
+        ``theta``, ``alpha``, ``W`` (linear), ``similarity``, ``primal``,
+        ``dual``, ``gap`` (certified), ``n_iter``, ``converged``, ``history``
+        (extras: ``theta`` per iteration, ``theta_step`` (1 when taken),
+        ``epochs`` (cumulative), ``n_sv``, ``n_at_C``, ``n_moved``).
+    """
+    data = _prepare(X, y, tasks, G, kernel)
+    C = check_scalar(C, "C", low=0.0)
+    p = _check_p(p)
+    method = check_choice(method, "method", METHODS)
+    fix_theta = check_bool(fix_theta, "fix_theta")
+    tol, max_iter = check_tol_max_iter(tol, max_iter)
+    seed = check_int(seed, "seed", low=0)
+    callback = check_callback(callback)
+    n, M = data.n, data.M
+    init = check_init(init, MTMKLResult, alpha=(n,), theta=(M,))
+    if theta0 is not None:
+        theta0 = check_vector(theta0, "theta0", size=M)
+        if np.any(theta0 < 0) or not np.any(theta0 > 0):
+            raise ValueError("theta0 must be >= 0 with at least one positive entry")
+
+    if theta0 is not None:
+        theta = theta0.copy()
+    elif init is not None and not fix_theta and np.any(init.theta > 0):
+        theta = np.array(init.theta, dtype=float)
+    else:
+        theta = uniform_theta(M, p)
+    if not fix_theta:
+        theta = theta / _pnorm(theta, p)
+    alpha = np.zeros(n) if init is None else np.clip(np.array(init.alpha, dtype=float), 0.0, C)
+
+    state = (_LinearState if data.Ks is None else _KernelState)(data, alpha, theta)
+    p_conj = _conjugate(p)
+    rng = np.random.default_rng(seed)
+    mon = Monitor("mtmkl", tol=tol, max_iter=max_iter, callback=callback)
+    o, _, _ = _figures(state, C, p_conj)  # E.1 line 5: o = nC at alpha = 0
+    epochs = 0
+    last_rel = math.inf
+    for it in range(1, max_iter + 1):
+        moved = 0
+        if method == "e1" or fix_theta:
+            moved = state.epoch(rng.permutation(n).astype(np.int64), C)
+            epochs += 1
+            state.refresh()
+        else:
+            inner_tol = max(0.1 * tol, min(_INNER_TOL_MAX, _INNER_TOL_FACTOR * last_rel))
+            for _ in range(_INNER_MAX_EPOCHS):
+                moved += state.epoch(rng.permutation(n).astype(np.int64), C)
+                epochs += 1
+                state.refresh()
+                P_in, _, D_in = _figures(state, C, p_conj)
+                if relative_gap(max(P_in - D_in, 0.0), P_in) <= inner_tol:
+                    break
+        primal, dual, dual_theta = _figures(state, C, p_conj)
+        mon.check_finite(it, primal_objective=primal, dual_objective=dual)
+        stepped = False
+        if fix_theta:
+            dual = dual_theta
+        elif relative_gap(max(primal - dual, 0.0), primal) > tol:
+            # E.1 lines 12-16 (Algorithm 1 steps unconditionally).
+            if method == "alternating" or primal < o:
+                new = _theta_step(state.theta**2 * state.s, p)
+                if new is not None:
+                    o = primal
+                    state.set_theta(new)
+                    state.sync()
+                    primal, _, _ = _figures(state, C, p_conj)
+                    stepped = True
+            if not stepped:
+                o = primal
+        last_rel = relative_gap(max(primal - dual, 0.0), primal)
+        iterate = None
+        if callback is not None:
+            iterate = {"theta": state.theta.copy(), "alpha": state.alpha.copy()}
+            if data.Ks is None:
+                iterate["W"] = state.weights()
+        if mon.record(
+            it, primal, dual, iterate=iterate,
+            theta=state.theta.copy(), theta_step=int(stepped), epochs=epochs,
+            n_sv=int(np.count_nonzero(state.alpha > 0)),
+            n_at_C=int(np.count_nonzero(state.alpha >= C)), n_moved=moved,
+        ):
+            break
+    fields = mon.result_fields()
+    return MTMKLResult(
+        **fields,
+        method=method,
+        params={"C": C, "p": p, "method": method, "fix_theta": fix_theta, "tol": tol,
+                "max_iter": max_iter, "seed": seed, "kernel": data.kind},
+        theta=state.theta.copy(),
+        alpha=state.alpha.copy(),
+        W=state.weights(),
+        similarity=state.Gtheta.copy(),
+        view_norms=state.s.copy(),
+        p=p,
+        kernel=data.kind,
+        y=data.y,
+        tasks=data.tau,
+        G=data.G,
+        fixed_theta=fix_theta,
+        shared_kernel=data.shared,
+    )
