@@ -108,7 +108,7 @@ def hierarchy(seed: int = 0, *, depth: int = 5, d: int = 100, flips: int = 5,
         info={
             "X_test": X_test, "y_test": y_test, "tasks_test": tasks_test,
             "true_similarity": mu_leaf @ mu_leaf.T,
-            "mu_leaf": mu_leaf, "parent": parent, "leaves_under": leaves_under,
+            "mu_leaf": mu_leaf, "mu_nodes": mu, "parent": parent, "leaves_under": leaves_under,
             "depth_of": level, "node_names": names, "T": T,
         },
     )
@@ -152,18 +152,25 @@ def digits_tree(seed: int = 0, *, n_train: int = 10, n_test: int = 0) -> Problem
     across tasks; the remaining images form the test set, shared by all
     tasks (labelled per task), optionally subsampled to ``n_test`` images.
 
-    Why this hierarchy: the Bayes-optimal linear one-vs-rest direction for
-    digit t is, for shared covariance, proportional to
-    ``Sigma^{-1}(m_t - m_rest(t))``; since the rest means barely differ
-    between tasks, two tasks' weight vectors are close exactly when their
-    class means ``m_t`` are close. Ward's agglomerative clustering of the
-    ten class means (standardised pixels) therefore builds a tree of
-    task groups whose members should share weight components, the analogue
-    of the paper's evolutionary tree; one 0/1 similarity matrix per node
-    (19 for 10 leaves), as in the synthetic experiment. The similarity is
-    computed from the training images only. ``true_similarity`` here is a
-    reference, not a ground truth: the cosine similarity of the class
-    means' deviations from the grand mean.
+    Why this hierarchy: for a shared covariance the best linear one-vs-rest
+    direction for digit t is ``Sigma^{-1}(m_t - m_rest(t))`` with
+    ``m_rest(t) = (N m - m_t) / (N - 1)``, i.e. proportional to
+    ``Sigma^{-1}(m_t - m)``: two tasks' weight vectors are close exactly when
+    their class means are. Ward's agglomerative clustering of the ten class
+    means (standardised pixels, training images only) therefore groups tasks
+    whose weights are close, the analogue of the paper's evolutionary tree;
+    one 0/1 similarity matrix per node (19 for 10 leaves), as in the
+    synthetic experiment. ``true_similarity`` is only a reference, not a
+    ground truth: the cosine similarity of the class means' deviations from
+    their grand mean.
+
+    What it shows (measured, seeds 0-2, 10 + 10 training images per task):
+    negative transfer. Close weight vectors are not the same as shareable
+    ones: siblings in a visual-similarity tree (3/5/8/9, 1/7, ...) are each
+    other's hardest negatives, and shrinking their weights together blurs
+    exactly the difference that separates them. Mean test AUC at C = 0.01:
+    Individual 0.95, Vanilla 0.89, MT-MKL p = 3 0.89, p = 2 0.87, p = 1 0.76,
+    Union 0.50 (Union pools contradictory labels).
     """
     from scipy.cluster.hierarchy import linkage
 

@@ -1,0 +1,504 @@
+"""MT-MKL: theta-step, cvxpy agreement, certificates, kernel form, baselines, data, bad input."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from explorer.models.mtmkl import ENTRY
+from explorer.models.mtmkl.baselines import compare, fit
+from explorer.models.mtmkl.data import digits_tree, hierarchy
+from explorer.models.mtmkl.metrics import mean_roc, similarity_correlation, task_aucs
+from solvers import ConvergenceWarning, mtmkl
+from solvers.reference import mtmkl as ref
+
+# ----------------------------------------------------------------- the theta-step (E.1)
+
+
+def _pn(v, p):
+    return np.max(np.abs(v)) if math.isinf(p) else float(np.sum(np.abs(v) ** p) ** (1 / p))
+
+
+def _numerical_theta(a, p):
+    """min 1/2 sum a/theta over theta >= 0, ||theta||_p <= 1 by SLSQP (zeros of a excluded)."""
+    pos = a > 0
+    k = int(pos.sum())
+    x0 = np.full(k, k ** (-1.0 / p))
+    res = minimize(
+        lambda t: 0.5 * np.sum(a[pos] / t), x0,
+        jac=lambda t: -0.5 * a[pos] / t**2,
+        bounds=[(1e-9, 1.0)] * k,
+        constraints=[{"type": "ineq", "fun": lambda t: 1.0 - np.sum(t**p),
+                      "jac": lambda t: -p * t ** (p - 1)}],
+        method="SLSQP", options={"ftol": 1e-15, "maxiter": 2000},
+    )
+    t = res.x / max(1.0, _pn(res.x, p))  # SLSQP may overshoot the constraint slightly
+    theta = np.zeros_like(a)
+    theta[pos] = t
+    return theta, 0.5 * float(np.sum(a[pos] / t))
+
+
+@pytest.mark.parametrize("p", [1.0, 1.3, 1.5, 2.0, 3.0, 7.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_theta_step_matches_numerical_minimisation_over_the_p_ball(p, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.exponential(size=int(rng.integers(2, 8))) * 10.0 ** rng.uniform(-2, 2)
+    if seed == 2:
+        a[0] = 0.0  # a zero norm gets weight zero
+    theta = mtmkl.theta_step(a, p)
+    th_num, f_num = _numerical_theta(a, p)
+    pos = a > 0
+    f = 0.5 * np.sum(a[pos] / theta[pos])
+    assert f <= f_num * (1 + 1e-9)
+    assert f == pytest.approx(f_num, rel=1e-6)
+    np.testing.assert_allclose(theta, th_num, atol=1e-4)
+    # closed-form value 1/2 ||a||_{p/(p+1)} and the unit p-sphere
+    assert f == pytest.approx(0.5 * _pn(a, p / (p + 1)), rel=1e-12)
+    assert _pn(theta, p) == pytest.approx(1.0, rel=1e-12)
+    assert np.all(theta[~pos] == 0.0)
+
+
+def test_theta_step_special_cases():
+    np.testing.assert_allclose(mtmkl.theta_step([4.0, 1.0], 1.0), [2 / 3, 1 / 3])
+    np.testing.assert_array_equal(mtmkl.theta_step([4.0, 0.0, 1.0], math.inf), [1, 1, 1])
+    # scale invariance and theta proportional to a^{1/(p+1)}
+    a = np.array([1e-12, 3e-12, 9e-12])
+    th = mtmkl.theta_step(a, 2.0)
+    np.testing.assert_allclose(th, mtmkl.theta_step(a * 1e20, 2.0), rtol=1e-12)
+    np.testing.assert_allclose(th / th[0], (a / a[0]) ** (1 / 3), rtol=1e-12)
+    with pytest.raises(ValueError, match="at least one positive"):
+        mtmkl.theta_step([0.0, 0.0], 2.0)
+    with pytest.raises(ValueError, match="norms must be >= 0"):
+        mtmkl.theta_step([1.0, -1.0], 2.0)
+    np.testing.assert_allclose(mtmkl.uniform_theta(4, 2.0), 0.5)
+
+
+@pytest.mark.parametrize(("p", "q"), [(1.0, math.inf), (2.0, 2.0), (3.0, 1.5), (1.5, 3.0),
+                                      (math.inf, 1.0)])
+def test_dual_norm(p, q):
+    s = np.array([3.0, 0.5, 2.0, 0.0])
+    assert mtmkl.dual_norm(s, p) == pytest.approx(np.linalg.norm(s, q), rel=1e-12)
+
+
+# ----------------------------------------------------------------- random instances
+
+
+def _similarities(rng, T, M, kind):
+    if kind == "tree":  # 0/1 node matrices: root, leaves, one inner node (all singular)
+        Gs = [np.ones((T, T))] + [np.outer(v, v) for v in np.eye(T)]
+        if T >= 4:
+            v = np.zeros(T)
+            v[: T // 2] = 1.0
+            Gs.append(np.outer(v, v))
+        return Gs
+    Gs = []
+    for _ in range(M):
+        if kind == "nonsingular":
+            B = rng.normal(size=(T, T))
+            Gs.append(B @ B.T / T + 0.1 * np.eye(T))
+        else:  # singular: rank < T
+            r = int(rng.integers(1, T))
+            B = rng.normal(size=(T, r))
+            Gs.append(B @ B.T / r)
+    return Gs
+
+
+def _instance(seed, kernel_kind="linear", G_kind="nonsingular"):
+    rng = np.random.default_rng(seed)
+    T = int(rng.integers(2, 5))
+    M = int(rng.integers(1, 4))
+    d = int(rng.integers(2, 6))
+    tasks = np.repeat(np.arange(T), int(rng.integers(5, 11)))
+    n = tasks.size
+    W = rng.normal(size=d) + 0.7 * rng.normal(size=(T, d))
+    X = rng.normal(size=(n, d))
+    y = np.sign(np.einsum("ij,ij->i", X, W[tasks]) + 0.5 * rng.normal(size=n))
+    y[y == 0] = 1.0
+    G = _similarities(rng, T, M, G_kind)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    if kernel_kind == "linear":
+        K = "linear"
+    elif kernel_kind == "shared":
+        K = np.exp(-D / (2 * d))
+    else:  # one kernel per view
+        pool = [X @ X.T, np.exp(-D / d), (1 + X @ X.T / d) ** 2, np.exp(-D / (4 * d))]
+        K = [pool[m % 4] for m in range(len(G))]
+    return X, y, tasks, G, K
+
+
+CASES = [  # (kernel, G kind, p, C): 18 instances
+    ("linear", "nonsingular", 2.0, 1.0), ("linear", "singular", 2.0, 0.1),
+    ("linear", "tree", 1.0, 1.0), ("linear", "singular", 1.5, 10.0),
+    ("linear", "nonsingular", 3.0, 0.3), ("linear", "tree", 3.0, 3.0),
+    ("linear", "nonsingular", 1.0, 0.5), ("linear", "singular", 1.0, 2.0),
+    ("shared", "nonsingular", 2.0, 1.0), ("shared", "singular", 1.5, 1.0),
+    ("shared", "tree", 1.0, 0.3), ("shared", "tree", 3.0, 10.0),
+    ("perview", "nonsingular", 2.0, 1.0), ("perview", "singular", 3.0, 0.5),
+    ("perview", "tree", 1.5, 1.0), ("perview", "nonsingular", 1.0, 1.0),
+    ("linear", "tree", 1.5, 0.2), ("perview", "singular", 1.0, 3.0),
+]
+
+
+@pytest.mark.parametrize(("case", "kernel_kind", "G_kind", "p", "C"),
+                         [(i, *c) for i, c in enumerate(CASES)])
+def test_agrees_with_cvxpy_and_the_gap_is_a_true_bound(case, kernel_kind, G_kind, p, C):
+    X, y, tasks, G, K = _instance(case, kernel_kind, G_kind)
+    feats = X if kernel_kind == "linear" else None
+    res = mtmkl.solve(feats, y, tasks, G, C=C, p=p, kernel=K, tol=1e-9, max_iter=200_000)
+    assert res.converged
+    r = ref.solve(feats, y, tasks, G, C=C, p=p, kernel=K)
+    opt = r.value
+    scale = max(1.0, abs(opt))
+    assert abs(res.primal - opt) <= 1e-6 * scale
+    # certificate: dual <= optimum <= primal at the end and at every recorded epoch
+    slack = 1e-7 * scale
+    assert res.dual <= opt + slack and res.primal >= opt - slack
+    h = res.history
+    assert np.all(h.dual <= opt + slack)
+    assert np.all(h.primal >= opt - slack)
+    assert res.gap == pytest.approx(res.primal - res.dual, abs=1e-12 * scale)
+    # the public objective functions evaluate the returned point consistently
+    assert mtmkl.dual_objective(res.alpha, feats, y, tasks, G, C=C, p=p, kernel=K) == \
+        pytest.approx(res.dual, rel=1e-10, abs=1e-12)
+    if kernel_kind == "linear":
+        assert mtmkl.primal_objective(res.W, res.theta, X, y, tasks, G, C, p=p) == \
+            pytest.approx(res.primal, rel=1e-9)
+        np.testing.assert_allclose(res.W, mtmkl.weights_from_dual(res.alpha, res.theta, X, y,
+                                                                 tasks, G), atol=1e-10)
+    # saddle point: theta maximises <theta, s> over Theta_p, i.e. <theta, s> = ||s||_{p*}
+    s = mtmkl.view_norms(res.alpha, feats, y, tasks, G, kernel=K)
+    np.testing.assert_allclose(res.view_norms, s, rtol=1e-9, atol=1e-12)
+    assert res.theta @ s == pytest.approx(mtmkl.dual_norm(s, p), rel=1e-4, abs=1e-8)
+    assert _pn(res.theta, p) <= 1 + 1e-12 and np.all(res.theta >= 0)
+
+
+# ----------------------------------------------------------------- kernel form, variants
+
+
+def test_kernel_form_equals_linear_form():
+    X, y, tasks, G, _ = _instance(3, "linear", "tree")
+    C, p = 0.7, 2.0
+    assert len(G) >= 3
+    lin = mtmkl.solve(X, y, tasks, G, C=C, p=p, tol=1e-10, max_iter=50_000)
+    K = X @ X.T
+    shared = mtmkl.solve(None, y, tasks, G, C=C, p=p, kernel=K, tol=1e-10, max_iter=50_000)
+    per_view = mtmkl.solve(X, y, tasks, G, C=C, p=p, kernel=[K] * len(G), tol=1e-10,
+                           max_iter=50_000)
+    for r in (shared, per_view):
+        assert r.primal == pytest.approx(lin.primal, rel=1e-8)
+        assert r.W is None and r.kernel == "precomputed"
+        np.testing.assert_allclose(r.similarity, lin.similarity, atol=1e-4)
+    assert shared.shared_kernel and not per_view.shared_kernel
+    # decision values on new points: cross-kernel form = linear form (same model)
+    rng = np.random.default_rng(0)
+    Xn = rng.normal(size=(15, X.shape[1]))
+    tn = rng.integers(0, len(G[0]), size=15)
+    f_lin = lin.decision_function(Xn, tn)
+    np.testing.assert_allclose(shared.decision_function(Xn @ X.T, tn), f_lin, atol=1e-4)
+    np.testing.assert_allclose(per_view.decision_function([Xn @ X.T] * len(G), tn), f_lin,
+                               atol=1e-4)
+    # and on the training points the decision values are sum_m <w_{m tau_i}, x_i>
+    f_tr = np.einsum("id,id->i", X, lin.W.sum(axis=0)[tasks])
+    np.testing.assert_allclose(lin.decision_function(X, tasks), f_tr, atol=1e-12)
+    np.testing.assert_array_equal(lin.predict(X, tasks), np.where(f_tr >= 0, 1.0, -1.0))
+
+
+@pytest.mark.parametrize("variant", ["union", "individual", "vanilla"])
+def test_fixed_theta_baselines_agree_with_cvxpy(variant):
+    X, y, tasks, G, _ = _instance(11, "linear", "tree")
+    T = G[0].shape[0]
+    Gv = {"union": [np.ones((T, T))], "individual": [np.eye(T)], "vanilla": G}[variant]
+    res = mtmkl.solve(X, y, tasks, Gv, C=0.5, p=2.0, fix_theta=True, tol=1e-10,
+                      max_iter=50_000)
+    np.testing.assert_allclose(res.theta, mtmkl.uniform_theta(len(Gv), 2.0))
+    assert res.fixed_theta and np.all(res.history.theta_step == 0)
+    r = ref.solve(X, y, tasks, Gv, C=0.5, p=2.0, fix_theta=True)
+    assert res.primal == pytest.approx(r.value, rel=1e-6)
+    assert res.dual <= r.value + 1e-8 * max(1.0, r.value)
+    if variant == "union":  # one classifier for every task
+        np.testing.assert_allclose(res.W[0], np.broadcast_to(res.W[0, 0], res.W[0].shape))
+
+
+def test_fixed_theta_at_a_given_vector_and_the_reference():
+    X, y, tasks, G, _ = _instance(12, "linear", "tree")
+    th = np.linspace(0.1, 0.5, len(G))
+    th[1] = 0.0
+    res = mtmkl.solve(X, y, tasks, G, C=1.0, fix_theta=True, theta0=th, tol=1e-10,
+                      max_iter=50_000)
+    np.testing.assert_array_equal(res.theta, th)
+    assert np.all(res.W[1] == 0.0)
+    r = ref.solve(X, y, tasks, G, C=1.0, fix_theta=True, theta0=th)
+    assert res.primal == pytest.approx(r.value, rel=1e-6)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0])
+def test_alternating_algorithm_1_reaches_the_same_optimum(p):
+    X, y, tasks, G, _ = _instance(4, "linear", "tree")
+    a = mtmkl.solve(X, y, tasks, G, C=1.0, p=p, tol=1e-9, max_iter=200_000)
+    b = mtmkl.solve(X, y, tasks, G, C=1.0, p=p, method="alternating", tol=1e-9,
+                    max_iter=200_000)
+    assert a.converged and b.converged and b.method == "alternating"
+    assert a.primal == pytest.approx(b.primal, rel=1e-7)
+    # Algorithm 1 takes a theta-step after every (near-exact) W-step
+    assert np.all(np.diff(b.history.epochs) >= 1)
+
+
+def test_p_infinity_uses_all_views_at_weight_one():
+    X, y, tasks, G, _ = _instance(5, "linear", "nonsingular")
+    res = mtmkl.solve(X, y, tasks, G, C=1.0, p=math.inf, tol=1e-10, max_iter=50_000)
+    np.testing.assert_allclose(res.theta, 1.0)
+    assert res.primal == pytest.approx(ref.solve(X, y, tasks, G, C=1.0, p=math.inf).value,
+                                       rel=1e-6)
+
+
+def test_empty_task_and_zero_rows_are_handled():
+    X, y, tasks, G, _ = _instance(6, "linear", "nonsingular")
+    T = G[0].shape[0]
+    keep = tasks != T - 1  # the last task has no training sample
+    X, y, tasks = X[keep].copy(), y[keep], tasks[keep]
+    X[[0, 3]] = 0.0
+    res = mtmkl.solve(X, y, tasks, G, C=0.8, tol=1e-10, max_iter=50_000)
+    assert res.alpha[0] == 0.8 and res.alpha[3] == 0.8  # slope 1, no effect on w
+    assert np.any(res.W[:, T - 1] != 0.0)  # the empty task borrows from its neighbours
+    assert res.primal == pytest.approx(ref.solve(X, y, tasks, G, C=0.8).value, rel=1e-6)
+
+
+def test_primal_objective_domain():
+    X, y, tasks, G, _ = _instance(7, "linear", "singular")
+    res = mtmkl.solve(X, y, tasks, G, C=1.0, tol=1e-8, max_iter=50_000)
+    W = np.array(res.W)
+    # a direction outside range(G_m) along the task axis has infinite Q_m-norm
+    lam, U = np.linalg.eigh(G[0])
+    W[0] += 0.1 * np.outer(U[:, 0], np.ones(X.shape[1]))
+    assert lam[0] < 1e-10
+    assert mtmkl.primal_objective(W, res.theta, X, y, tasks, G, 1.0) == math.inf
+    with pytest.raises(ValueError, match="theta must lie in Theta_p"):
+        mtmkl.primal_objective(res.W, 2 * res.theta, X, y, tasks, G, 1.0)
+
+
+# ----------------------------------------------------------------- run mechanics
+
+
+def test_history_records_theta_and_steps():
+    X, y, tasks, G, _ = _instance(8, "linear", "tree")
+    res = mtmkl.solve(X, y, tasks, G, C=1.0, p=2.0, tol=1e-9, max_iter=50_000)
+    h = res.history
+    assert h.theta.shape == (res.n_iter, len(G))
+    np.testing.assert_allclose(h.theta[-1], res.theta)
+    assert h.theta_step.sum() >= 1
+    stepped = np.flatnonzero(h.theta_step)
+    np.testing.assert_allclose([_pn(t, 2.0) for t in h.theta[stepped]], 1.0, rtol=1e-12)
+    assert np.all(np.diff(h.epochs) == 1)
+    assert np.all(h.gap >= 0) and np.all(h.n_sv >= h.n_at_C)
+    assert "p = 2" in res.theta_summary()
+
+
+def test_warm_start_equals_cold_start():
+    X, y, tasks, G, _ = _instance(9, "linear", "tree")
+    cold = mtmkl.solve(X, y, tasks, G, C=1.0, p=2.0, tol=1e-10, max_iter=100_000)
+    prev = mtmkl.solve(X, y, tasks, G, C=0.6, p=3.0, tol=1e-10, max_iter=100_000)
+    warm = mtmkl.solve(X, y, tasks, G, C=1.0, p=2.0, tol=1e-10, max_iter=100_000, init=prev)
+    assert warm.primal == pytest.approx(cold.primal, rel=1e-8)
+    assert warm.theta_norm == pytest.approx(1.0)
+    again = mtmkl.solve(X, y, tasks, G, C=1.0, p=2.0, tol=1e-10, max_iter=100_000, init=cold)
+    assert again.n_iter * 3 <= cold.n_iter
+    np.testing.assert_allclose(again.W, cold.W, atol=1e-4)
+    with pytest.raises(ValueError, match="init does not match"):
+        mtmkl.solve(X[:-1], y[:-1], tasks[:-1], G, init=cold)
+
+
+def test_seed_reproducible():
+    X, y, tasks, G, _ = _instance(10, "linear", "tree")
+    a = mtmkl.solve(X, y, tasks, G, seed=3, tol=1e-8, max_iter=50_000)
+    b = mtmkl.solve(X, y, tasks, G, seed=3, tol=1e-8, max_iter=50_000)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    np.testing.assert_array_equal(a.theta, b.theta)
+
+
+def test_callback_streams_and_can_stop():
+    X, y, tasks, G, _ = _instance(2, "linear", "tree")
+    seen = []
+
+    def cb(state):
+        seen.append((state.iteration, state.iterate["theta"].shape, state.iterate["W"].ndim))
+        return state.iteration < 3
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = mtmkl.solve(X, y, tasks, G, tol=1e-14, callback=cb)
+    assert res.n_iter == 3 and not res.converged
+    assert [s[0] for s in seen] == [1, 2, 3] and seen[0][1] == (len(G),) and seen[0][2] == 3
+
+
+def test_max_iter_warns():
+    X, y, tasks, G, _ = _instance(1, "linear", "tree")
+    with pytest.warns(ConvergenceWarning, match="mtmkl"):
+        res = mtmkl.solve(X, y, tasks, G, C=10.0, p=1.0, tol=1e-14, max_iter=2)
+    assert not res.converged and res.n_iter == 2
+
+
+# ----------------------------------------------------------------- the paper's experiment
+
+
+def test_mtmkl_beats_union_and_individual_on_the_hierarchy():
+    """Reduced but faithful: the paper's tree (32 tasks, d = 100, 10 + 10 training points per
+    task, 5 flips per edge), 200 + 200 test points per task and half the paper's noise
+    (sigma = 10): at sigma = 20 every method is within a few 1e-3 of chance-level AUC 0.54
+    and the ordering is seed noise (see the benchmark)."""
+    for seed in (0, 1):
+        prob = hierarchy(seed=seed, sigma=10.0, n_test=200)
+        out = compare(prob, C=1e-3, ps=(2.0,), tol=1e-6)
+        mkl = out["MT-MKL p=2"]["mean_auc"]
+        assert mkl > out["Union"]["mean_auc"] + 1e-3
+        assert mkl > out["Individual"]["mean_auc"] + 0.03
+        assert out["MT-MKL p=2"]["similarity_corr"] > 0.5
+        assert out["MT-MKL p=2"]["result"].converged
+
+
+def test_hierarchy_generator_is_the_papers():
+    prob = hierarchy(seed=4, depth=3, d=30, flips=4, n_train=3, n_test=5, sigma=2.0,
+                     standardize=False)
+    info, data = prob.info, prob.data
+    T = 8
+    assert len(data["G"]) == 15 and info["T"] == T
+    mu = info["mu_nodes"]
+    np.testing.assert_array_equal(mu[0], 1.0)
+    for k in range(1, 15):  # each child flips exactly `flips` signs of its parent
+        assert np.sum(mu[k] != mu[info["parent"][k]]) == 4
+    for g, leaves in zip(data["G"], info["leaves_under"], strict=True):
+        v = np.zeros(T)
+        v[leaves] = 1.0
+        np.testing.assert_array_equal(g, np.outer(v, v))
+    np.testing.assert_array_equal(data["G"][0], 1.0)
+    np.testing.assert_array_equal(info["true_similarity"], info["mu_leaf"] @ info["mu_leaf"].T)
+    assert data["X"].shape == (T * 6, 30) and info["X_test"].shape == (T * 10, 30)
+    assert np.all(np.bincount(data["tasks"]) == 6)
+    for t in range(T):
+        assert np.sum(data["y"][data["tasks"] == t] == 1) == 3
+    std = hierarchy(seed=4, depth=3, d=30, flips=4, n_train=3, n_test=5, sigma=2.0)
+    np.testing.assert_allclose(std.data["X"], data["X"] / 2.0)
+
+
+def test_digits_tree_is_a_valid_hierarchy_of_one_vs_rest_tasks():
+    prob = digits_tree(seed=0, n_train=5, n_test=200)
+    d, info = prob.data, prob.info
+    assert len(d["G"]) == 19 and info["T"] == 10
+    leaves = info["leaves_under"]
+    assert leaves[0].tolist() == list(range(10))
+    for k in range(1, 19):  # every node's leaves lie under its parent
+        assert set(leaves[k]) <= set(leaves[info["parent"][k]])
+    assert sum(len(leaf) == 1 for leaf in leaves) == 10
+    assert d["X"].shape == (100, 64) and info["X_test"].shape == (2000, 64)
+    for t in range(10):
+        assert np.sum(d["y"][d["tasks"] == t] == 1) == 5
+    assert np.unique(d["X"], axis=0).shape[0] >= 95  # disjoint training images (few duplicates)
+    res = fit(prob, "mt-mkl", C=0.1, tol=1e-6)
+    assert res.converged
+
+
+def test_metrics():
+    rng = np.random.default_rng(0)
+    y = np.tile([1.0, -1.0], 50)
+    tasks = np.repeat([0, 1], 50)
+    s = y + 0.1 * rng.normal(size=100)
+    s[tasks == 1] = rng.normal(size=50)
+    aucs = task_aucs(s, y, tasks, 3)
+    assert aucs[0] == 1.0 and 0.2 < aucs[1] < 0.8 and np.isnan(aucs[2])
+    tpr = mean_roc(s, y, tasks, 2)
+    assert tpr[0] == 0.0 and tpr[-1] == 1.0 and np.all(np.diff(tpr) >= -1e-12)
+    A = np.array([[2, 1, 0], [1, 2, 1], [0, 1, 2.0]])
+    assert similarity_correlation(A, 3 * A + 1) == pytest.approx(1.0)
+
+
+def test_registry_entry_solves_and_refuses_large_references():
+    prob = ENTRY.datasets["hierarchy"](seed=0, depth=2, d=10, n_test=5)
+    for variant in ("mt-mkl", "vanilla", "union", "individual"):
+        res = ENTRY.solve(prob, tol=1e-8, max_iter=10_000, C=0.1, p=2.0, method="e1",
+                          variant=variant, seed=0)
+        r = ENTRY.reference(prob, C=0.1, p=2.0, variant=variant)
+        assert res.primal == pytest.approx(r.value, rel=1e-6)
+    assert ENTRY.reference_refusal(prob) is None
+    big = ENTRY.datasets["hierarchy"](seed=0, depth=7, n_test=1)
+    assert "refused" in ENTRY.reference_refusal(big)
+
+
+# ----------------------------------------------------------------- bad input
+
+RNG0 = np.random.default_rng(0)
+X0 = RNG0.normal(size=(8, 3))
+Y0 = np.array([1.0, -1, 1, -1, 1, -1, 1, -1])
+T0 = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+G0 = [np.eye(2), np.ones((2, 2))]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"p": 0.5}, ValueError, "p must lie in"),
+        ({"p": float("nan")}, ValueError, "p must be finite"),
+        ({"p": "2"}, TypeError, "p must be a real number"),
+        ({"C": 0.0}, ValueError, "C must lie in"),
+        ({"C": -1.0}, ValueError, "C must lie in"),
+        ({"G": [np.eye(2), np.array([[1.0, 2.0], [2.0, 1.0]])]}, ValueError,
+         r"G\[1\] must be positive semidefinite"),
+        ({"G": [np.eye(2), np.array([[1.0, 0.5], [0.0, 1.0]])]}, ValueError,
+         r"G\[1\] must be symmetric"),
+        ({"G": [np.eye(2), np.eye(3)]}, ValueError, r"G\[1\] must be 2 x 2"),
+        ({"G": [np.ones((2, 3))]}, ValueError, r"G\[0\] must be square"),
+        ({"G": []}, ValueError, "G must contain at least one"),
+        ({"G": None}, TypeError, "G is required"),
+        ({"G": np.ones(3)}, ValueError, "G must be a list of M"),
+        ({"tasks": np.array([0, 0, 0, 0, 1, 1, 1, 2])}, ValueError,
+         r"tasks must contain task ids in 0\.\.1"),
+        ({"tasks": T0 - 1}, ValueError, "task ids in"),
+        ({"tasks": T0[:5]}, ValueError, "tasks must be a 1-D array of 8"),
+        ({"tasks": T0 + 0.5}, ValueError, "non-integers"),
+        ({"tasks": np.array(list("aaaabbbb"))}, TypeError, "integer task ids"),
+        ({"y": np.array([1, 0, 1, 0, 1, 0, 1, 0])}, ValueError, "only -1 and \\+1"),
+        ({"y": Y0[:5]}, ValueError, "y must have length 8"),
+        ({"X": np.where(np.eye(8, 3) > 0, np.nan, X0)}, ValueError, "X contains"),
+        ({"X": None}, TypeError, "X is required"),
+        ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+        ({"kernel": np.eye(7)}, ValueError, r"kernel\[0\] must be 8 x 8"),
+        ({"kernel": -np.eye(8)}, ValueError, r"kernel\[0\] must be positive semidefinite"),
+        ({"kernel": [np.eye(8)] * 3}, ValueError, "one per matrix in G"),
+        ({"kernel": 3}, TypeError, "kernel must be"),
+        ({"method": "newton"}, ValueError, "method must be one of"),
+        ({"fix_theta": 1}, TypeError, "fix_theta must be True or False"),
+        ({"theta0": [1.0, -1.0]}, ValueError, "theta0 must be >= 0"),
+        ({"theta0": [0.0, 0.0]}, ValueError, "at least one positive"),
+        ({"theta0": [1.0]}, ValueError, "theta0 must have length 2"),
+        ({"tol": 0.0}, ValueError, "tol must lie in"),
+        ({"max_iter": 0}, ValueError, "max_iter must be >= 1"),
+        ({"seed": -1}, ValueError, "seed must be >= 0"),
+        ({"callback": 3}, TypeError, "callback must be callable"),
+        ({"init": "warm"}, TypeError, "init must be a previous MTMKLResult"),
+    ],
+)
+def test_bad_input_raises_clear_errors(kwargs, exc, match):
+    args = {"X": X0, "y": Y0, "tasks": T0, "G": G0}
+    args.update(kwargs)
+    pos = [args.pop(k) for k in ("X", "y", "tasks", "G")]
+    with pytest.raises(exc, match=match):
+        mtmkl.solve(*pos, **args)
+
+
+def test_decision_function_and_helpers_reject_bad_input():
+    res = mtmkl.solve(X0, Y0, T0, G0, C=1.0)
+    with pytest.raises(ValueError, match="tasks_new must contain task ids"):
+        res.decision_function(X0, np.full(8, 2))
+    with pytest.raises(ValueError, match="X_new must have 3 columns"):
+        res.decision_function(X0[:, :2], T0)
+    kres = mtmkl.solve(None, Y0, T0, G0, kernel=[X0 @ X0.T] * 2)
+    with pytest.raises(ValueError, match="X_new must hold 2 cross-kernel"):
+        kres.decision_function(X0 @ X0.T, T0)
+    with pytest.raises(ValueError, match=r"X_new\[0\] must have 8 columns"):
+        kres.decision_function([X0[:, :2] @ X0[:, :2].T[:, :5]] * 2, T0)
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        mtmkl.dual_objective(np.full(8, 2.0), X0, Y0, T0, G0, C=1.0)
+    with pytest.raises(ValueError, match="p must lie in"):
+        mtmkl.dual_norm([1.0, 2.0], 0.9)
+    with pytest.raises(ValueError, match="W must have shape"):
+        mtmkl.primal_objective(np.zeros((2, 2, 2)), [0.5, 0.5], X0, Y0, T0, G0, 1.0)
