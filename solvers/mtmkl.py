@@ -806,17 +806,16 @@ def solve(
         if fix_theta:
             dual = dual_theta
         elif relative_gap(max(primal - dual, 0.0), primal) > tol:
-            # E.1 lines 12-16 (Algorithm 1 steps unconditionally).
-            if method == "alternating" or primal < o:
+            # E.1 lines 12-16: theta-step only if the primal decreased since the last
+            # epoch (Algorithm 1 steps after every W-step); a_m = ||W_m||^2_Q = theta_m^2 s_m.
+            o_old, o = o, primal
+            if method == "alternating" or o < o_old:
                 new = _theta_step(state.theta**2 * state.s, p)
                 if new is not None:
-                    o = primal
                     state.set_theta(new)
-                    state.sync()
+                    state.sync()  # (E.5): W = theta_new Z G_m, decision values updated
                     primal, _, _ = _figures(state, C, p_conj)
                     stepped = True
-            if not stepped:
-                o = primal
         last_rel = relative_gap(max(primal - dual, 0.0), primal)
         iterate = None
         if callback is not None:
