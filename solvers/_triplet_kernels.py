@@ -1,0 +1,343 @@
+"""Compiled loops of :mod:`solvers.triplet_screening` (private).
+
+Every triplet ``t = (i, j, l)`` is stored as two pair ids: ``pa[t]`` for the
+pair ``(i, l)`` (``a = x_i - x_l``) and ``pb[t]`` for the pair ``(i, j)``
+(``b = x_i - x_j``). Given the per-pair quadratic forms ``q_p = Delta_p^T M Delta_p``
+(or ``S_p^T m`` for a diagonal metric) the margin of a triplet is
+
+    <M, H_t> = q[pa[t]] - q[pb[t]],
+
+so one pass over the triplets costs two gathers and, for the gradient, two
+scatter-adds into per-pair weights ``w`` with ``sum_t alpha_t H_t = sum_p w_p
+Delta_p Delta_p^T``. The loops below fuse margin, loss, KKT dual variable and
+scatter-add in a single sequential pass (numpy would need eight passes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__: list[str] = []
+
+
+@njit(cache=True)
+def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
+    # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
+    # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
+    # alpha = -loss'(margin). ``mout`` (length 0 to skip) receives the margins.
+    for p in range(w.shape[0]):
+        w[p] = 0.0
+    keep = mout.shape[0] > 0
+    loss = 0.0
+    asum = 0.0
+    a2 = 0.0
+    for t in range(pa.shape[0]):
+        ia = pa[t]
+        ib = pb[t]
+        m = q[ia] - q[ib]
+        if keep:
+            mout[t] = m
+        u = 1.0 - m
+        if u <= 0.0:
+            continue
+        if hinge:
+            a = 1.0
+            ell = u
+        elif u >= gamma:
+            a = 1.0
+            ell = u - 0.5 * gamma
+        else:
+            a = u / gamma
+            ell = 0.5 * u * a
+        loss += ell
+        asum += a
+        a2 += a * a
+        w[ia] += a
+        w[ib] -= a
+    return loss, asum, a2
+
+
+@njit(cache=True)
+def _loss_only(q, pa, pb, gamma, hinge):  # pragma: no cover - compiled
+    # Sum of the losses over the triplets (pa, pb).
+    loss = 0.0
+    for t in range(pa.shape[0]):
+        u = 1.0 - (q[pa[t]] - q[pb[t]])
+        if u <= 0.0:
+            continue
+        if hinge:
+            loss += u
+        elif u >= gamma:
+            loss += u - 0.5 * gamma
+        else:
+            loss += 0.5 * u * u / gamma
+    return loss
+
+
+@njit(cache=True)
+def _extra_screened(q, La, Lb, Ra, Rb, gamma, hinge):  # pragma: no cover - compiled
+    # P(M) - P~(M) >= 0: what the screened triplets add to the full objective
+    # beyond their fixed parts (linear part for L-hat, zero for R-hat). Zero
+    # whenever every screened triplet is in the region it was screened into.
+    c = 1.0 - gamma
+    extra = 0.0
+    for t in range(La.shape[0]):
+        m = q[La[t]] - q[Lb[t]]
+        if m > c:
+            u = 1.0 - m
+            if u <= 0.0:
+                ell = 0.0
+            elif hinge:
+                ell = u
+            else:
+                ell = 0.5 * u * u / gamma
+            extra += ell - (u - 0.5 * gamma)
+    for t in range(Ra.shape[0]):
+        m = q[Ra[t]] - q[Rb[t]]
+        u = 1.0 - m
+        if u > 0.0:
+            if hinge:
+                extra += u
+            elif u >= gamma:
+                extra += u - 0.5 * gamma
+            else:
+                extra += 0.5 * u * u / gamma
+    return extra
+
+
+@njit(cache=True)
+def _orthant_min(h, q, r2):  # pragma: no cover - compiled
+    # Lower bound (exact up to rounding) of min h^T x s.t. ||x - q||^2 <= r2, x >= 0
+    # (Appendix B): the Lagrange dual g(a) = sum_k min_{x_k >= 0} [h_k x_k
+    # + a (x_k - q_k)^2] - a r2 is maximised exactly by sweeping the breakpoints
+    # a_k = h_k / (2 q_k) of the decreasing piecewise function
+    # dist(a) = ||x(a) - q||^2 = A / a^2 + B, x(a) = max(q - h / (2a), 0).
+    # Any a > 0 gives a valid lower bound (weak duality), so rounding in the
+    # root only loosens the bound.
+    d = h.shape[0]
+    A = 0.0
+    B = 0.0
+    nb = 0
+    bk = np.empty(d)
+    dA = np.empty(d)
+    dB = np.empty(d)
+    for k in range(d):
+        hk = h[k]
+        qk = q[k]
+        if hk > 0.0:
+            if qk > 0.0:
+                # clipped (x_k = 0, term q_k^2) for a < h/(2q), free afterwards
+                B += qk * qk
+                bk[nb] = hk / (2.0 * qk)
+                dA[nb] = 0.25 * hk * hk
+                dB[nb] = -qk * qk
+                nb += 1
+            else:
+                B += qk * qk
+        elif hk < 0.0:
+            if qk < 0.0:
+                # free for a < h/(2q), clipped at 0 (term q_k^2) afterwards
+                A += 0.25 * hk * hk
+                bk[nb] = hk / (2.0 * qk)
+                dA[nb] = -0.25 * hk * hk
+                dB[nb] = qk * qk
+                nb += 1
+            else:
+                A += 0.25 * hk * hk
+        else:
+            if qk < 0.0:
+                B += qk * qk
+    if A <= 0.0 and B <= r2:
+        # h >= 0 and the ball contains x(0+), an orthant minimiser of h^T x: min = 0
+        return 0.0
+    order = np.argsort(bk[:nb])
+    alpha = -1.0
+    prev = 0.0
+    for s in range(nb + 1):
+        if s < nb:
+            right = bk[order[s]]
+        else:
+            right = np.inf
+        # on (prev, right): dist(a) = A / a^2 + B
+        if s < nb:
+            dist_right = A / (right * right) + B
+        else:
+            dist_right = B
+        if dist_right <= r2:
+            if A > 0.0 and r2 > B:
+                cand = np.sqrt(A / (r2 - B))
+                if cand < prev:
+                    cand = prev
+                if cand > right:
+                    cand = right
+                alpha = cand
+            else:
+                alpha = right if s < nb else prev
+            break
+        if s < nb:
+            k = order[s]
+            A += dA[k]
+            B += dB[k]
+            if A < 0.0:
+                A = 0.0
+            prev = right
+    if not (alpha > 0.0) or not np.isfinite(alpha):
+        # dist never reaches r2 (only possible when the region is empty up to
+        # rounding): fall back to the sphere bound.
+        hq = 0.0
+        hh = 0.0
+        for k in range(d):
+            hq += h[k] * q[k]
+            hh += h[k] * h[k]
+        return hq - np.sqrt(r2 * hh)
+    val = -alpha * r2
+    for k in range(d):
+        xk = q[k] - h[k] / (2.0 * alpha)
+        if xk < 0.0:
+            xk = 0.0
+        val += h[k] * xk + alpha * (xk - q[k]) * (xk - q[k])
+    return val
+
+
+@njit(cache=True)
+def _orthant_bounds(S, pa, pb, q, r2, lo, hi):  # pragma: no cover - compiled
+    # For each candidate triplet (pair ids pa, pb into the pair squares S):
+    # lo = min, hi = max of <x, h> over {||x - q||^2 <= r2, x >= 0}, h = S[pa] - S[pb].
+    d = S.shape[1]
+    h = np.empty(d)
+    hn = np.empty(d)
+    for t in range(pa.shape[0]):
+        for k in range(d):
+            h[k] = S[pa[t], k] - S[pb[t], k]
+            hn[k] = -h[k]
+        lo[t] = _orthant_min(h, q, r2)
+        hi[t] = -_orthant_min(hn, q, r2)
+
+
+# Per-pair quadratic forms and their weighted sums. Compiled loops instead of
+# BLAS: the matrices are thin (pairs x d with small d) and a multithreaded BLAS
+# on a busy machine spends far longer synchronising than computing.
+
+
+@njit(cache=True, fastmath=True)
+def _quad_full(F, M, out):  # pragma: no cover - compiled
+    # out[p] = F[p]^T M F[p]
+    P, d = F.shape
+    for p in range(P):
+        s = 0.0
+        for i in range(d):
+            t = 0.0
+            for j in range(d):
+                t += M[i, j] * F[p, j]
+            s += F[p, i] * t
+        out[p] = s
+
+
+@njit(cache=True, fastmath=True)
+def _quad_diag(F, m, out):  # pragma: no cover - compiled
+    # out[p] = F[p]^T m
+    P, d = F.shape
+    for p in range(P):
+        s = 0.0
+        for k in range(d):
+            s += F[p, k] * m[k]
+        out[p] = s
+
+
+@njit(cache=True, fastmath=True)
+def _assemble_full(F, w, A):  # pragma: no cover - compiled
+    # A = sum_p w[p] F[p] F[p]^T (symmetric)
+    P, d = F.shape
+    for i in range(d):
+        for j in range(d):
+            A[i, j] = 0.0
+    for p in range(P):
+        wp = w[p]
+        if wp == 0.0:
+            continue
+        for i in range(d):
+            t = wp * F[p, i]
+            for j in range(d):
+                A[i, j] += t * F[p, j]
+    for i in range(d):
+        for j in range(i):
+            s = 0.5 * (A[i, j] + A[j, i])
+            A[i, j] = s
+            A[j, i] = s
+
+
+@njit(cache=True, fastmath=True)
+def _assemble_diag(F, w, a):  # pragma: no cover - compiled
+    # a = F^T w
+    P, d = F.shape
+    for k in range(d):
+        a[k] = 0.0
+    for p in range(P):
+        wp = w[p]
+        if wp == 0.0:
+            continue
+        for k in range(d):
+            a[k] += wp * F[p, k]
+
+
+@njit(cache=True)
+def _pair_diff(q, la, lb, out):  # pragma: no cover - compiled
+    # out[t] = q[la[t]] - q[lb[t]]  (margins / <Q, H_t> from per-pair forms)
+    for t in range(la.shape[0]):
+        out[t] = q[la[t]] - q[lb[t]]
+
+
+@njit(cache=True)
+def _compact_pairs(pa, pb, idx, n_pairs):  # pragma: no cover - compiled
+    # The pairs used by the triplets idx, and the triplets' local pair ids.
+    mark = np.full(n_pairs, -1, dtype=np.int32)
+    n = idx.shape[0]
+    for t in range(n):
+        mark[pa[idx[t]]] = 0
+        mark[pb[idx[t]]] = 0
+    cnt = 0
+    for p in range(n_pairs):
+        if mark[p] == 0:
+            mark[p] = cnt
+            cnt += 1
+    pairs = np.empty(cnt, dtype=np.int64)
+    for p in range(n_pairs):
+        if mark[p] >= 0:
+            pairs[mark[p]] = p
+    la = np.empty(n, dtype=np.int32)
+    lb = np.empty(n, dtype=np.int32)
+    for t in range(n):
+        la[t] = mark[pa[idx[t]]]
+        lb[t] = mark[pb[idx[t]]]
+    return pairs, la, lb
+
+
+@njit(cache=True)
+def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compiled
+    # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 if
+    # <Q,H> + r||H|| < c (L-hat), 2 if <Q,H> - r||H|| > 1 (R-hat); relative
+    # rounding margin ``slack``. Returns the numbers newly set to 1 and 2.
+    nl = 0
+    nr = 0
+    for t in range(la.shape[0]):
+        if code[t] != 0:
+            continue
+        hq = q[la[t]] - q[lb[t]]
+        rh = r * hn[t]
+        s = slack * (abs(hq) + rh + 1.0)
+        if hq + rh < c - s:
+            code[t] = 1
+            nl += 1
+        elif hq - rh > 1.0 + s:
+            code[t] = 2
+            nr += 1
+    return nl, nr
+
+
+@njit(cache=True)
+def _pair_counts(pa, pb, idx, cnt):  # pragma: no cover - compiled
+    # cnt[p] += #{t in idx : pa[t] = p} - #{t in idx : pb[t] = p}
+    for t in range(idx.shape[0]):
+        cnt[pa[idx[t]]] += 1.0
+        cnt[pb[idx[t]]] -= 1.0
