@@ -1,0 +1,819 @@
+r"""Convex relaxed alternating structure optimisation (cASO), certified.
+
+Multitask learning with a shared low-dimensional structure (Chen, Tang, Liu &
+Ye). Task ``l`` has data ``X_l`` (n_l x d) and targets ``y_l`` (n_l); the
+weight vectors form ``U = [u_1 ... u_m]`` (d x m) and ``M`` (d x d) is the
+relaxed shared structure::
+
+    min_{U, M}  F(U, M) = sum_l (1/n_l) sum_i L(u_l^T x_i^l, y_i^l)
+                          + c tr(U^T (eta I + M)^{-1} U)
+    subject to  M in Mset = {M symmetric : tr(M) = h, 0 <= M <= I},
+
+with ``c = alpha * eta * (1 + eta)``, ``alpha > 0``, ``eta > 0`` and
+``0 < h <= d`` (``h`` may be fractional). Losses: ``squared``
+``(z - y)^2``, ``hinge`` ``max(0, 1 - y z)`` and ``logistic``
+``log(1 + exp(-y z))`` (labels in {-1, +1} for the last two). No offsets.
+After solving, ``Theta`` holds the top ``round(h)`` eigenvectors of ``M`` as
+rows and ``V = Theta U``.
+
+Algorithms (``method=``)
+------------------------
+``"apg"`` (the paper's Algorithm 1, appendices A and B.2): accelerated
+projected gradient on the pair ``(U, M)`` with the shared engine
+:class:`solvers.apg.APG` (FISTA, doubling line search of Eq. (37)). The
+smooth part is ``c tr(U^T A^{-1} U)`` (+ the squared or logistic loss),
+``A = eta I + M``, with ``grad_U = 2c A^{-1} U`` and
+``grad_M = -c A^{-1} U U^T A^{-1}``. The proximal step projects ``M`` onto
+``Mset`` (:func:`solvers.prox.project_fantope`: eigenvalues onto the bounded
+simplex) and, for the hinge loss, applies the exact per-task prox of Eq. (74)
+(box-constrained dual solved by coordinate ascent). The extrapolated point
+can leave the domain ``eta I + M > 0`` when ``eta < 1``; the smooth part
+then reports ``inf`` and the engine restarts the momentum.
+
+``"bcd"`` (Algorithm 2, appendix B.1): block coordinate descent. U-step with
+``M`` fixed, per task: squared loss solves
+``(X^T X / n + c A^{-1}) u = X^T y / n`` in the variables ``v = A^{-1/2} u``;
+hinge loss solves the dual ``max_{0 <= b <= 1/n} sum b - z^T A z / (4c)``,
+``z = sum_i b_i y_i x_i``, ``u = A z / (2c)`` by coordinate ascent; logistic
+loss runs Newton's method. M-step with ``U`` fixed: with
+``U U^T = P diag(sigma^2) P^T``, ``M = P diag(gamma) P^T`` where gamma solves
+``min sum sigma_i^2 / (eta + gamma_i)``, ``sum gamma = h``, ``0 <= gamma <= 1``
+(Eq. (71)): ``gamma_i = clip(sigma_i / sqrt(t) - eta, 0, 1)`` with ``t`` found
+by appendix C's median search (``m_step="median"``, Algorithm 3 with its
+typos fixed) or by a sort-based sweep (``m_step="sort"``).
+
+Certificate
+-----------
+``phi(U) = min_{M in Mset} tr(U^T (eta I + M)^{-1} U)`` is what the M-step
+computes; the primal value is ``P(U) = loss(U) + c phi(U) <= F(U, M)`` for
+every feasible ``M``. With per-task dual vectors ``theta_l`` and
+``V = [X_1^T theta_1, ..., X_m^T theta_m]``::
+
+    D(theta) = sum_l -l_l*(-theta_l) - 1/(4c) (eta ||V||_F^2 + s_h(V V^T)),
+
+``s_h`` = sum of the ``h`` largest eigenvalues (fractional ``h``: the
+``floor(h)`` largest plus ``h - floor(h)`` times the next). Per task,
+``-l*(-theta) = theta^T y - (n/4) ||theta||^2`` (squared),
+``sum_i y_i theta_i`` if ``0 <= y_i theta_i <= 1/n`` (hinge), and
+``-(1/n) sum_i [p_i log p_i + (1 - p_i) log(1 - p_i)]``, ``p_i = n y_i theta_i``
+in [0, 1] (logistic). The smooth losses use ``theta = -grad loss`` at ``U``;
+the hinge loss uses the dual variables of the U-step (BCD) or of the last
+prox (APG), which are feasible by construction. ``gap = P(U) - D(theta)``
+bounds the suboptimality of ``U`` (and of ``(U, M)`` with the returned ``M``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.special import expit, xlogy
+
+from . import _caso_kernels as _k
+from .apg import APG
+from .base import Monitor, Result
+from .prox import project_fantope, sym
+from .validation import (
+    check_array,
+    check_binary_labels,
+    check_bool,
+    check_callback,
+    check_choice,
+    check_init,
+    check_matrix,
+    check_scalar,
+    check_task_lists,
+    check_tol_max_iter,
+)
+
+__all__ = [
+    "LOSSES",
+    "METHODS",
+    "M_STEPS",
+    "CASOResult",
+    "dual_objective",
+    "hinge_prox",
+    "m_step",
+    "m_step_gamma",
+    "objective",
+    "primal_objective",
+    "solve",
+    "subspace_dim",
+    "sum_largest",
+]
+
+LOSSES = ("squared", "hinge", "logistic")
+METHODS = ("apg", "bcd")
+M_STEPS = ("median", "sort")
+
+#: BCD's hinge U-step (dual coordinate ascent) follows the accuracy reached so far:
+#: largest margin violation <= clip(_INNER_FACTOR * relative gap, _INNER_MIN, _INNER_MAX).
+_INNER_FACTOR = 1e-3
+_INNER_MIN = 1e-12
+_INNER_MAX = 1e-4
+_INNER_SWEEPS = 2000
+#: APG's hinge prox (Eq. (74)) is solved to this margin violation: its dual variables are
+#: the certificate's dual point, and a looser prox (tied to the gap) stalls the gap at
+#: small eta (c small amplifies the dual's error by 1 / (4c)).
+_PROX_TOL = 1e-10
+#: Up to this dimension d the solver's dense algebra (d x d eigensolvers, triangular
+#: solves) runs single-threaded: multithreaded OpenBLAS is no faster at these sizes and
+#: much slower (up to 100x measured) when the cores are shared with other processes.
+_SINGLE_THREAD_MAX_D = 256
+
+
+@cache
+def _threadpool_controller():
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional: only a speed matter
+        return None
+    return ThreadpoolController()
+
+
+def _blas_limit(d: int):
+    ctl = _threadpool_controller() if d <= _SINGLE_THREAD_MAX_D else None
+    if ctl is None:
+        return contextlib.nullcontext()
+    return ctl.limit(limits=1, user_api="blas")
+
+
+# ---------------------------------------------------------------------------
+# Result
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CASOResult(Result):
+    """Result of :func:`solve`.
+
+    Attributes
+    ----------
+    U : ndarray, shape (d, m)
+        Task weight vectors as columns; task ``l`` predicts ``X @ U[:, l]``.
+    M : ndarray, shape (d, d)
+        The shared structure: the exact minimiser of ``F(U, M)`` over ``Mset``
+        for the returned ``U`` (for BCD the algorithm's own last M-step), so
+        ``objective(U, M) == primal``.
+    Theta : ndarray, shape (k, d)
+        Top ``k = max(1, round(h))`` eigenvectors of ``M`` as rows.
+    V : ndarray, shape (k, m)
+        ``Theta @ U``: task coordinates in the shared subspace.
+    gamma : ndarray, shape (d,)
+        Eigenvalues of ``M`` in decreasing order (in [0, 1], summing to ``h``).
+    dual_vars : tuple of ndarray
+        The dual point ``theta_l`` (one vector of length ``n_l`` per task) of
+        the certificate.
+    loss : str
+        The loss function.
+    c : float
+        ``alpha * eta * (1 + eta)``.
+    """
+
+    U: np.ndarray
+    M: np.ndarray
+    Theta: np.ndarray
+    V: np.ndarray
+    gamma: np.ndarray
+    dual_vars: tuple
+    loss: str
+    c: float
+
+    def decision_function(self, X: Any, task: int) -> np.ndarray:
+        """Scores ``X @ U[:, task]`` of one task."""
+        X = check_matrix(X, "X", n_cols=self.U.shape[0])
+        if not (isinstance(task, (int, np.integer)) and 0 <= int(task) < self.U.shape[1]):
+            raise ValueError(f"task must be an integer in [0, {self.U.shape[1] - 1}], got {task!r}")
+        return X @ self.U[:, int(task)]
+
+    def predict(self, X: Any, task: int) -> np.ndarray:
+        """Predictions of one task: scores (squared loss) or signs in {-1, +1}."""
+        s = self.decision_function(X, task)
+        if self.loss == "squared":
+            return s
+        return np.where(s >= 0.0, 1.0, -1.0)
+
+
+# ---------------------------------------------------------------------------
+# Data and losses (tasks stored concatenated)
+# ---------------------------------------------------------------------------
+
+
+class _Tasks:
+    """Concatenated task data with fast per-task products."""
+
+    def __init__(self, Xs: list[np.ndarray], ys: list[np.ndarray]) -> None:
+        self.m = len(Xs)
+        self.d = Xs[0].shape[1]
+        self.n = np.array([X.shape[0] for X in Xs], dtype=np.int64)
+        self.offs = np.concatenate([[0], np.cumsum(self.n)]).astype(np.int64)
+        self.X = np.ascontiguousarray(np.vstack(Xs))
+        self.y = np.ascontiguousarray(np.concatenate(ys))
+        self.w = np.repeat(1.0 / self.n, self.n)
+        self.task = np.repeat(np.arange(self.m), self.n)
+        self.sqn = np.einsum("ij,ij->i", self.X, self.X)
+        self.equal = bool(np.all(self.n == self.n[0]))
+        self.X3 = self.X.reshape(self.m, int(self.n[0]), self.d) if self.equal else None
+        self.Xs = [self.X[self.offs[t]:self.offs[t + 1]] for t in range(self.m)]
+
+    def scores(self, U: np.ndarray) -> np.ndarray:
+        """``z`` with ``z_i = x_i^T u_{task(i)}`` (length N)."""
+        if self.equal:
+            return np.matmul(self.X3, U.T[:, :, None]).ravel()
+        return np.concatenate([Xl @ U[:, t] for t, Xl in enumerate(self.Xs)])
+
+    def back(self, r: np.ndarray) -> np.ndarray:
+        """``V`` (d x m) with ``V[:, l] = X_l^T r_l``."""
+        if self.equal:
+            R = r.reshape(self.m, int(self.n[0]), 1)
+            return np.matmul(self.X3.transpose(0, 2, 1), R)[:, :, 0].T
+        V = np.empty((self.d, self.m))
+        for t, Xl in enumerate(self.Xs):
+            V[:, t] = Xl.T @ r[self.offs[t]:self.offs[t + 1]]
+        return V
+
+    def split(self, v: np.ndarray) -> tuple[np.ndarray, ...]:
+        return tuple(v[self.offs[t]:self.offs[t + 1]].copy() for t in range(self.m))
+
+    def per_task_sum(self, v: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(v, self.offs[:-1]) if v.size else np.zeros(self.m)
+
+
+def _loss_value(loss: str, z: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    return float(np.sum(w * _loss_terms(loss, z, y)))
+
+
+def _loss_terms(loss: str, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if loss == "squared":
+        return (z - y) ** 2
+    if loss == "hinge":
+        return np.maximum(0.0, 1.0 - y * z)
+    return np.logaddexp(0.0, -y * z)
+
+
+def _loss_grad(loss: str, z: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Gradient of the (smooth) weighted loss with respect to the scores."""
+    if loss == "squared":
+        return 2.0 * w * (z - y)
+    return -w * y * expit(-y * z)
+
+
+def _conj_value(loss: str, theta: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """``sum_l -l_l*(-theta_l)`` (``-inf`` outside the conjugate's domain)."""
+    if loss == "squared":
+        return float(theta @ y - 0.25 * np.sum(theta * theta / w))
+    p = theta * y / w
+    tol = 1e-12
+    if np.any(p < -tol) or np.any(p > 1.0 + tol):
+        return -math.inf
+    p = np.clip(p, 0.0, 1.0)
+    if loss == "hinge":
+        return float(np.sum(w * p))
+    return float(-np.sum(w * (xlogy(p, p) + xlogy(1.0 - p, 1.0 - p))))
+
+
+# ---------------------------------------------------------------------------
+# The M-step and the spectral pieces of the certificate
+# ---------------------------------------------------------------------------
+
+
+def subspace_dim(h: float) -> int:
+    """Dimension ``k = max(1, round(h))`` of the shared subspace ``Theta`` (halves round up)."""
+    return max(1, math.floor(h + 0.5))
+
+
+def sum_largest(eigs: Any, h: float) -> float:
+    """``s_h``: sum of the ``floor(h)`` largest values plus ``(h - floor(h))`` times the next.
+
+    This is ``max {sum_i g_i e_i : sum g = h, 0 <= g <= 1}``, the support
+    function of the bounded simplex (``max_{M in Mset} tr(M S)`` for a
+    symmetric ``S`` with eigenvalues ``eigs``).
+    """
+    e = np.sort(np.asarray(eigs, dtype=float).ravel())[::-1]
+    if not (0.0 <= h <= e.size):
+        raise ValueError(f"h must lie in [0, {e.size}], got {h}")
+    k = math.floor(h)
+    out = float(np.sum(e[:k]))
+    if k < e.size and h > k:
+        out += (h - k) * float(e[k])
+    return out
+
+
+def m_step_gamma(sigma: Any, eta: float, h: float, *, method: str = "median") -> np.ndarray:
+    """Solve Eq. (71): ``min sum_i sigma_i^2 / (eta + gamma_i)`` over the bounded simplex.
+
+    Constraints ``sum_i gamma_i = h``, ``0 <= gamma_i <= 1``. The solution is
+    ``gamma_i = clip(sigma_i / sqrt(t) - eta, 0, 1)`` with ``t`` such that the
+    constraint holds (Eqs. (78)–(82)); directions with ``sigma_i = 0`` share
+    whatever mass the others leave (evenly).
+
+    Parameters
+    ----------
+    sigma : array_like, shape (d,)
+        Non-negative singular values.
+    eta : float, > 0
+    h : float, in (0, d]
+    method : {"median", "sort"}
+        Appendix C's median search (expected linear time) or a sort-based
+        breakpoint sweep (O(d log d)).
+    """
+    sigma = check_array(sigma, "sigma", ndim=1)
+    if np.any(sigma < 0):
+        raise ValueError("sigma must be non-negative")
+    eta = check_scalar(eta, "eta", low=0.0)
+    h = check_scalar(h, "h", low=0.0, high=float(sigma.size))
+    method = check_choice(method, "method", M_STEPS)
+    return _gamma(sigma, eta, h, method)
+
+
+def _gamma(sigma: np.ndarray, eta: float, h: float, method: str) -> np.ndarray:
+    fn = _k.gamma_median if method == "median" else _k.gamma_sort
+    gamma, _ = fn(np.ascontiguousarray(sigma, dtype=np.float64), float(eta), float(h))
+    return gamma
+
+
+def _m_step(U: np.ndarray, eta: float, h: float, method: str
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """``(M, gamma, P, phi)``: exact minimiser of ``tr(U^T (eta I + M)^{-1} U)`` over Mset.
+
+    ``gamma`` (decreasing) and the columns of ``P`` are the eigenpairs of ``M``.
+    """
+    S = U @ U.T
+    lam, P = np.linalg.eigh(S)
+    lam = lam[::-1]
+    P = P[:, ::-1]
+    top = lam[0] if lam.size else 0.0
+    lam = np.where(lam > lam.size * np.finfo(float).eps * max(top, 0.0), lam, 0.0)
+    sigma = np.sqrt(lam)
+    gamma = _gamma(sigma, eta, h, method)
+    phi = float(np.sum(lam / (eta + gamma)))
+    M = sym((P * gamma) @ P.T)
+    return M, gamma, P, phi
+
+
+def m_step(U: Any, eta: float, h: float, *, method: str = "median"
+           ) -> tuple[np.ndarray, float]:
+    """The exact M-step: ``argmin_{M in Mset} tr(U^T (eta I + M)^{-1} U)`` and its value.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, m)
+    eta : float, > 0
+    h : float, in (0, d]
+    method : {"median", "sort"}
+
+    Returns
+    -------
+    M : ndarray, shape (d, d)
+    phi : float
+        ``min_{M in Mset} tr(U^T (eta I + M)^{-1} U)``.
+    """
+    U = check_matrix(U, "U")
+    eta = check_scalar(eta, "eta", low=0.0)
+    h = check_scalar(h, "h", low=0.0, high=float(U.shape[0]))
+    method = check_choice(method, "method", M_STEPS)
+    M, _, _, phi = _m_step(U, eta, h, method)
+    return M, phi
+
+
+def _phi_conj(V: np.ndarray, eta: float, h: float) -> float:
+    """``max_{M in Mset} tr(V^T (eta I + M) V) = eta ||V||^2 + s_h(V V^T)``."""
+    d, m = V.shape
+    G = V @ V.T if d <= m else V.T @ V
+    eig = np.linalg.eigvalsh(G)
+    if d > m:  # V V^T has d - m further zero eigenvalues
+        eig = np.concatenate([eig, np.zeros(d - m)])
+    return eta * float(np.sum(V * V)) + sum_largest(np.maximum(eig, 0.0), h)
+
+
+# ---------------------------------------------------------------------------
+# Validation and public objective functions
+# ---------------------------------------------------------------------------
+
+
+def _check_problem(Xs, ys, alpha, eta, h, loss):
+    loss = check_choice(loss, "loss", LOSSES)
+    Xs, ys = check_task_lists(Xs, ys)
+    if loss != "squared":
+        ys = [check_binary_labels(y, f"ys[{t}]") for t, y in enumerate(ys)]
+    alpha = check_scalar(alpha, "alpha", low=0.0)
+    eta = check_scalar(eta, "eta", low=0.0)
+    d = Xs[0].shape[1]
+    h = check_scalar(h, "h", low=0.0, high=float(d))
+    return _Tasks(Xs, ys), alpha, eta, h, loss
+
+
+def _check_M(M: Any, d: int, h: float, tol: float = 1e-7) -> np.ndarray:
+    M = check_matrix(M, "M", n_rows=d, n_cols=d)
+    if not np.allclose(M, M.T, rtol=0.0, atol=tol):
+        raise ValueError("M must be symmetric")
+    e = np.linalg.eigvalsh(sym(M))
+    if e[0] < -tol or e[-1] > 1.0 + tol or abs(e.sum() - h) > tol * max(1.0, d):
+        raise ValueError(
+            f"M must lie in {{tr M = h, 0 <= M <= I}} with h={h:g}; its eigenvalues span "
+            f"[{e[0]:.3g}, {e[-1]:.3g}] and sum to {e.sum():.6g}"
+        )
+    return sym(M)
+
+
+def objective(U: Any, M: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0,
+              h: float = 1, loss: str = "squared") -> float:
+    """``F(U, M) = sum_l mean loss_l + c tr(U^T (eta I + M)^{-1} U)`` for a feasible ``M``.
+
+    Raises ``ValueError`` if ``M`` is not in ``{tr M = h, 0 <= M <= I}``.
+    """
+    data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
+    U = check_matrix(U, "U", n_rows=data.d, n_cols=data.m)
+    M = _check_M(M, data.d, h)
+    c = alpha * eta * (1.0 + eta)
+    A = eta * np.eye(data.d) + M
+    Lc = np.linalg.cholesky(A)
+    Y = solve_triangular(Lc, U, lower=True)
+    return _loss_value(loss, data.scores(U), data.y, data.w) + c * float(np.sum(Y * Y))
+
+
+def primal_objective(U: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0,
+                     h: float = 1, loss: str = "squared") -> float:
+    """``P(U) = min_{M in Mset} F(U, M) = sum_l mean loss_l + c phi(U)`` (exact M-step)."""
+    data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
+    U = check_matrix(U, "U", n_rows=data.d, n_cols=data.m)
+    c = alpha * eta * (1.0 + eta)
+    _, _, _, phi = _m_step(U, eta, h, "sort")
+    return _loss_value(loss, data.scores(U), data.y, data.w) + c * phi
+
+
+def _dual_value(data: _Tasks, theta: np.ndarray, c: float, eta: float, h: float, loss: str
+                ) -> float:
+    V = data.back(theta)
+    return _conj_value(loss, theta, data.y, data.w) - _phi_conj(V, eta, h) / (4.0 * c)
+
+
+def dual_objective(thetas: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0,
+                   h: float = 1, loss: str = "squared") -> float:
+    """``D(theta) = sum_l -l_l*(-theta_l) - (eta ||V||^2 + s_h(V V^T)) / (4c)``.
+
+    ``thetas`` is one vector per task (length ``n_l``), ``V = [X_l^T theta_l]``.
+    For the hinge and logistic losses ``theta`` must satisfy
+    ``0 <= y_i theta_i <= 1/n_l`` (else ``ValueError``). Any such ``theta``
+    gives a lower bound on the optimal value.
+    """
+    data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
+    try:
+        thetas = list(thetas)
+    except TypeError as exc:
+        raise TypeError("thetas must be a sequence with one vector per task") from exc
+    if len(thetas) != data.m:
+        raise ValueError(f"thetas has {len(thetas)} entries but there are {data.m} tasks")
+    theta = np.concatenate([
+        check_array(t, f"thetas[{i}]", shape=(int(data.n[i]),)) for i, t in enumerate(thetas)
+    ])
+    c = alpha * eta * (1.0 + eta)
+    val = _dual_value(data, theta, c, eta, h, loss)
+    if not math.isfinite(val):
+        raise ValueError("thetas is outside the dual domain: need 0 <= y_i theta_i <= 1/n_l")
+    return val
+
+
+def hinge_prox(V: Any, Xs: Any, ys: Any, step: float, *, tol: float = 1e-12,
+               max_sweeps: int = 100_000) -> np.ndarray:
+    """Exact prox of the hinge loss, per task (Eq. (74) without offset).
+
+    Returns ``U`` whose column ``l`` solves
+    ``min_u ||u - V[:, l]||^2 / (2 step) + (1/n_l) sum_i max(0, 1 - y_i x_i^T u)``
+    (box-constrained dual by coordinate ascent to a violation below ``tol``).
+    """
+    Xs, ys = check_task_lists(Xs, ys)
+    ys = [check_binary_labels(y, f"ys[{t}]") for t, y in enumerate(ys)]
+    data = _Tasks(Xs, ys)
+    V = check_matrix(V, "V", n_rows=data.d, n_cols=data.m)
+    step = check_scalar(step, "step", low=0.0)
+    tol = check_scalar(tol, "tol", low=0.0)
+    B = np.zeros(data.X.shape[0])
+    UT = np.empty((data.m, data.d))
+    _k.hinge_prox(data.X, data.y, data.w, data.offs, data.sqn, np.ascontiguousarray(V.T),
+                  step, B, tol, int(max_sweeps), UT)
+    return UT.T.copy()
+
+
+# ---------------------------------------------------------------------------
+# Certificate
+# ---------------------------------------------------------------------------
+
+
+class _Cert:
+    """Primal and dual values at a point, with the optimal M for ``U``."""
+
+    def __init__(self, data, U, theta, c, eta, h, loss, m_method):
+        z = data.scores(U)
+        M, gamma, P, phi = _m_step(U, eta, h, m_method)
+        self.M, self.gamma, self.P, self.phi = M, gamma, P, phi
+        self.loss_value = _loss_value(loss, z, data.y, data.w)
+        self.primal = self.loss_value + c * phi
+        if theta is None:
+            theta = -_loss_grad(loss, z, data.y, data.w)
+        self.theta = theta
+        self.dual = _dual_value(data, theta, c, eta, h, loss)
+
+
+def _inner_tol(rel_gap: float) -> float:
+    return float(min(_INNER_MAX, max(_INNER_MIN, _INNER_FACTOR * rel_gap)))
+
+
+# ---------------------------------------------------------------------------
+# APG (Algorithm 1)
+# ---------------------------------------------------------------------------
+
+
+def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart):
+    d = data.d
+    eye = np.eye(d)
+    smooth = loss != "hinge"
+    state = {"sweeps": 0}
+
+    def parts(Z, need_grad):
+        U, M = Z
+        A = eta * eye + sym(M)
+        try:
+            Lc = np.linalg.cholesky(A)
+        except np.linalg.LinAlgError:
+            return math.inf, None  # outside the domain eta I + M > 0
+        Y = solve_triangular(Lc, U, lower=True, check_finite=False)
+        val = c * float(np.sum(Y * Y))
+        z = None
+        if smooth:
+            z = data.scores(U)
+            val += _loss_value(loss, z, data.y, data.w)
+        if not math.isfinite(val):
+            return math.inf, None
+        if not need_grad:
+            return val, None
+        W = solve_triangular(Lc.T, Y, lower=False, check_finite=False)  # A^{-1} U
+        gU = 2.0 * c * W
+        if smooth:
+            gU = gU + data.back(_loss_grad(loss, z, data.y, data.w))
+        gM = -c * (W @ W.T)
+        return val, (gU, gM)
+
+    def value_and_grad(Z):
+        return parts(Z, True)
+
+    def value(Z):
+        return parts(Z, False)[0]
+
+    def prox(Vz, step):
+        Uh, Mh = Vz
+        M = project_fantope(Mh, h)
+        if smooth:
+            return (Uh, M)
+        UT = np.empty((data.m, d))
+        state["sweeps"] += _k.hinge_prox(
+            data.X, data.y, data.w, data.offs, data.sqn, np.ascontiguousarray(Uh.T),
+            float(step), B, _PROX_TOL, _INNER_SWEEPS, UT)
+        return (UT.T.copy(), M)
+
+    L0 = 2.0 * c / (eta + 1.0)
+    apg = APG(value_and_grad, prox, (U0, M0), value=value, L0=L0, adaptive_restart=restart)
+    cert = None
+    for it in range(1, max_iter + 1):
+        state["sweeps"] = 0
+        U, M_it = apg.step()
+        theta = None if smooth else data.y * B
+        cert = _Cert(data, U, theta, c, eta, h, loss, m_method)
+        f_it = value((U, M_it))
+        if not smooth:
+            f_it += cert.loss_value
+        if mon.record(
+            it, cert.primal, cert.dual,
+            iterate=({"U": U.copy(), "M": cert.M.copy(), "M_iterate": M_it.copy()}
+                     if callback is not None else None),
+            objective_iterate=f_it, L=apg.L, beta=apg.beta,
+            n_backtracks=apg.n_backtracks, n_restarts=apg.n_restarts,
+            inner=state["sweeps"],
+        ):
+            break
+    return apg.x[0], cert
+
+
+# ---------------------------------------------------------------------------
+# BCD (Algorithm 2)
+# ---------------------------------------------------------------------------
+
+
+def _ustep_squared(data, G, r, P, gamma, eta, c):
+    # (G_l + c A^{-1}) u = r_l with u = R v, R = A^{1/2}: (R G_l R + c I) v = R r_l.
+    R = (P * np.sqrt(eta + gamma)) @ P.T
+    H = np.matmul(np.matmul(R, G), R)
+    H[:, np.arange(data.d), np.arange(data.d)] += c
+    rhs = (R @ r.T).T[..., None]
+    v = np.linalg.solve(H, rhs)[:, :, 0]  # (m, d)
+    return R @ v.T, 1
+
+
+def _ustep_hinge(data, B, A, c, tol):
+    AX = data.X @ A
+    qdiag = np.einsum("ij,ij->i", AX, data.X) / (2.0 * c)
+    UT = np.empty((data.m, data.d))
+    sweeps = _k.hinge_ustep(data.X, data.y, data.w, data.offs, np.ascontiguousarray(AX), qdiag,
+                            B, 1.0 / (2.0 * c), tol, _INNER_SWEEPS, UT)
+    return UT.T.copy(), sweeps
+
+
+def _ustep_logistic(data, U, P, gamma, eta, c, tol):
+    # Newton per task on  l(R v) + c ||v||^2  with u = R v, R = A^{1/2}, until the
+    # summed Newton-decrement estimate of the remaining decrease is below ``tol``
+    # (absolute, objective units); at least one step.
+    d, m = data.d, data.m
+    R = (P * np.sqrt(eta + gamma)) @ P.T
+    Rinv = (P / np.sqrt(eta + gamma)) @ P.T
+    Vt = Rinv @ U  # (d, m)
+
+    def task_obj(Vt):
+        z = data.scores(R @ Vt)
+        per = data.per_task_sum(data.w * _loss_terms("logistic", z, data.y))
+        return per + c * np.sum(Vt * Vt, axis=0), z
+
+    obj, z = task_obj(Vt)
+    iters = 0
+    for _ in range(100):
+        g = R @ data.back(_loss_grad("logistic", z, data.y, data.w)) + 2.0 * c * Vt
+        s = expit(-data.y * z)
+        dw = data.w * s * (1.0 - s)
+        H = np.empty((m, d, d))
+        for t, Xl in enumerate(data.Xs):
+            XR = Xl @ R
+            H[t] = XR.T @ (dw[data.offs[t]:data.offs[t + 1], None] * XR)
+        H[:, np.arange(d), np.arange(d)] += 2.0 * c
+        step = -np.linalg.solve(H, g.T[..., None])[:, :, 0].T  # (d, m)
+        dec = -np.sum(g * step, axis=0)  # squared Newton decrements per task
+        # dec / 2 estimates the remaining decrease of each task's objective.
+        if iters > 0 and 0.5 * float(np.sum(dec)) <= tol:
+            break
+        iters += 1
+        size = np.ones(m)
+        for _ in range(60):
+            new_obj, new_z = task_obj(Vt + step * size)
+            bad = new_obj > obj - 0.25 * size * dec
+            if not np.any(bad):
+                break
+            size = np.where(bad, 0.5 * size, size)
+        Vt = Vt + step * size
+        obj, z = task_obj(Vt)
+    return R @ Vt, iters
+
+
+def _run_bcd(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart):
+    d = data.d
+    gam, P = np.linalg.eigh(sym(M0))
+    gamma = np.clip(gam, 0.0, 1.0)
+    U = U0
+    G = r = None
+    if loss == "squared":
+        G = np.empty((data.m, d, d))
+        r = np.empty((data.m, d))
+        for t, Xl in enumerate(data.Xs):
+            G[t] = Xl.T @ Xl / data.n[t]
+            r[t] = Xl.T @ data.y[data.offs[t]:data.offs[t + 1]] / data.n[t]
+    tol_in = _INNER_MAX if loss == "hinge" else 1e-15
+    cert = None
+    for it in range(1, max_iter + 1):
+        A = sym((P * (eta + gamma)) @ P.T)
+        if loss == "squared":
+            U, inner = _ustep_squared(data, G, r, P, gamma, eta, c)
+        elif loss == "hinge":
+            U, inner = _ustep_hinge(data, B, A, c, tol_in)
+        else:
+            U, inner = _ustep_logistic(data, U, P, gamma, eta, c, tol_in)
+        theta = data.y * B if loss == "hinge" else None
+        cert = _Cert(data, U, theta, c, eta, h, loss, m_method)
+        gamma, P = cert.gamma, cert.P  # the M-step (Algorithm 2, lines 7-9)
+        gap = max(cert.primal - cert.dual, 0.0)
+        scale = max(1.0, abs(cert.primal))
+        tol_in = _inner_tol(gap / scale)
+        if loss == "logistic":
+            tol_in = max(1e-3 * gap, 1e-15 * scale)
+        if mon.record(
+            it, cert.primal, cert.dual,
+            iterate=({"U": U.copy(), "M": cert.M.copy()} if callback is not None else None),
+            objective_iterate=cert.primal, inner=inner,
+        ):
+            break
+    return U, cert
+
+
+# ---------------------------------------------------------------------------
+# Public solver
+# ---------------------------------------------------------------------------
+
+
+def solve(
+    Xs: Any,
+    ys: Any,
+    *,
+    alpha: float = 1.0,
+    eta: float = 1.0,
+    h: float = 1,
+    loss: str = "squared",
+    method: str = "apg",
+    tol: float = 1e-6,
+    max_iter: int = 5000,
+    m_step: str = "median",
+    restart: bool = False,
+    init: CASOResult | None = None,
+    callback=None,
+) -> CASOResult:
+    r"""Solve convex relaxed ASO with a certified duality gap.
+
+    Minimises ``sum_l (1/n_l) sum_i L(u_l^T x_i^l, y_i^l) + c tr(U^T (eta I + M)^{-1} U)``
+    over ``U`` (d x m) and ``M`` in ``{tr M = h, 0 <= M <= I}``, ``c = alpha eta (1 + eta)``.
+
+    Parameters
+    ----------
+    Xs : sequence of array_like, each (n_l, d)
+        One design matrix per task (tasks may differ in size, share ``d``).
+    ys : sequence of array_like, each (n_l,)
+        Targets; labels in {-1, +1} for ``hinge`` and ``logistic``.
+    alpha, eta : float, > 0
+        Regularisation weights (``c = alpha * eta * (1 + eta)``).
+    h : float, in (0, d]
+        Trace of ``M``: the (relaxed) dimension of the shared subspace.
+    loss : {"squared", "hinge", "logistic"}
+    method : {"apg", "bcd"}
+        Accelerated projected gradient (Algorithm 1) or block coordinate
+        descent (Algorithm 2).
+    tol : float
+        Stop when ``gap / max(1, |primal|) <= tol``.
+    max_iter : int
+        Outer iterations (APG steps or BCD sweeps).
+    m_step : {"median", "sort"}
+        M-step solver (appendix C's median search or a sort-based sweep);
+        used by BCD and by every certificate.
+    restart : bool
+        APG only: gradient-based adaptive momentum restart (O'Donoghue &
+        Candès) on top of Algorithm 1 (which has none; default ``False``).
+        Domain exits always restart the momentum.
+    init : CASOResult, optional
+        Warm start from a previous result on the same data (its ``U``, its
+        ``M`` projected onto the new ``Mset``, and for the hinge loss its dual
+        variables).
+    callback : callable, optional
+        ``callback(state)`` once per iteration (``state.iterate`` has ``U``,
+        ``M`` and, for APG, ``M_iterate``); return ``False`` to stop.
+
+    Returns
+    -------
+    CASOResult
+        ``U``, ``M``, ``Theta``, ``V``, ``gamma``, ``dual_vars``, ``primal``,
+        ``dual``, ``gap`` (certified), ``n_iter``, ``converged``, ``history``
+        (extras: ``objective_iterate`` = F at the algorithm's own iterate,
+        ``inner`` = inner sweeps / Newton steps; APG also ``L``, ``beta``,
+        ``n_backtracks``, ``n_restarts``).
+    """
+    data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
+    method = check_choice(method, "method", METHODS)
+    m_method = check_choice(m_step, "m_step", M_STEPS)
+    tol, max_iter = check_tol_max_iter(tol, max_iter)
+    restart = check_bool(restart, "restart")
+    callback = check_callback(callback)
+    d, m = data.d, data.m
+    init = check_init(init, CASOResult, U=(d, m), M=(d, d))
+    c = alpha * eta * (1.0 + eta)
+    N = data.X.shape[0]
+
+    B = np.zeros(N)
+    if init is None:
+        U0 = np.zeros((d, m))
+        M0 = np.eye(d) * (h / d)
+    else:
+        U0 = np.array(init.U, dtype=float)
+        M0 = project_fantope(init.M, h)
+        if loss == "hinge" and init.loss == "hinge" and len(init.dual_vars) == m and all(
+            np.shape(t) == (int(n),) for t, n in zip(init.dual_vars, data.n, strict=True)
+        ):
+            B = np.clip(np.concatenate(init.dual_vars) * data.y, 0.0, data.w)
+
+    mon = Monitor("caso", tol=tol, max_iter=max_iter, callback=callback)
+    runner = _run_apg if method == "apg" else _run_bcd
+    with _blas_limit(d):
+        U, cert = runner(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter,
+                         restart)
+    fields = mon.result_fields()
+    Theta = cert.P[:, :subspace_dim(h)].T.copy()
+    return CASOResult(
+        **fields,
+        method=method,
+        params={"alpha": alpha, "eta": eta, "h": h, "loss": loss, "tol": tol,
+                "max_iter": max_iter, "m_step": m_method, "restart": restart},
+        U=U,
+        M=cert.M,
+        Theta=Theta,
+        V=Theta @ U,
+        gamma=cert.gamma,
+        dual_vars=list(data.split(cert.theta)),
+        loss=loss,
+        c=c,
+    )
