@@ -341,3 +341,84 @@ def _pair_counts(pa, pb, idx, cnt):  # pragma: no cover - compiled
     for t in range(idx.shape[0]):
         cnt[pa[idx[t]]] += 1.0
         cnt[pb[idx[t]]] -= 1.0
+
+
+@njit(cache=True)
+def _apply_codes(code, idx, status, pa, pb, cnt):  # pragma: no cover - compiled
+    # Screening codes over the subset idx (0 keep, 1 L-hat, 2 R-hat): update the
+    # global status, add the L-hat pair counts to cnt (for the folded H_L) and
+    # return the kept indices with the numbers screened into L-hat and R-hat.
+    n = idx.shape[0]
+    nrem = 0
+    for t in range(n):
+        if code[t] == 0:
+            nrem += 1
+    rem = np.empty(nrem, dtype=np.int64)
+    k = 0
+    nl = 0
+    nr = 0
+    for t in range(n):
+        g = idx[t]
+        c = code[t]
+        if c == 0:
+            rem[k] = g
+            k += 1
+        elif c == 1:
+            status[g] = 1
+            cnt[pa[g]] += 1.0
+            cnt[pb[g]] -= 1.0
+            nl += 1
+        else:
+            status[g] = 2
+            nr += 1
+    return rem, nl, nr
+
+
+@njit(cache=True)
+def _range_screen(q0, pa, pb, hn, m0n, lam0, eps, c, lam, side, thr, ref, ref_new, status,
+                  cnt, used):  # pragma: no cover - compiled
+    # Range-based RRPB screening (Theorem 4.1, branch lam <= lam0) at ``lam``.
+    # A triplet keeps its stored range (side 1 L-hat / 2 R-hat on (thr, lam_ref])
+    # while lam > thr; an expired one gets a new range from the reference
+    # (M0 with per-pair forms q0, ||M0|| = m0n, lam0, eps), id ``ref_new``.
+    # Screened triplets get status 1 / 2 (L-hat pair counts into cnt); ``used``
+    # marks the reference ids whose spheres screened something.
+    nl = 0
+    nr = 0
+    for t in range(pa.shape[0]):
+        st = status[t]
+        if st == 1 or st == 2:
+            continue
+        if not (side[t] > 0 and thr[t] < lam):
+            h0 = q0[pa[t]] - q0[pb[t]]
+            mh = m0n * hn[t]
+            e2 = 2.0 * eps * hn[t]
+            s_new = 0
+            t_new = np.inf
+            aR = h0 + mh - 2.0
+            if aR > 0.0:
+                x = lam0 * (mh - h0 + e2) / aR
+                if x < lam0:
+                    s_new = 2
+                    t_new = x
+            if s_new == 0:
+                aL = 2.0 * c - h0 + mh
+                if aL > 0.0:
+                    x = lam0 * (h0 + mh + e2) / aL
+                    if x < lam0:
+                        s_new = 1
+                        t_new = x
+            side[t] = s_new
+            thr[t] = t_new * (1.0 + 1e-10) + 1e-300
+            ref[t] = ref_new
+        if side[t] > 0 and thr[t] < lam:
+            used[ref[t]] = True
+            if side[t] == 1:
+                status[t] = 1
+                cnt[pa[t]] += 1.0
+                cnt[pb[t]] -= 1.0
+                nl += 1
+            else:
+                status[t] = 2
+                nr += 1
+    return nl, nr

@@ -372,26 +372,6 @@ def rrpb_ranges(h0, hn, m0n, lam0, eps, gamma):
     return out
 
 
-def rrpb_thresholds(h0, hn, m0n, lam0, eps, gamma):
-    """Downward path: ``(side, thr)`` with side 1 (L) / 2 (R) / 0 and the RRPB sphere
-    rule holding for every ``lam`` in ``(thr, lam0]`` (``thr = inf`` when never)."""
-    rng = rrpb_ranges(h0, hn, m0n, lam0, eps, gamma)
-    sR, eR = rng["R_below"]
-    sL, eL = rng["L_below"]
-    # a valid interval reaches lam0 (the inequality is linear in lam on the branch)
-    okR = (sR < eR) & (eR >= lam0)
-    okL = (sL < eL) & (eL >= lam0)
-    side = np.zeros(h0.shape, dtype=np.int8)
-    thr = np.full(h0.shape, np.inf)
-    side[okR] = 2
-    thr[okR] = sR[okR]
-    side[okL] = 1
-    thr[okL] = sL[okL]
-    # rounding margin on the threshold
-    thr = thr * (1.0 + 1e-10) + 1e-300
-    return side, thr
-
-
 def orthant_bounds(S, pa, pb, q, r2):
     """Appendix B: exact bounds of ``<x, h_t>`` over ``{||x - q|| <= r, x >= 0}``."""
     lo = np.empty(pa.shape[0])

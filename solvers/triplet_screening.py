@@ -69,6 +69,7 @@ import numpy as np
 
 from . import _triplet_spheres as sph
 from ._triplet_kernels import (
+    _apply_codes,
     _assemble_diag,
     _assemble_full,
     _compact_pairs,
@@ -79,6 +80,7 @@ from ._triplet_kernels import (
     _pair_diff,
     _quad_diag,
     _quad_full,
+    _range_screen,
     _sphere_rule,
 )
 from ._triplet_spheres import (
@@ -994,8 +996,6 @@ class _Run:
         self.HL = self.data.zeros()
         self.nL = 0
         self.nR = 0
-        self.Ls: list[np.ndarray] = []
-        self.Rs: list[np.ndarray] = []
         self._Lcat: tuple[np.ndarray, np.ndarray] | None = None
         self._Rcat: tuple[np.ndarray, np.ndarray] | None = None
         self.regions = _Regions(self.data.shape)
@@ -1007,11 +1007,13 @@ class _Run:
         self.n_full_evals = 0
 
     # subsets ------------------------------------------------------------------
-    def rebuild(self) -> None:
-        idx = np.flatnonzero((self.status == 0) | (self.status == 3))
-        self.unscr = self.data.compact(idx)
+    def rebuild(self, remaining: np.ndarray | None = None) -> None:
+        """New subsets after screening (``remaining``: the unscreened triplets, if known)."""
+        if remaining is None:
+            remaining = np.flatnonzero((self.status == 0) | (self.status == 3))
+        self.unscr = self.data.compact(remaining)
         if self.active_set:
-            self.work = self.data.compact(np.flatnonzero(self.status == 0))
+            self.work = self.data.compact(remaining[self.status[remaining] == 0])
         else:
             self.work = self.unscr
 
@@ -1043,11 +1045,11 @@ class _Run:
 
     def extra(self, M: np.ndarray) -> float:
         """``P(M) - P~(M)`` over the screened triplets (>= 0)."""
-        if not self.Ls and not self.Rs:
+        if self.nL == 0 and self.nR == 0:
             return 0.0
         if self._Lcat is None:
-            Lidx = np.concatenate(self.Ls) if self.Ls else np.empty(0, dtype=np.int64)
-            Ridx = np.concatenate(self.Rs) if self.Rs else np.empty(0, dtype=np.int64)
+            Lidx = np.flatnonzero(self.status == 1)
+            Ridx = np.flatnonzero(self.status == 2)
             self._Lcat = (self.data.pa[Lidx], self.data.pb[Lidx])
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
         q = _quad(self.data.F, M)
@@ -1064,20 +1066,22 @@ class _Run:
         return P_red + self.extra(M), False
 
     # screening ------------------------------------------------------------------
+    def _fold(self, cnt: np.ndarray) -> None:
+        nz = np.flatnonzero(cnt)
+        if nz.size:
+            self.HL = self.HL + self.data.assemble(self.data.F[nz], cnt[nz])
+
     def apply(self, newL: np.ndarray, newR: np.ndarray) -> None:
         """Move triplets (global indices) into L-hat / R-hat."""
         if newL.size:
             self.status[newL] = 1
             cnt = np.zeros(self.data.n_pairs)
             _pair_counts(self.data.pa, self.data.pb, newL, cnt)
-            nz = np.flatnonzero(cnt)
-            self.HL = self.HL + self.data.assemble(self.data.F[nz], cnt[nz])
+            self._fold(cnt)
             self.nL += int(newL.size)
-            self.Ls.append(newL)
         if newR.size:
             self.status[newR] = 2
             self.nR += int(newR.size)
-            self.Rs.append(newR)
         if newL.size or newR.size:
             self._Lcat = None
 
@@ -1121,12 +1125,14 @@ class _Run:
             lg["seconds"].append(time.perf_counter() - t0)
         if totL == self.nL and totR == self.n_R:
             return 0
-        newL = sub.idx[code == 1]
-        newR = sub.idx[code == 2]
-        self.apply(newL, newR)
-        if newL.size or newR.size:
-            self.rebuild()
-        return int(newL.size + newR.size)
+        cnt = np.zeros(self.data.n_pairs)
+        rem, nl, nr = _apply_codes(code, sub.idx, self.status, self.data.pa, self.data.pb, cnt)
+        self._fold(cnt)
+        self.nL += int(nl)
+        self.nR += int(nr)
+        self._Lcat = None
+        self.rebuild(rem)
+        return int(nl + nr)
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
                    Ap: np.ndarray, D: float, ref: _Ref | None, first: bool) -> list[Sphere]:
@@ -1157,36 +1163,35 @@ class _Run:
     def range_screen(self, rs: _RangeState, ref: _Ref) -> int:
         """Range-based screening (Thm 4.1) from the reference of the previous lambda."""
         lam = self.lam
-        valid = (rs.side > 0) & (rs.thr < lam)
-        expired = np.flatnonzero(~valid)
-        if expired.size:
-            h0 = self.data.margins(ref.M, expired)
-            side, thr = sph.rrpb_thresholds(h0, self.data.hn[expired], sph.fnorm(ref.M),
-                                            ref.lam, ref.eps, self.gamma)
-            rs.refs.append(ref)
-            rs.side[expired] = side
-            rs.thr[expired] = thr
-            rs.ref[expired] = len(rs.refs) - 1
-        valid = (rs.side > 0) & (rs.thr < lam) & ((self.status == 0) | (self.status == 3))
-        newL = np.flatnonzero(valid & (rs.side == 1))
-        newR = np.flatnonzero(valid & (rs.side == 2))
-        for r_id in np.unique(rs.ref[valid]):
+        t0 = time.perf_counter()
+        rs.refs.append(ref)
+        q0 = _quad(self.data.F, ref.M)
+        cnt = np.zeros(self.data.n_pairs)
+        used = np.zeros(len(rs.refs), dtype=np.bool_)
+        nl, nr = _range_screen(q0, self.data.pa, self.data.pb, self.data.hn,
+                               sph.fnorm(ref.M), ref.lam, ref.eps, 1.0 - self.gamma, lam,
+                               rs.side, rs.thr, rs.ref, len(rs.refs) - 1, self.status, cnt,
+                               used)
+        for r_id in np.flatnonzero(used):
             R0 = rs.refs[int(r_id)]
             self.regions.append(rrpb_sphere(R0.M, R0.lam, lam, R0.eps))
+        self._fold(cnt)
+        self.nL += int(nl)
+        self.nR += int(nr)
+        self._Lcat = None
         lg = self.log
         lg["iteration"].append(0)
         lg["sphere"].append("rrpb-range")
         lg["rule"].append("sphere")
         lg["radius"].append(float("nan"))
-        lg["new_L"].append(int(newL.size))
-        lg["new_R"].append(int(newR.size))
-        lg["total_L"].append(self.nL + int(newL.size))
-        lg["total_R"].append(self.n_R + int(newR.size))
-        lg["seconds"].append(0.0)
-        self.apply(newL, newR)
-        if newL.size or newR.size:
+        lg["new_L"].append(int(nl))
+        lg["new_R"].append(int(nr))
+        lg["total_L"].append(self.nL)
+        lg["total_R"].append(self.nR)
+        lg["seconds"].append(time.perf_counter() - t0)
+        if nl or nr:
             self.rebuild()
-        return int(newL.size + newR.size)
+        return int(nl + nr)
 
     def compare(self, specs: Sequence[tuple[str, str]], M: np.ndarray, ref: _Ref | None
                 ) -> dict[str, float]:
@@ -1265,12 +1270,13 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         m = data.margins(M)
         u = 1.0 - m
         alpha = (u > 0).astype(float) if prob.hinge else np.clip(u / prob.gamma, 0.0, 1.0)
-        loss_value = float(prob.loss_values(m).sum())
-    else:
+        Ls = np.flatnonzero(run.status == 1)
+        Rs = np.flatnonzero(run.status == 2)
+    else:  # inside path(): the per-lambda arrays are not kept
         alpha = np.empty(0)
-        loss_value = float(fields["primal"] - 0.5 * lam * np.vdot(M, M))
-    Ls = np.flatnonzero(run.status == 1)
-    Rs = np.flatnonzero(run.status == 2)
+        Ls = Rs = np.empty(0, dtype=np.int64)
+    # ``primal`` is the full objective at M, so the data term is exact
+    loss_value = float(fields["primal"] - 0.5 * lam * np.vdot(M, M))
     log = {k: np.asarray(v) for k, v in run.log.items()}
     res = TripletResult(
         M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
@@ -1284,7 +1290,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                 "n_triplets": data.n_t},
         **fields,
     )
-    extras["rate_final"] = res.screening_rate
+    extras["rate_final"] = (run.nL + run.nR) / data.n_t
     return res, extras
 
 
@@ -1327,15 +1333,20 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     M = M0.copy()
     aset = opts.active_set
     # iteration 0 ------------------------------------------------------------
+    step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
+    # With RRPB alone (sphere rule) path screening needs only the reference: screen
+    # first, then evaluate the reduced problem (no pass over all triplets).
+    ref_only = (ref is not None and set(opts.screening) == {"rrpb"} and opts.rule == "sphere")
+    if ref_only:
+        _first_screening(run, M, None, 0.0, None, 0.0, None, opts, ref, rs, extras)
     ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
         _refresh(run, ev)
-    step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
-    # halfspace of the linear rule at iteration 0: from a trial gradient step
-    A_try = M - step * ev.G
-    Aneg = sph.halfspace_from(A_try, sph.proj_pm(A_try)[1])
     P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
-    if opts.screening:
+    if opts.screening and not ref_only:
+        # halfspace of the linear rule at iteration 0: from a trial gradient step
+        A_try = M - step * ev.G
+        Aneg = sph.halfspace_from(A_try, sph.proj_pm(A_try)[1])
         if _first_screening(run, M, ev, gap_r, Ap, D, Aneg, opts, ref, rs, extras):
             ev = run.evaluate(M, run.unscr, margins=aset)
             if aset:
