@@ -151,9 +151,11 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None) 
     sb = st.sidebar
     sb.subheader("Data")
     names = list(entry.datasets)
-    ds = sb.selectbox("dataset", names, index=0, key="dataset", bind="query-params",
-                      format_func=lambda n: entry.datasets[n].title)
+    # no format_func: a bound selectbox writes its displayed text into the URL, and the
+    # URL should carry the short name (``?dataset=digits``)
+    ds = sb.selectbox("dataset", names, index=0, key="dataset", bind="query-params")
     dataset = entry.datasets[ds]
+    sb.caption(dataset.title)
     pnames = {p.name for p in entry.params}
     sizes = {}
     for name, (default, low, high) in dataset.sizes.items():

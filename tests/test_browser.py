@@ -132,5 +132,12 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
             # solved cold in the new session: the same optimum within the tolerance
             assert float(_metric(page2, "primal")) == pytest.approx(float(after_primal),
                                                                     rel=1e-5)
+            # A hand-written query selects a dataset by its short name.
+            page3 = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page3.goto(server + "/wwsvm?dataset=iris&C=0.1")
+            page3.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+            _wait_idle(page3)
+            assert page3.get_by_text("scikit-learn iris: 150 samples").count() >= 1
+            assert page3.locator("[data-testid='stException']").count() == 0
         finally:
             browser.close()
