@@ -575,7 +575,8 @@ class TripletProblem:
         Sp, _ = sph.proj_pm(self.weighted_sum(np.ones(self.n_triplets)))
         mx = float(np.max(self.data.margins(Sp)))
         if not mx > 0:
-            raise ValueError("lambda_max: sum of H_t has no positive part (degenerate data)")
+            # [sum H]_+ = 0: M* = 0 (every triplet in L*) for every lambda
+            return 0.0
         return mx / c
 
     def solution_above_lambda_max(self, lam: float) -> np.ndarray:
@@ -1754,6 +1755,9 @@ def path(
     prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
     t_start = time.perf_counter()
     lmax_true = prob.lambda_max()
+    if lam_max is None and not lmax_true > 0:
+        raise ValueError("lam_max: the optimum is M = 0 for every lambda on this data "
+                         "([sum_t H_t]_+ = 0); there is no path to compute")
     lam0 = lmax_true if lam_max is None else check_scalar(lam_max, "lam_max", low=0.0)
     if lam_min is not None:
         lam_min = check_scalar(lam_min, "lam_min", low=0.0)

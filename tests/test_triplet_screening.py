@@ -1,0 +1,615 @@
+"""Safe triplet screening (RTLM): pair formulation, certificates, cvxpy, safety, spheres, path."""
+
+import math
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from solvers import ConvergenceWarning
+from solvers import triplet_screening as ts
+from solvers.reference import triplet_screening as ref
+
+# ----------------------------------------------------------------- helpers
+
+
+def _data(seed, n=30, d=4, classes=3, sep=0.8):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % classes
+    rng.shuffle(y)
+    X = rng.normal(size=(n, d)) + sep * y[:, None] * rng.normal(size=d)
+    return X, y
+
+
+def _H(X, t):
+    i, j, l = t
+    a, b = X[i] - X[l], X[i] - X[j]
+    return np.outer(a, a) - np.outer(b, b)
+
+
+def _explicit(X, T, diagonal=False):
+    Hs = np.array([_H(X, t) for t in T])
+    if diagonal:
+        return np.array([np.diag(h) for h in Hs])
+    return Hs
+
+
+def _loss(m, loss, gamma):
+    u = 1.0 - m
+    if loss == "hinge":
+        return np.maximum(u, 0)
+    return np.where(u <= 0, 0, np.where(u >= gamma, u - gamma / 2, u * u / (2 * gamma)))
+
+
+def _psd(rng, d, rank=None):
+    A = rng.normal(size=(d, rank or d))
+    return A @ A.T
+
+
+def _quiet(f, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return f(*a, **k)
+
+
+def _tight(X, y, lam, prob):
+    """A tightly solved optimum (no screening)."""
+    return _quiet(ts.solve, X, y, lam, triplets=prob, loss=prob.loss, gamma=prob.gamma,
+                  diagonal=prob.diagonal, screening=None, tol=1e-13, max_iter=100_000)
+
+
+# ----------------------------------------------------------------- triplets
+
+
+def test_triplet_counts_and_nearest_neighbours():
+    X, y = _data(0, n=25)
+    T = ts.triplets(X, y, np.inf)
+    counts = np.bincount(y)
+    assert T.shape[0] == sum((counts[c] - 1) * (len(y) - counts[c]) for c in y)
+    assert np.all(y[T[:, 0]] == y[T[:, 1]]) and np.all(y[T[:, 0]] != y[T[:, 2]])
+    assert np.all(T[:, 0] != T[:, 1])
+    assert len({tuple(t) for t in T}) == T.shape[0]
+    k = 3
+    Tk = ts.triplets(X, y, k)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    for i in range(len(y)):
+        rows = Tk[Tk[:, 0] == i]
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(y)) != i))
+        other = np.flatnonzero(y != y[i])
+        want_j = set(same[np.argsort(D[i, same], kind="stable")[:k]])
+        want_l = set(other[np.argsort(D[i, other], kind="stable")[:k]])
+        assert set(rows[:, 1]) == want_j and set(rows[:, 2]) == want_l
+        assert rows.shape[0] == len(want_j) * len(want_l)
+    assert ts.triplets(X, y, None).shape == T.shape
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_pair_formulation_matches_explicit_H(diagonal):
+    X, y = _data(1, n=20, d=5)
+    prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
+    T = prob.triplets
+    Hs = _explicit(X, T, diagonal)
+    rng = np.random.default_rng(0)
+    M = rng.random(5) if diagonal else _psd(rng, 5)
+    if diagonal:
+        m = Hs @ M
+        np.testing.assert_allclose(prob.h_norms, np.linalg.norm(Hs, axis=1), rtol=1e-10,
+                                   atol=1e-10)
+    else:
+        m = np.einsum("tij,ij->t", Hs, M)
+        np.testing.assert_allclose(prob.h_norms, np.sqrt((Hs ** 2).sum((1, 2))), rtol=1e-10,
+                                   atol=1e-10)
+    np.testing.assert_allclose(prob.margins(M), m, rtol=1e-10, atol=1e-10)
+    w = rng.normal(size=T.shape[0])
+    np.testing.assert_allclose(prob.weighted_sum(w), np.tensordot(w, Hs, 1), rtol=1e-10,
+                               atol=1e-9)
+    lam = 3.0
+    P = _loss(m, "smoothed_hinge", 0.05).sum() + lam / 2 * np.sum(M * M)
+    assert prob.primal(M, lam) == pytest.approx(P, rel=1e-12)
+    assert ts.primal_objective(M, X, y, lam, k=4, diagonal=diagonal) == pytest.approx(P, rel=1e-12)
+    # gradient = lam M - sum alpha H with the KKT map, checked by finite differences
+    G = prob.gradient(M, lam)
+    E = rng.normal(size=M.shape)
+    if not diagonal:
+        E = E + E.T
+    h = 1e-6
+    fd = (prob.primal(M + h * E, lam) - prob.primal(M - h * E, lam)) / (2 * h)
+    assert np.vdot(G, E) == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
+def test_weak_duality_and_dual_formula(loss):
+    X, y = _data(2)
+    prob = ts.TripletProblem(X, y, k=3, loss=loss)
+    Hs = _explicit(X, prob.triplets)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        lam = 10 ** rng.uniform(-1, 2)
+        alpha = rng.random(prob.n_triplets)
+        S = np.tensordot(alpha, Hs, 1)
+        w, V = np.linalg.eigh(S)
+        Sp = (V * np.maximum(w, 0)) @ V.T
+        D = -prob.gamma / 2 * alpha @ alpha + alpha.sum() - np.sum(Sp * Sp) / (2 * lam)
+        assert prob.dual(alpha, lam) == pytest.approx(D, rel=1e-10)
+        assert ts.dual_objective(alpha, X, y, lam, k=3, loss=loss) == pytest.approx(D)
+        M = _psd(rng, 4) * rng.uniform(0, 0.1)
+        assert prob.dual(alpha, lam) <= prob.primal(M, lam) + 1e-9
+        np.testing.assert_allclose(prob.metric_from_dual(alpha, lam), Sp / lam, atol=1e-10)
+
+
+# ----------------------------------------------------------------- solver vs cvxpy
+
+CASES = [(s, loss, diag) for s in range(3) for loss in ("smoothed_hinge", "hinge")
+         for diag in (False, True)]
+
+
+@pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
+def test_agrees_with_cvxpy_and_certificate_brackets_it(seed, loss, diagonal):
+    X, y = _data(10 + seed)
+    prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
+    lam = ts.lambda_max(X, y, k=3) * 10 ** np.random.default_rng(seed).uniform(-2.5, -0.5)
+    r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, diagonal=diagonal,
+               tol=1e-9, max_iter=50_000)
+    c = ref.solve(X, y, lam, triplets=prob)
+    scale = max(1.0, abs(c.value))
+    assert r.converged
+    assert abs(r.primal - c.value) / scale <= 1e-6
+    assert r.dual <= c.value + 1e-7 * scale and c.value <= r.primal + 1e-7 * scale
+    assert r.primal == pytest.approx(prob.primal(r.M, lam), rel=1e-12)
+    # compare metrics within the certified radius (plus cvxpy's own accuracy)
+    assert np.linalg.norm(r.M - c.M) <= r.radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+    assert np.all(np.asarray(r.history.gap) >= 0)
+    assert np.all(r.history.primal >= r.history.dual - 1e-12 * np.abs(r.history.primal))
+
+
+def test_cvxpy_agreement_at_about_5000_triplets():
+    from explorer.datasets import load_real
+
+    X, y = load_real("wine")
+    prob = ts.TripletProblem(X, y, k=5)
+    assert 4000 <= prob.n_triplets <= 5000
+    lam = 0.01 * prob.lambda_max()
+    r = ts.solve(X, y, lam, triplets=prob, tol=1e-9)
+    c = ref.solve(X, y, lam, triplets=prob)
+    assert abs(r.primal - c.value) / abs(c.value) <= 1e-6
+    assert r.dual <= c.value * (1 + 1e-7)
+    assert r.screening_rate > 0.5
+
+
+# ----------------------------------------------------------------- safety
+
+SAFETY = [(s, loss, diag, rule)
+          for s in range(4)
+          for loss in ("smoothed_hinge", "hinge")
+          for diag in (False, True)
+          for rule in ("sphere", "linear", "sdls")]
+
+
+@pytest.mark.parametrize(("seed", "loss", "diagonal", "rule"), SAFETY)
+def test_screening_is_safe(seed, loss, diagonal, rule):
+    """No triplet is screened into the wrong set (48 problems x spheres, 3 lambdas each)."""
+    X, y = _data(100 + seed, n=24)
+    prob = ts.TripletProblem(X, y, k=4, loss=loss, diagonal=diagonal)
+    rng = np.random.default_rng(seed)
+    lam0 = ts.lambda_max(X, y, k=4) * 10 ** rng.uniform(-1.5, -0.5)
+    prev = None
+    for lam in (lam0, 0.5 * lam0, 0.2 * lam0):
+        opt = _tight(X, y, lam, prob)
+        m = prob.margins(opt.M)
+        unc = opt.radius * prob.h_norms + 1e-9  # |<M*, H> - <M_opt, H>| bound
+        c = 1.0 - prob.gamma
+        for spheres in (("gb", "pgb", "dgb", "cdgb", "rrpb"), ("rrpb",)):
+            r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, diagonal=diagonal,
+                       screening=spheres, rule=rule, tol=1e-9, max_iter=20_000, init=prev)
+            assert np.all(m[r.screened_L] - unc[r.screened_L] < c), "wrong L-hat"
+            assert np.all(m[r.screened_R] + unc[r.screened_R] > 1.0), "wrong R-hat"
+            assert not np.intersect1d(r.screened_L, r.screened_R).size
+            assert r.primal == pytest.approx(opt.primal, rel=1e-6)
+            # the reported primal is the full objective although screened triplets left
+            assert r.primal == pytest.approx(prob.primal(r.M, lam), rel=1e-12, abs=1e-12)
+            hist = r.history
+            assert np.all(hist.primal >= hist.dual - 1e-12 * np.abs(hist.primal))
+        assert r.screened_L.size + r.screened_R.size > 0
+        prev = r
+
+
+@pytest.mark.parametrize("rule", ["sphere", "linear", "sdls"])
+def test_active_set_and_screening_reach_the_same_optimum(rule):
+    X, y = _data(7, n=36)
+    prob = ts.TripletProblem(X, y, k=4)
+    lam = 0.02 * prob.lambda_max()
+    base = ts.solve(X, y, lam, triplets=prob, screening=None, tol=1e-10)
+    for kw in (dict(active_set=True, screening=None), dict(active_set=True)):
+        r = ts.solve(X, y, lam, triplets=prob, rule=rule, tol=1e-10, **kw)
+        assert r.converged and r.primal == pytest.approx(base.primal, rel=1e-8)
+        assert np.all(np.diff(r.history.iteration) % ts.SCREEN_EVERY == 0)
+        assert r.primal >= r.dual
+
+
+# ----------------------------------------------------------------- spheres
+
+
+def test_rrpb_with_equal_lambdas_is_dgb():
+    X, y = _data(3)
+    prob = ts.TripletProblem(X, y, k=3)
+    lam = 0.05 * prob.lambda_max()
+    M = _psd(np.random.default_rng(0), 4) * 1e-3
+    s = prob.spheres(M, lam, kinds=("dgb",))["dgb"]
+    rr = ts.rrpb_sphere(M, lam, lam, s.radius)
+    np.testing.assert_allclose(rr.center, s.center)
+    assert rr.radius == pytest.approx(s.radius)
+    # and the sphere list's own RRPB (no reference) is DGB
+    assert prob.spheres(M, lam, kinds=("rrpb",))["rrpb"].radius == pytest.approx(s.radius)
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_rpb_inside_dgb_and_equal_to_pgb_at_an_exact_optimum(diagonal):
+    X, y = _data(4)
+    prob = ts.TripletProblem(X, y, k=3, diagonal=diagonal)
+    lam0 = 1.01 * ts.lambda_max(X, y, k=3)
+    M0 = prob.solution_above_lambda_max(lam0)  # exact optimum, alpha* = 1
+    assert np.all(prob.kkt_alpha(M0) == 1.0)
+    alpha0 = np.ones(prob.n_triplets)
+    assert prob.dual(alpha0, lam0) == pytest.approx(prob.primal(M0, lam0), rel=1e-12)
+    for lam1 in (0.9 * lam0, 0.5 * lam0):
+        sp = prob.spheres(M0, lam1, kinds=("dgb", "rpb", "pgb"), ref=(M0, lam0, 0.0))
+        dgb, rpb, pgb = sp["dgb"], sp["rpb"], sp["pgb"]
+        assert dgb.radius == pytest.approx(2 * rpb.radius, rel=1e-8)  # Theorem 3.9
+        dist = np.linalg.norm(dgb.center - rpb.center)
+        assert dist == pytest.approx(rpb.radius, rel=1e-8)
+        assert dist + rpb.radius <= dgb.radius * (1 + 1e-10)  # RPB inside DGB
+        np.testing.assert_allclose(pgb.center, rpb.center, rtol=1e-8, atol=1e-12)  # Thm 3.8
+        assert pgb.radius == pytest.approx(rpb.radius, rel=1e-6)
+        rrpb0 = ts.rrpb_sphere(M0, lam0, lam1, 0.0)
+        assert rrpb0.radius == pytest.approx(rpb.radius)
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_every_sphere_contains_the_optimum_and_pgb_shrinks_to_it(diagonal):
+    X, y = _data(5, n=30)
+    prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
+    lam = 0.01 * prob.lambda_max()
+    opt = _tight(X, y, lam, prob)
+    rng = np.random.default_rng(2)
+    refs = [opt.M * rng.uniform(0.5, 1.5) for _ in range(3)]
+    if not diagonal:
+        refs.append(_psd(rng, 4, 2) * np.linalg.norm(opt.M) / 4)
+    for M in refs:
+        sp = prob.spheres(M, lam, kinds=("gb", "pgb", "dgb", "cdgb", "rrpb"))
+        for kind, s in sp.items():
+            slack = opt.radius + 1e-9 * np.linalg.norm(opt.M)
+            assert np.linalg.norm(opt.M - s.center) <= s.radius + slack, kind
+        # GB + its linear cut is tighter than PGB (Appendix E)
+        if not diagonal and sp["gb"].halfspace is not None:
+            lo_l, hi_l = prob.bounds(sp["gb"], "linear")
+            lo_p, hi_p = prob.bounds(sp["pgb"], "sphere")
+            assert np.all(lo_l >= lo_p - 1e-8) and np.all(hi_l <= hi_p + 1e-8)
+        assert sp["cdgb"].radius <= sp["dgb"].radius * 10
+    far = prob.spheres(refs[0], lam, kinds=("gb", "pgb"))
+    near = prob.spheres(opt.M, lam, kinds=("gb", "pgb"))
+    assert near["pgb"].radius <= 1e-3 * far["pgb"].radius
+    assert near["pgb"].radius <= 1e-4 * np.linalg.norm(opt.M)
+
+
+# ----------------------------------------------------------------- rules vs brute force
+
+
+def _ball_extremes(H, Q, r, extra=()):
+    d = Q.shape[0]
+    Xv = cp.Variable((d, d), symmetric=True)
+    cons = [cp.sum_squares(Xv - Q) <= r * r, *extra(Xv)] if extra else [
+        cp.sum_squares(Xv - Q) <= r * r]
+    lo = cp.Problem(cp.Minimize(cp.sum(cp.multiply(H, Xv))), cons)
+    lo.solve(solver="CLARABEL")
+    hi = cp.Problem(cp.Maximize(cp.sum(cp.multiply(H, Xv))), cons)
+    hi.solve(solver="CLARABEL")
+    return lo.value, hi.value
+
+
+def test_sphere_and_linear_rules_match_cvxpy():
+    rng = np.random.default_rng(3)
+    d = 3
+    for _ in range(6):
+        Q = rng.normal(size=(d, d))
+        Q = (Q + Q.T) / 2
+        w, V = np.linalg.eigh(Q)
+        P = (V * np.maximum(-w, 0)) @ V.T  # -Q_-: the cut through the PSD cone
+        r = (np.linalg.norm(np.minimum(w, 0)) + 0.3) * rng.uniform(1.2, 3.0)
+        a, b = rng.normal(size=d), rng.normal(size=d)
+        H = np.outer(a, a) - np.outer(b, b)
+        hq, hn = np.array([np.vdot(H, Q)]), np.array([np.linalg.norm(H)])
+        lo, hi = ts.sphere_bounds(hq, hn, r)
+        clo, chi = _ball_extremes(H, Q, r)
+        assert lo[0] == pytest.approx(clo, abs=1e-6) and hi[0] == pytest.approx(chi, abs=1e-6)
+        lo, hi = ts.linear_bounds(hq, hn, np.array([np.vdot(P, H)]), r, np.vdot(P, P),
+                                  np.vdot(P, Q))
+        clo, chi = _ball_extremes(H, Q, r, lambda Xv, P=P: [cp.sum(cp.multiply(P, Xv)) >= 0])
+        assert lo[0] == pytest.approx(clo, abs=1e-5) and hi[0] == pytest.approx(chi, abs=1e-5)
+
+
+def test_orthant_rule_matches_cvxpy():
+    X, y = _data(6, n=14, d=4)
+    prob = ts.TripletProblem(X, y, k=2, diagonal=True)
+    rng = np.random.default_rng(4)
+    qn = rng.normal(size=4)
+    for q, r in ((rng.random(4), 0.7), (qn, np.linalg.norm(np.minimum(qn, 0)) + 0.5),
+                 (rng.random(4) * 0.1, 2.0)):
+        s = ts.Sphere("dgb", q, r)
+        lo, hi = prob.bounds(s, "sdls")
+        slo, shi = prob.bounds(s, "sphere")
+        assert np.all(lo >= slo - 1e-9) and np.all(hi <= shi + 1e-9)
+        hs = _explicit(X, prob.triplets, True)
+        for t in rng.choice(prob.n_triplets, 6, replace=False):
+            x = cp.Variable(4)
+            cons = [cp.sum_squares(x - q) <= r * r, x >= 0]
+            vlo = cp.Problem(cp.Minimize(hs[t] @ x), cons).solve(solver="CLARABEL")
+            vhi = cp.Problem(cp.Maximize(hs[t] @ x), cons).solve(solver="CLARABEL")
+            assert lo[t] == pytest.approx(vlo, abs=1e-6)
+            assert hi[t] == pytest.approx(vhi, abs=1e-6)
+
+
+def test_sdls_dual_is_a_lower_bound_and_the_rule_is_sound():
+    X, y = _data(8, n=16, d=3)
+    prob = ts.TripletProblem(X, y, k=3)
+    rng = np.random.default_rng(5)
+    Q = _psd(rng, 3, 2) * 0.05
+    r = 0.05
+    s = ts.Sphere("dgb", Q, r)
+    L_s, R_s = prob.screen(s, "sphere")
+    L_p, R_p = prob.screen(s, "sdls")
+    assert np.all(L_p >= L_s) and np.all(R_p >= R_s)  # SDLS only adds
+    Hs = _explicit(X, prob.triplets)
+    gain = np.flatnonzero((L_p & ~L_s) | (R_p & ~R_s))
+    for t in list(gain[:4]) + list(rng.choice(prob.n_triplets, 3)):
+        H = Hs[t]
+        Xv = cp.Variable((3, 3), PSD=True)
+        cons = [cp.sum_squares(Xv - Q) <= r * r]
+        lo = cp.Problem(cp.Minimize(cp.sum(cp.multiply(H, Xv))), cons).solve(solver="CLARABEL")
+        hi = cp.Problem(cp.Maximize(cp.sum(cp.multiply(H, Xv))), cons).solve(solver="CLARABEL")
+        if R_p[t]:
+            assert lo > 1 - 1e-6
+        if L_p[t]:
+            assert hi < 1 - prob.gamma + 1e-6
+        # weak duality of the SDLS dual: D(y) <= min ||X - Q||^2 s.t. <X, H> = 1, X PSD
+        Xs = cp.Variable((3, 3), PSD=True)
+        pr = cp.Problem(cp.Minimize(cp.sum_squares(Xs - Q)), [cp.sum(cp.multiply(H, Xs)) == 1])
+        pv = pr.solve(solver="CLARABEL")
+        for yv in np.linspace(-5, 5, 11):
+            assert ts.sdls_dual_value(Q, H, 1.0, yv) <= pv + 1e-6
+
+
+# ----------------------------------------------------------------- range-based extension
+
+
+def test_range_extension_matches_the_rrpb_rule_and_theorem_4_1():
+    X, y = _data(9)
+    prob = ts.TripletProblem(X, y, k=3)
+    lam0 = 0.05 * prob.lambda_max()
+    r0 = ts.solve(X, y, lam0, triplets=prob, screening=None, tol=1e-10)
+    eps = r0.radius
+    rng = prob.ranges(r0.M, lam0, eps)
+    h0, hn, mn = prob.margins(r0.M), prob.h_norms, np.linalg.norm(r0.M)
+    # Theorem 4.1's closed forms for R
+    ok = h0 - 2 + hn * mn > 0
+    lam_a = lam0 * (mn * hn - h0 + 2 * eps * hn) / (h0 - 2 + hn * mn)
+    lam_b = lam0 * (mn * hn + h0) / (hn * mn - h0 + 2 + 2 * eps * hn)
+    sR, eR = rng["R_below"]
+    np.testing.assert_allclose(np.maximum(sR[ok], 0), np.maximum(lam_a[ok], 0), rtol=1e-10)
+    sRa, eRa = rng["R_above"]
+    np.testing.assert_allclose(eRa[ok & (lam_b > lam0)], lam_b[ok & (lam_b > lam0)], rtol=1e-10)
+    for lam in lam0 * np.array([0.3, 0.6, 0.9, 1.0, 1.2, 2.0]):
+        s = ts.rrpb_sphere(r0.M, lam0, lam, eps)
+        lo, hi = prob.bounds(s, "sphere")
+        R = lo > 1
+        L = hi < 1 - prob.gamma
+        key = "below" if lam <= lam0 else "above"
+        st, en = rng["R_" + key]
+        inR = (st < lam) & (lam <= en) if key == "below" else (st <= lam) & (lam < en)
+        stl, enl = rng["L_" + key]
+        inL = (stl < lam) & (lam <= enl) if key == "below" else (stl <= lam) & (lam < enl)
+        close = np.abs(lo - 1) < 1e-9 * (1 + np.abs(lo))
+        assert np.all((inR == R) | close)
+        assert np.all((inL == L) | (np.abs(hi - 1 + prob.gamma) < 1e-9 * (1 + np.abs(hi))))
+    mat = prob.range_rate_matrix([r0.M], [lam0], [eps], grid=lam0 * np.array([0.5, 1.0, 1.5]))
+    assert mat.shape == (3, 1) and np.all((mat >= 0) & (mat <= 1)) and mat[1, 0] > 0
+
+
+# ----------------------------------------------------------------- lambda_max and the path
+
+
+def test_lambda_max_closed_form():
+    X, y = _data(11)
+    prob = ts.TripletProblem(X, y, k=3)
+    lmax = prob.lambda_max()
+    assert ts.lambda_max(X, y, k=3) == pytest.approx(lmax)
+    r = ts.solve(X, y, 1.5 * lmax, triplets=prob, tol=1e-12)
+    assert r.converged
+    np.testing.assert_allclose(r.M, prob.solution_above_lambda_max(1.5 * lmax), atol=1e-10)
+    assert r.screened_L.size == prob.n_triplets
+    m = prob.margins(prob.solution_above_lambda_max(lmax))
+    assert m.max() == pytest.approx(1 - prob.gamma)
+    r2 = ts.solve(X, y, 0.5 * lmax, triplets=prob, screening=None, tol=1e-10)
+    assert prob.margins(r2.M).max() > 1 - prob.gamma
+
+
+def test_path_with_screening_matches_naive_path():
+    X, y = _data(12, n=36)
+    prob = ts.TripletProblem(X, y, k=4)
+    kw = dict(triplets=prob, n_lambdas=25, tol=1e-9)
+    naive = ts.path(X, y, screening=None, **kw)
+    assert naive.terminated_by in ("rule", "n_lambdas")
+    assert naive.lam_max == pytest.approx(prob.lambda_max())
+    np.testing.assert_allclose(naive.lambdas[1:] / naive.lambdas[:-1], 0.9)
+    for extra in (dict(), dict(range_screening=True, screening=("rrpb",)),
+                  dict(active_set=True), dict(screening=("rrpb", "pgb"), rule="linear")):
+        p = ts.path(X, y, compare=("rpb:sphere", "gb:linear", "pgb:sdls", "cdgb"), **kw,
+                    **extra) if not extra else ts.path(X, y, **kw, **extra)
+        n = min(len(p.lambdas), len(naive.lambdas))
+        np.testing.assert_allclose(p.primal[:n], naive.primal[:n], rtol=1e-7)
+        assert np.all((p.rate_final >= 0) & (p.rate_final <= 1))
+        assert np.all(p.rate_final >= p.rate_path - 1e-12)
+        assert p.converged.all()
+    p = ts.path(X, y, compare=("rpb:sphere", "gb:linear", "pgb:sdls", "cdgb"), **kw)
+    for key, v in p.compare_rates.items():
+        assert np.all((v[1:] >= 0) & (v[1:] <= 1)), key
+    assert p.rate_path[0] > 0.99  # at lambda_max every triplet is in L* (ties at the border)
+    # the termination rule: relative loss decrease per relative lambda decrease < 0.01
+    if p.terminated_by == "rule":
+        l0, l1 = p.loss[-2], p.loss[-1]
+        lam0, lam1 = p.lambdas[-2], p.lambdas[-1]
+        assert (l0 - l1) / l0 * lam0 / (lam0 - lam1) < 0.01
+
+
+def test_path_terminates_by_the_paper_rule():
+    X, y = _data(13, n=24, sep=3.0)
+    p = ts.path(X, y, k=3, ratio=0.5, n_lambdas=200)
+    assert p.terminated_by == "rule" and len(p.lambdas) < 200
+
+
+# ----------------------------------------------------------------- solver protocol
+
+
+def test_warm_start_equals_cold_start_and_rrpb_uses_it():
+    X, y = _data(14, n=36)
+    prob = ts.TripletProblem(X, y, k=4)
+    lam = 0.01 * prob.lambda_max()
+    cold = ts.solve(X, y, lam, triplets=prob, tol=1e-10)
+    prev = ts.solve(X, y, 1.2 * lam, triplets=prob, tol=1e-10)
+    warm = ts.solve(X, y, lam, triplets=prob, tol=1e-10, init=prev)
+    assert warm.primal == pytest.approx(cold.primal, rel=1e-9)
+    assert np.linalg.norm(warm.M - cold.M) <= warm.radius + cold.radius + 1e-12
+    log = warm.screening_log
+    first = (log["iteration"] == 0) & (log["sphere"] == "rrpb")
+    assert (log["new_L"][first] + log["new_R"][first]).sum() > 0.5 * prob.n_triplets
+    assert warm.n_iter <= cold.n_iter
+    same = ts.solve(X, y, lam, triplets=prob, tol=1e-10, init=warm)
+    assert same.n_iter <= 1
+
+
+def test_callback_can_stop_and_sees_the_status():
+    X, y = _data(15)
+    seen = []
+
+    def cb(state):
+        seen.append((state.iterate["status"].copy(), state.extras["n_L"]))
+        return state.iteration < 3
+
+    r = ts.solve(X, y, 1.0, k=3, tol=1e-14, callback=cb)
+    assert not r.converged and r.n_iter == 3 and len(seen) == 4
+    status, nL = seen[-1]
+    assert np.sum(status == 1) == nL
+
+
+def test_max_iter_warns_and_history_is_consistent():
+    X, y = _data(16)
+    with pytest.warns(ConvergenceWarning):
+        r = ts.solve(X, y, 0.5, k=3, tol=1e-15, max_iter=4, screening=None)
+    assert not r.converged and r.n_iter == 4
+    h = r.history
+    assert len(h) == 5 and h.iteration[0] == 0
+    assert np.all(h.gap >= 0) and r.gap == h.gap[-1]
+    assert r.radius == pytest.approx(math.sqrt(2 * r.gap / 0.5))
+    assert set(h.extras) >= {"n_L", "n_R", "n_work", "exact", "step"}
+    d = r.to_dict(include_arrays=True)
+    assert d["model"] == "triplet_screening" and "screening_log" in d["arrays"]
+
+
+def test_diagonal_metric_and_transform():
+    X, y = _data(17)
+    r = ts.solve(X, y, 1.0, k=3, diagonal=True, rule="sdls", tol=1e-10)
+    assert r.M.shape == (4,) and np.all(r.M >= 0)
+    Z = r.transform(X)
+    i, j = 0, 1
+    assert np.sum((Z[i] - Z[j]) ** 2) == pytest.approx(np.sum(r.M * (X[i] - X[j]) ** 2))
+    full = ts.solve(X, y, 1.0, k=3, tol=1e-10)
+    Zf = full.transform(X)
+    dv = X[i] - X[j]
+    assert np.sum((Zf[i] - Zf[j]) ** 2) == pytest.approx(dv @ full.M @ dv)
+    assert r.status().shape == (r.n_triplets,)
+
+
+# ----------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "msg"),
+    [
+        (dict(y=np.zeros(30, dtype=int)), ValueError, "single class"),
+        (dict(k=0), ValueError, "k must be"),
+        (dict(k=-1), ValueError, "k must be"),
+        (dict(k=2.5), TypeError, "k must be"),
+        (dict(lam=0.0), ValueError, "lam must"),
+        (dict(lam=-1.0), ValueError, "lam must"),
+        (dict(gamma=-0.1), ValueError, "gamma must"),
+        (dict(gamma=0.0), ValueError, "gamma must"),
+        (dict(loss="square"), ValueError, "loss must"),
+        (dict(rule="box"), ValueError, "rule must"),
+        (dict(screening=("xyz",)), ValueError, "screening must"),
+        (dict(screening="rpb"), ValueError, "rpb"),
+        (dict(method="newton"), ValueError, "method must"),
+        (dict(active_set=True, method="dual"), ValueError, "active_set"),
+        (dict(tol=0.0), ValueError, "tol must"),
+        (dict(max_iter=0), ValueError, "max_iter must"),
+        (dict(X=np.full((30, 4), np.nan)), ValueError, "X contains"),
+        (dict(y=np.arange(5)), ValueError, "y must"),
+        (dict(triplets=np.array([[0, 0, 1]])), ValueError, "triplets"),
+        (dict(triplets=np.array([[0, 1]])), ValueError, "triplets"),
+        (dict(triplets=np.array([[0, 1, 99]])), ValueError, "triplets"),
+        (dict(init="previous"), TypeError, "init"),
+        (dict(callback=3), TypeError, "callback"),
+        (dict(diagonal=1), TypeError, "diagonal"),
+    ],
+)
+def test_bad_input_raises(kwargs, exc, msg):
+    X, y = _data(18)
+    args = dict(X=X, y=y, lam=1.0, k=3)
+    args.update(kwargs)
+    X_, y_, lam_ = args.pop("X"), args.pop("y"), args.pop("lam")
+    with pytest.raises(exc, match=msg):
+        ts.solve(X_, y_, lam_, **args)
+
+
+def test_bad_input_more():
+    X, y = _data(19)
+    prob = ts.TripletProblem(X, y, k=3)
+    with pytest.raises(ValueError, match="init does not match"):
+        ts.solve(X, y, 1.0, k=2, init=ts.solve(X, y, 1.0, triplets=prob))
+    with pytest.raises(ValueError, match="alpha must lie"):
+        prob.dual(np.full(prob.n_triplets, 2.0), 1.0)
+    with pytest.raises(ValueError, match="M must have shape"):
+        prob.margins(np.eye(3))
+    with pytest.raises(ValueError, match="ratio must"):
+        ts.path(X, y, k=3, ratio=1.0)
+    with pytest.raises(ValueError, match="range_screening"):
+        ts.path(X, y, k=3, screening=("pgb",), range_screening=True)
+    with pytest.raises(ValueError, match="compare sphere"):
+        ts.path(X, y, k=3, compare=("nope:sphere",))
+    same_class = np.flatnonzero(y == y[0])
+    with pytest.raises(ValueError, match=r"y\[l\] != y\[i\]"):
+        ts.solve(X, y, 1.0, triplets=np.array([[0, same_class[1], same_class[2]]]))
+    with pytest.raises(TypeError, match="triplets must contain integer"):
+        ts.solve(X, y, 1.0, triplets=np.array([[0.5, 1.0, 2.0]]))
+
+
+# ----------------------------------------------------------------- explorer data
+
+
+def test_explorer_entry_and_generators():
+    from explorer.models.triplet_screening import ENTRY, data, lam_from
+
+    p = data.synthetic(seed=1, n=40, d=6, classes=4, informative=2, k=0)
+    X, T = p.data["X"], p.data["triplets"]
+    assert X.shape == (40, 6) and T.shape[0] == p.info["n_triplets"]
+    assert np.all(p.info["means"][:, 2:] == 0)
+    with pytest.raises(ValueError, match="informative"):
+        data.synthetic(d=3, informative=5)
+    with pytest.raises(ValueError, match="classes"):
+        data.synthetic(classes=1)
+    prob = ENTRY.datasets["iris"](seed=0, n=60, k=3)
+    assert prob.data["X"].shape == (60, 4)
+    res = ENTRY.solve(prob, tol=1e-8, max_iter=5000, lam_rel=0.05, screening="rrpb+pgb")
+    assert res.lam == pytest.approx(lam_from(prob, 0.05))
+    refv = ENTRY.reference(prob, lam_rel=0.05)
+    assert abs(res.primal - refv.value) / abs(refv.value) < 1e-6
+    assert ENTRY.reference_refusal(ENTRY.datasets["iris"](seed=0, k=0)) is not None
