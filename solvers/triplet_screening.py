@@ -820,6 +820,9 @@ class TripletResult(Result):
         ``total_L``, ``total_R`` after the round, ``seconds``.
     step : float
         Last projected-gradient step (reused by warm starts).
+    triplet_visits : int
+        Triplets touched by loss passes and rule evaluations (a machine-independent
+        cost: the naive solver touches every triplet once per iteration).
     fingerprint : tuple
         Identifies the triplet set (warm starts must use the same one).
     """
@@ -835,6 +838,7 @@ class TripletResult(Result):
     screening_log: Mapping[str, np.ndarray] = field(default_factory=dict)
     step: float = float("nan")
     fingerprint: tuple = ()
+    triplet_visits: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -885,6 +889,8 @@ class PathResult:
         of each lambda (evaluated on all triplets, not used to screen).
     dynamic_rates : ndarray, shape (n_lam, n_rounds)
         Fraction screened after each screening round (NaN padded).
+    triplet_visits : ndarray
+        Per lambda: triplets touched by loss passes and screening rules.
     n_triplets : int
     lam_max : float
     terminated_by : str
@@ -907,6 +913,7 @@ class PathResult:
     rate_by_sphere: Mapping[str, np.ndarray]
     compare_rates: Mapping[str, np.ndarray]
     dynamic_rates: np.ndarray
+    triplet_visits: np.ndarray
     n_triplets: int
     lam_max: float
     terminated_by: str
@@ -916,7 +923,8 @@ class PathResult:
 
     def __post_init__(self) -> None:
         for name in ("lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time",
-                     "rate_path", "rate_final", "rate_range", "dynamic_rates", "converged"):
+                     "rate_path", "rate_final", "rate_range", "dynamic_rates", "converged",
+                     "triplet_visits"):
             object.__setattr__(self, name, _frozen_array(getattr(self, name)))
         for name in ("rate_by_sphere", "compare_rates"):
             d = {k: _frozen_array(v) for k, v in dict(getattr(self, name)).items()}
@@ -1006,6 +1014,7 @@ class _Run:
         self.unscr = self.data.everything
         self.work = self.unscr
         self.n_full_evals = 0
+        self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
 
     # subsets ------------------------------------------------------------------
     def rebuild(self, remaining: np.ndarray | None = None) -> None:
@@ -1028,6 +1037,7 @@ class _Run:
 
     # evaluation ---------------------------------------------------------------
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
+        self.visits += sub.idx.size
         q = _quad(sub.F, M)
         w = np.empty(sub.pairs.size)
         mout = np.empty(sub.idx.size if margins else 0)
@@ -1055,6 +1065,7 @@ class _Run:
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
         q = _quad(self.data.F, M)
         self.n_full_evals += 1
+        self.visits += self.nL + self.nR
         return float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
                                      self._Rcat[1], self.gamma, self.hinge))
 
@@ -1096,6 +1107,7 @@ class _Run:
         totL, totR = self.nL, self.n_R
         for k, sp in enumerate(spheres):
             t0 = time.perf_counter()
+            self.visits += n
             hs = sp.halfspace if sp.halfspace is not None else halfspace
             use_kernel = rule == "sphere" or (rule == "linear" and hs is None)
             if use_kernel:
@@ -1166,6 +1178,7 @@ class _Run:
         lam = self.lam
         t0 = time.perf_counter()
         rs.refs.append(ref)
+        self.visits += self.data.n_t
         q0 = _quad(self.data.F, ref.M)
         cnt = np.zeros(self.data.n_pairs)
         used = np.zeros(len(rs.refs), dtype=np.bool_)
@@ -1283,6 +1296,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
         radius=math.sqrt(2.0 * max(fields["gap"], 0.0) / lam), loss_value=loss_value,
         n_triplets=data.n_t, screening_log=log, step=float(step),
+        triplet_visits=int(run.visits),
         fingerprint=prob.fingerprint(), method=opts.method,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
@@ -1439,6 +1453,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         Psub = sub.pairs.size
 
         def A_of(a):
+            run.visits += a.size
             w = np.bincount(sub.la, a, Psub) - np.bincount(sub.lb, a, Psub)
             return data.assemble(sub.F, w) + run.HL
 
@@ -1770,7 +1785,7 @@ def path(
                          ref=np.zeros(n_t, dtype=np.int32), refs=[])
     rows: dict[str, list] = {k_: [] for k_ in (
         "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",
-        "rate_final", "rate_range", "dynamic", "converged")}
+        "rate_final", "rate_range", "dynamic", "converged", "visits")}
     by_sphere: dict[str, list] = {k_: [] for k_ in kinds}
     cmp_rows: dict[str, list] = {f"{a}:{b}": [] for a, b in specs}
     lam = lam0
@@ -1803,6 +1818,7 @@ def path(
         rows["rate_range"].append(ex["rate_range"])
         rows["dynamic"].append(ex["dynamic"])
         rows["converged"].append(res.converged)
+        rows["visits"].append(res.triplet_visits)
         for kind in kinds:
             by_sphere[kind].append(ex["by_sphere"].get(kind, 0.0))
         for key in cmp_rows:
@@ -1834,7 +1850,8 @@ def path(
         rate_range=np.asarray(rows["rate_range"]),
         rate_by_sphere={k_: np.asarray(v) for k_, v in by_sphere.items()},
         compare_rates={k_: np.asarray(v) for k_, v in cmp_rows.items()},
-        dynamic_rates=dyn, n_triplets=prob.n_triplets, lam_max=lmax_true,
+        dynamic_rates=dyn, triplet_visits=np.asarray(rows["visits"], dtype=np.int64),
+        n_triplets=prob.n_triplets, lam_max=lmax_true,
         terminated_by=terminated, total_time=time.perf_counter() - t_start,
         converged=np.asarray(rows["converged"], dtype=bool),
         params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
