@@ -127,8 +127,10 @@ def gamma_median(sigma, eta, h):  # pragma: no cover - compiled
     ``Gamma(t)`` is non-increasing; the bracket ``[t_min, t_max]`` keeps
     ``Gamma(t_min) >= h >= Gamma(t_max)``. Each round evaluates ``Gamma`` at
     the medians of the lower and of the upper critical values that still lie
-    strictly inside the bracket (the printed rule, which does not restrict
-    to the bracket, can evaluate the same points forever), shrinks the
+    strictly inside the bracket (the printed rule takes medians over all
+    unsettled indices, so a round need not shrink the bracket; restricted to
+    its interior, every evaluation removes at least half of one of the two
+    sets from it), shrinks the
     bracket (``Gamma > h`` raises ``t_min``, ``Gamma < h`` lowers ``t_max``:
     the printed line 21 wrongly assigns ``t_min``), then settles every index
     whose three regions no longer meet the bracket's interior:
