@@ -217,8 +217,13 @@ def _h_eigs(an2, bn2, ab):
     return 0.5 * (tr + disc), 0.5 * (tr - disc)
 
 
+#: At most this many candidates per SDLS call (the most promising by the sphere-rule
+#: value); each costs several ``d x d`` eigendecompositions.
+SDLS_MAX_CANDIDATES = 1000
+
+
 def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd_center,
-                max_iter=40, chunk_elems=4_000_000):
+                max_iter=30, chunk_elems=4_000_000, max_candidates=SDLS_MAX_CANDIDATES):
     """Which candidates the SDLS dual ascent certifies.
 
     For ``H' = sign (a a^T - b b^T)`` and target ``C`` (R2: ``sign=+1, C=1``;
@@ -231,7 +236,9 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
     ``[-u, 0]`` with ``u = 2 beta / e_-^2`` (``beta = <Q, H'> - C + e_+ ||Q_-||``,
     from ``||[Q + y H']_-|| <= ||Q_-|| + |y| e_+``), where the derivative changes
     sign; a safeguarded false-position search on the derivative stops as soon
-    as ``phi`` exceeds ``r^2`` (weak duality makes any ``y`` safe).
+    as ``phi`` exceeds ``r^2`` (weak duality makes any ``y`` safe). Only the
+    ``max_candidates`` candidates closest to passing the sphere rule are tried
+    (skipping one is always safe: it just stays in the problem).
     """
     n = Av.shape[0]
     out = np.zeros(n, dtype=bool)
@@ -247,6 +254,9 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
     thresh = r2 * (1.0 + 1e-10) + 1e-300
     ok &= upper > thresh
     idx_all = np.nonzero(ok)[0]
+    if idx_all.size > max_candidates:
+        sphere_val = (hqp[idx_all] - C) ** 2 / hn2[idx_all]  # the sphere rule's value
+        idx_all = idx_all[np.argsort(-sphere_val, kind="stable")[:max_candidates]]
     step = max(1, chunk_elems // max(d * d, 1))
     for s in range(0, idx_all.size, step):
         idx = idx_all[s:s + step]
@@ -282,6 +292,7 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
         lo = -1.01 * 2.0 * beta[idx] / (e_neg[idx] ** 2)  # slope > 0 there
         hi = np.zeros(m)
         f_hi = 2.0 * (C - hq_plus[idx])  # slope at y = 0 (< 0)
+        ph_hi = np.full(m, qm2)  # phi(0) = ||Q_-||^2
         # first the sphere-rule optimum y0, then the left bracket end
         y0 = (C - hq_) / h2
         alive = np.arange(m)
@@ -290,16 +301,26 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
         pos = dph > 0
         lo = np.where(pos, y0, lo)
         f_lo = np.where(pos, dph, np.nan)
+        ph_lo = np.where(pos, ph, np.nan)
         hi = np.where(pos, hi, y0)
         f_hi = np.where(pos, f_hi, dph)
+        ph_hi = np.where(pos, ph_hi, ph)
         need = np.nonzero(~hit & ~pos)[0]
         if need.size:
             ph2, dph2 = phi_and_slope(lo[need], need)
             hit[need] |= ph2 > thresh
             f_lo[need] = dph2
+            ph_lo[need] = ph2
         done |= hit
+        t_lo, t_hi = f_lo.copy(), f_hi.copy()  # true slopes (Illinois halves f_lo/f_hi)
         side = np.zeros(m)  # Illinois bookkeeping: last endpoint moved (-1 lo, +1 hi)
         for _ in range(max_iter):
+            # phi is concave: it lies below both end tangents, so their crossing bounds
+            # its maximum; stop as soon as that bound cannot exceed r^2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                yc = (ph_hi - ph_lo + t_lo * lo - t_hi * hi) / (t_lo - t_hi)
+                upper = np.minimum(ph_lo + t_lo * (yc - lo), ph_hi + t_hi * (yc - hi))
+            done |= np.isfinite(upper) & (upper <= thresh)
             alive = np.nonzero(~done)[0]
             if alive.size == 0:
                 break
@@ -315,11 +336,13 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
             a_lo = alive[move_lo]
             a_hi = alive[~move_lo]
             lo[a_lo] = y[move_lo]
-            f_lo[a_lo] = dph[move_lo]
+            f_lo[a_lo] = t_lo[a_lo] = dph[move_lo]
+            ph_lo[a_lo] = ph[move_lo]
             f_hi[a_lo] *= np.where(side[a_lo] == -1, 0.5, 1.0)
             side[a_lo] = -1
             hi[a_hi] = y[~move_lo]
-            f_hi[a_hi] = dph[~move_lo]
+            f_hi[a_hi] = t_hi[a_hi] = dph[~move_lo]
+            ph_hi[a_hi] = ph[~move_lo]
             f_lo[a_hi] *= np.where(side[a_hi] == 1, 0.5, 1.0)
             side[a_hi] = 1
             width = hi[alive] - lo[alive]

@@ -57,6 +57,7 @@ is computed, recorded and checked at the refreshes only.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections import deque
@@ -774,8 +775,37 @@ def _sdls_masks(data: _Data, sub: _Sub, pos: np.ndarray, sphere: Sphere, hq: np.
     an2, bn2 = data.sq[ga], data.sq[gb_]
     ep, en = sph._h_eigs(an2, bn2, data.ab[gidx])
     c = 1.0 - gamma
+    # Feasible points of the SDLS primal give upper bounds on its optimum: when one
+    # lies within the ball the SDLS dual cannot exceed r^2 and the candidate is
+    # skipped. R2 (lower <X, H> to 1): X = Q_+ + t b b^T; R1 (raise it to 1 - gamma):
+    # X = Q_+ + t a a^T; both: the scaled centre mu Q_+.
+    ab2 = data.ab[gidx] ** 2
+    qn2p = float(np.vdot(Q, Q)) - Qm_norm ** 2  # ||Q_+||^2
+    if sphere.psd_center:
+        bQb = aQa = 0.0
+    else:
+        Qm = Q - Qp
+        gq = _quad(data.F, Qm)
+        bQb, aQa = gq[gb_], gq[ga]
+
+    def feasible_dist2(target, up):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if up:  # add t a a^T, <a a^T, H> = ||a||^4 - (a.b)^2
+                den, nv, cross = an2 * an2 - ab2, an2 * an2, aQa
+                t = (target - hq_plus) / den
+            else:   # add t b b^T, <b b^T, H> = (a.b)^2 - ||b||^4
+                den, nv, cross = bn2 * bn2 - ab2, bn2 * bn2, bQb
+                t = (hq_plus - target) / den
+            d1 = np.where(den > 0, Qm_norm ** 2 - 2 * t * cross + t * t * nv, np.inf)
+            mu = target / hq_plus
+            d2 = np.where((hq_plus > 0) & (mu > 0), Qm_norm ** 2 + (1 - mu) ** 2 * qn2p,
+                          np.inf)
+        return np.minimum(d1, d2)
+
+    hopeless_R = feasible_dist2(1.0, False) <= r2
+    hopeless_L = feasible_dist2(c, True) <= r2
     # R2: min <X, H> > 1  (H' = H, C = 1)
-    candR = hq_plus > 1.0
+    candR = (hq_plus > 1.0) & ~hopeless_R
     R = np.zeros(pos.size, dtype=bool)
     L = np.zeros(pos.size, dtype=bool)
     if np.any(candR):
@@ -783,7 +813,7 @@ def _sdls_masks(data: _Data, sub: _Sub, pos: np.ndarray, sphere: Sphere, hq: np.
         R[ii] = sph.sdls_screen(Q, Qm_norm, r2, data.F[ga[ii]], data.F[gb_[ii]], 1.0, 1.0,
                                 hq[ii], hq_plus[ii], ep[ii], en[ii], sphere.psd_center)
     # R1: max <X, H> < 1 - gamma  <=>  min <X, -H> > -(1 - gamma)
-    candL = hq_plus < c
+    candL = (hq_plus < c) & ~hopeless_L
     if np.any(candL):
         ii = np.flatnonzero(candL)
         L[ii] = sph.sdls_screen(Q, Qm_norm, r2, data.F[ga[ii]], data.F[gb_[ii]], -1.0, -c,
@@ -1548,6 +1578,21 @@ def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _blas_single_thread():
+    """Limit BLAS/LAPACK to one thread while solving.
+
+    Every dense operation here is on a ``d x d`` matrix (eigendecompositions,
+    projections); threads only add synchronisation, which on a busy machine
+    makes a 64 x 64 ``eigh`` 20x slower. Uses ``threadpoolctl`` when it is
+    installed (it comes with scikit-learn); otherwise a no-op.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _make_problem(X, y, triplets_, k, loss, gamma, diagonal) -> TripletProblem:
     if isinstance(triplets_, TripletProblem):
         return triplets_
@@ -1659,7 +1704,8 @@ def solve(
                        eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback)
-    res, _ = _run_solve(prob, lam, M0, opts, ref, step0)
+    with _blas_single_thread():
+        res, _ = _run_solve(prob, lam, M0, opts, ref, step0)
     return res
 
 
@@ -1803,8 +1849,9 @@ def path(
             ref = _Ref(M=np.array(prev.M), lam=prev.lam,
                        eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
             step0 = prev.step * prev.lam / lam
-        res, ex = _run_solve(prob, lam, M0, opts, ref, step0, rs=rs,
-                             compare=specs if prev is not None else ())
+        with _blas_single_thread():  # ~1 ms per lambda
+            res, ex = _run_solve(prob, lam, M0, opts, ref, step0, rs=rs,
+                                 compare=specs if prev is not None else ())
         rows["lambdas"].append(lam)
         rows["Ms"].append(np.array(res.M))
         rows["primal"].append(res.primal)
