@@ -53,6 +53,12 @@ full dual at a feasible ``alpha`` (1 on L-hat, 0 on R-hat) and
 ``active_set=True`` (the Weinberger et al. baseline: only triplets with positive
 loss, refreshed every 10 iterations) the certificate needs all margins, so it
 is computed, recorded and checked at the refreshes only.
+
+Performance notes: the per-pair forms and scatter-adds are compiled loops
+(``solvers/_triplet_kernels.py``); BLAS/LAPACK is limited to one thread during
+a solve (``threadpoolctl`` if installed), since every dense operation is on a
+``d x d`` matrix. ``result.triplet_visits`` counts the triplets touched by loss
+passes and rules, the machine-independent part of the cost screening removes.
 """
 
 from __future__ import annotations
