@@ -38,21 +38,32 @@ run also certifies the *smoothed* problem (its gap, ``smoothed_gap``, goes to
 zero); the difference ``floor = gap - smoothed_gap`` is the price of
 smoothing at the current point and is reported every iteration. For the dual
 method it equals ``lam sum_{||w_r|| < mu} ||w_r|| (1 - ||w_r|| / mu) <= lam d
-mu / 4``. When the smoothed gap is below ``tol / 10`` but the certified gap is
-still above ``tol``, the run stops (``floor_reached=True``, ``converged=False``,
-a :class:`~solvers.base.ConvergenceWarning` says to decrease ``mu``).
+mu / 4`` (rows that are zero at the optimum keep a norm of order ``mu``). The
+baseline adds ``sum_i (||r_i||_p - <theta_i, r_i>)`` for its smoothed losses;
+for p = 2 that term vanishes whenever ``||r_i|| >= mu`` (the Huber function is
+then exact up to a constant), for p = 1 and p = inf it does not. When the
+smoothed gap is below ``tol / 10`` but the certified gap is still above
+``tol``, the run stops (``floor_reached=True``, ``converged=False``, a
+:class:`~solvers.base.ConvergenceWarning` says to decrease ``mu``). The
+history's ``primal`` and ``dual`` are the best values so far (the returned
+``W`` is the best primal point, ``theta, A, B`` the best dual point); the
+current ones are the extras ``primal_iterate`` and ``dual_iterate``.
 
 **method="dual"** (the paper's Algorithm 1 + 2): FISTA ascent on ``theta`` with
-backtracking (``solvers.apg.APG`` on ``-D``, factor ``tau = 2``) and
-projection onto the unit q-balls (``solvers.prox.project_lq_ball``: l2
-rescaling for p = 2, box for p = 1, Condat's l1 projection for p = inf). Each
-evaluation of ``D`` solves the inner problem for fixed ``theta`` with S-FISTA
-(Algorithm 2): the rows of the l2,1 norm are Huber-smoothed (Theorem 2,
+backtracking (``solvers.apg.APG`` on ``-D``, first ``L = L_D / 20``, factor
+``tau = 2``) and projection onto the unit q-balls
+(``solvers.prox.project_lq_ball``: l2 rescaling for p = 2, box for p = 1,
+Condat's l1 projection for p = inf). Each evaluation of ``D`` solves the inner
+problem for fixed ``theta`` with S-FISTA (Algorithm 2, the same engine with
+``fixed_step=True``): the rows of the l2,1 norm are Huber-smoothed (Theorem 2,
 parameter ``mu``), the nuclear norm is kept as a prox (singular value
-thresholding), constant step ``1/L`` with ``L = 4 zeta + gamma + lam/mu``,
-warm-started from the previous ``W``. The inner solve stops on its own
-(smoothed) duality gap, at most ``inner_rtol`` times the last outer smoothed
-gap.
+thresholding, :func:`solvers.prox.svt`), constant step ``1/L`` with ``L = 4
+zeta + gamma + lam/mu``, warm-started from the previous ``W``. An inner solve
+stops on its own smoothed duality gap, below ``inner_rtol`` times the smaller
+of the last outer smoothed gap and the line-search term ``L/2 ||theta_k -
+nu_k||^2`` (the accuracy an inexact oracle needs). Once the backtracking ``L``
+reaches ``L_D`` (Theorem 4), the step is accepted: with exact inner solves the
+test always passes there.
 
 **method="smoothing"** (the paper's baseline): the loss norms are smoothed too
 (Moreau envelope with the same ``mu``: Theorem 2's Huber function for p = 2,
@@ -61,6 +72,9 @@ FISTA with singular value thresholding and constant step
 ``1/L``, ``L = (max_i ||X_i||_2^2 + lam)/mu + gamma + 4 zeta`` (Theorem 3),
 minimises the whole smoothed objective. Its certificate takes
 ``theta_i = grad of the smoothed loss`` (always in the unit q-ball).
+
+``restart=True`` adds O'Donoghue--Candès adaptive momentum restarts to every
+FISTA loop of either method (not in the paper; it speeds both up a lot).
 """
 
 from __future__ import annotations
