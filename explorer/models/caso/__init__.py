@@ -58,8 +58,8 @@ ENTRY = ModelEntry(
     datasets={
         "subspace": Dataset(
             "subspace", "Synthetic tasks sharing a subspace", data.subspace,
-            sizes={"d": (20, 2, 200), "m": (10, 1, 200), "n": (40, 2, 1000),
-                   "h_true": (2, 1, 20), "noise": (0.1, 0.0, 2.0),
+            sizes={"d": (20, 2, 200), "m": (20, 1, 200), "n": (20, 2, 1000),
+                   "h_true": (2, 1, 20), "noise": (0.5, 0.0, 2.0),
                    "specific": (0.1, 0.0, 2.0)}),
         "digits": Dataset(
             "digits", "scikit-learn digits, 10 one-vs-rest tasks (PCA features)",
@@ -70,11 +70,12 @@ ENTRY = ModelEntry(
               low=1e-3, high=1e2, log=True),
         Param("eta", 1.0, "eta > 0: from trace-norm-like (small) to ridge-like (large)",
               low=1e-2, high=1e2, log=True),
-        Param("h", 2.0, "trace of M: relaxed dimension of the shared subspace, 0 < h <= d",
-              low=0.1, high=64.0),
+        Param("h", 2.0, "trace of M: relaxed dimension of the shared subspace, 0 < h <= d "
+              "(fractional values allowed)", low=0.25, high=25.25),
         Param("loss", "squared", "loss function", kind="choice",
               choices=("squared", "hinge", "logistic")),
-        Param("method", "apg", "algorithm", kind="choice", choices=("apg", "bcd")),
+        Param("method", "bcd", "algorithm: APG (Algorithm 1) or BCD (Algorithm 2; usually "
+              "much faster, the default)", kind="choice", choices=("apg", "bcd")),
         Param("m_step", "median", "M-step search (appendix C median search or sort)",
               kind="choice", choices=("median", "sort")),
         Param("restart", False, "APG: adaptive momentum restart (not in Algorithm 1)",
