@@ -38,7 +38,7 @@ PROBLEM = (
     r"\\[8pt]"
     r"D(\theta)=\sum_l-\ell_l^*(-\theta_l)-\frac1{4c}\Bigl(\eta\|V\|_F^2+s_h(VV^\top)\Bigr)"
     r"\\[2pt]"
-    r"V=[X_1^\top\theta_1,\dots,X_m^\top\theta_m],\quad"
+    r"V=[X_1^\top\theta_1,\dots,X_m^\top\theta_m],\quad "
     r"s_h=\text{sum of the }h\text{ largest eigenvalues}"
 )
 
