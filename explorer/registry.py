@@ -76,7 +76,8 @@ class Param:
     """A model parameter as the CLI and the dashboard see it.
 
     ``kind`` is ``"float"``, ``"int"``, ``"choice"`` or ``"bool"``; ``log``
-    marks parameters that span decades (log-scale sliders).
+    marks parameters that span decades (log-scale sliders); ``step`` is the slider
+    step of a linear float parameter (default: a hundredth of its range).
     """
 
     name: str
@@ -87,6 +88,7 @@ class Param:
     high: float | None = None
     log: bool = False
     choices: tuple[Any, ...] = ()
+    step: float | None = None
 
     def parse(self, text: str) -> Any:
         """Parse a command-line value."""

@@ -39,6 +39,8 @@ __all__ = [
     "log_options",
     "model_page",
     "show_error",
+    "stored_comparison",
+    "stored_reference",
 ]
 
 TOL_OPTIONS = [10.0 ** -e for e in range(2, 13)]
@@ -96,6 +98,19 @@ def _set_state(entry: ModelEntry, name: str, value: Any) -> None:
     st.session_state[f"{entry.name}__{name}"] = value
 
 
+def stored_comparison(entry: ModelEntry) -> dict[str, Any] | None:
+    """The runs of the last comparison (label -> result), or None."""
+    cmp = _state(entry, "compare")
+    return dict(cmp["runs"]) if cmp else None
+
+
+def stored_reference(entry: ModelEntry, c: Controls) -> Any | None:
+    """The cvxpy reference computed for exactly these controls, or None."""
+    ref = _state(entry, "ref")
+    key = (c.problem_key(entry), tuple(sorted(c.model_params().items())))
+    return ref["ref"] if ref and ref["key"] == key else None
+
+
 # ----------------------------------------------------------------------------- controls
 
 
@@ -139,7 +154,8 @@ def param_widget(p: Param, key: str, container: Any = None) -> Any:
         return c.select_slider(p.name, opts, value=default, format_func=fmt, **common)
     lo = float(p.low if p.low is not None else 0.0)
     hi = float(p.high if p.high is not None else 1.0)
-    return c.slider(p.name, lo, hi, float(p.default), step=(hi - lo) / 100, **common)
+    step = float(p.step) if p.step else (hi - lo) / 100
+    return c.slider(p.name, lo, hi, float(p.default), step=step, **common)
 
 
 def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None) -> Controls:
@@ -157,9 +173,16 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None) 
     dataset = entry.datasets[ds]
     sb.caption(dataset.title)
     pnames = {p.name for p in entry.params}
+    # Datasets share size names (n, d, ...): on a switch, or when a kept value is out
+    # of the new dataset's range, start from the new dataset's defaults.
+    switched = _state(entry, "dataset") not in (None, ds)
+    _set_state(entry, "dataset", ds)
     sizes = {}
     for name, (default, low, high) in dataset.sizes.items():
         key = f"data_{name}" if name in pnames or name in ("tol", "max_iter") else name
+        kept = st.session_state.get(key)
+        if kept is not None and (switched or not low <= kept <= high):
+            st.session_state[key] = default
         label = f"{name} (0 = all)" if dataset.real and name == "n" else name
         if isinstance(default, int):
             sizes[name] = int(sb.slider(label, int(low), int(high), int(default), key=key,

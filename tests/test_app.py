@@ -119,3 +119,13 @@ def test_errors_are_messages_and_the_last_good_result_stays():
     assert any("C must lie in" in e.value for e in at.error)
     assert _metrics(at)["primal"] == good
     assert any("last successful run" in c.value for c in at.caption)
+
+
+def test_switching_dataset_starts_from_its_default_sizes():
+    at = _page("wwsvm")
+    at.run()
+    at.slider(key="n").set_value(5000).run()  # valid for blobs, above digits' 1797
+    at.selectbox(key="dataset").set_value("digits").run()
+    assert not at.exception, at.exception
+    assert at.slider(key="n").value == 600
+    assert "digits" in " ".join(c.value for c in at.caption)

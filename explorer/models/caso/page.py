@@ -171,15 +171,11 @@ def structure(problem, res, c) -> None:
 def comparison(problem, res, c) -> None:
     """Objective against time for the variants just compared, and times to fixed gaps."""
     st.caption(FINDINGS)
-    stored = st.session_state.get(f"{ENTRY.name}__compare")
-    if not stored or not stored.get("runs"):
+    runs = ui.stored_comparison(ENTRY)
+    if not runs:
         return
-    runs = stored["runs"]
-    reference = None
-    ref = st.session_state.get(f"{ENTRY.name}__ref")
-    ref_key = (c.problem_key(ENTRY), tuple(sorted(c.model_params().items())))
-    if ref and ref.get("key") == ref_key:
-        reference = float(ref["ref"].value)
+    ref = ui.stored_reference(ENTRY, c)
+    reference = None if ref is None else float(ref.value)
     st.plotly_chart(objective_time_figure(runs, reference=reference), width="stretch")
     rows = []
     for label, r in runs.items():
