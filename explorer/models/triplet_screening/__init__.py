@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ...registry import Dataset, ModelEntry, Param, Problem
 from . import data
 
@@ -9,6 +13,18 @@ from . import data
 SCREENINGS = ("rrpb+pgb", "rrpb", "pgb", "gb", "dgb", "cdgb", "gb+pgb+dgb+cdgb+rrpb", "none")
 
 _cache: dict = {}
+
+
+def _content_key(problem: Problem) -> tuple:
+    """Identifies a dataset instance by content: the page's data cache hands out copies."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for name in ("X", "y", "triplets"):
+        a = np.ascontiguousarray(problem.data[name])
+        h.update(str((a.shape, a.dtype.str)).encode())
+        h.update(a.data)
+    return (h.hexdigest(),)
 
 
 def _problem(problem: Problem, loss: str, gamma: float, diagonal: bool):
@@ -20,12 +36,23 @@ def _problem(problem: Problem, loss: str, gamma: float, diagonal: bool):
     hit = _cache.get(key)
     if hit is not None and hit[0] is T:
         return hit[1]
+    ckey = _content_key(problem) + key[1:]
+    hit = _cache.get(ckey)
+    if hit is not None:
+        return hit[1]
     prob = TripletProblem(problem.data["X"], problem.data["y"], triplets=T, loss=loss,
                           gamma=gamma, diagonal=diagonal)
-    if len(_cache) >= 4:
+    while len(_cache) >= 6:
         _cache.pop(next(iter(_cache)))
     _cache[key] = (T, prob)
+    _cache[ckey] = (T, prob)
     return prob
+
+
+def prepared(problem: Problem, loss: str = "smoothed_hinge", gamma: float = 0.05,
+             diagonal: bool = False):
+    """The :class:`~solvers.triplet_screening.TripletProblem` of a dataset instance (cached)."""
+    return _problem(problem, loss, gamma, diagonal)
 
 
 def lam_from(problem: Problem, lam_rel: float, loss: str = "smoothed_hinge",
@@ -42,10 +69,42 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
 
     prob = _problem(problem, loss, gamma, diagonal)
     lam = float(lam_rel) * prob.lambda_max()
+    if _already_solved(init, prob, lam, tol, loss=loss, gamma=gamma, screening=screening,
+                       rule=rule, diagonal=diagonal, active_set=active_set, method=method):
+        return init
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
                     tol=tol, max_iter=max_iter, init=init, callback=callback)
+
+
+def _already_solved(init, prob, lam: float, tol: float, *, loss: str, gamma: float,
+                    screening: str, rule: str, diagonal: bool, active_set: bool,
+                    method: str) -> bool:
+    """Whether ``init`` already is the converged solve of exactly this configuration.
+
+    The page re-runs the solver on every interaction (a button, a display control),
+    warm-started from the last result; when nothing about the solve changed, that
+    result is returned as it is (it is certified to ``tol``) instead of a zero-iteration
+    re-solve that would replace its history.
+    """
+    from solvers import triplet_screening as ts
+
+    if not isinstance(init, ts.TripletResult) or not init.converged:
+        return False
+    p = init.params
+    try:
+        resolved = ts._resolve_method(method, loss == "hinge", bool(active_set))
+    except ValueError:
+        return False
+    want = {
+        "lam": lam, "loss": loss, "gamma": float(gamma), "rule": rule,
+        "diagonal": bool(diagonal), "active_set": bool(active_set), "method": resolved,
+        "screening": "none" if screening in ("none", None) else screening,
+    }
+    same = all(p.get(k) == v for k, v in want.items())
+    return (same and tuple(init.fingerprint) == prob.fingerprint()
+            and init.rel_gap <= tol and float(p.get("tol", math.inf)) <= tol)
 
 
 def _reference(problem: Problem, *, lam_rel: float = 0.01, loss: str = "smoothed_hinge",
@@ -79,8 +138,8 @@ ENTRY = ModelEntry(
     datasets={
         "synthetic": Dataset("synthetic", "Gaussian classes, few informative directions",
                              data.synthetic,
-                             sizes={"n": (60, 12, 2000), "d": (5, 2, 100), "classes": (3, 2, 10),
-                                    "informative": (2, 1, 100), "k": (5, 0, 100),
+                             sizes={"n": (90, 12, 2000), "d": (5, 2, 100), "classes": (3, 2, 10),
+                                    "informative": (2, 1, 100), "k": (7, 0, 100),
                                     "spread": (1.0, 0.2, 4.0)}),
         "iris": Dataset("iris", "scikit-learn iris (4-D, 3 classes)", data.real("iris"),
                         sizes={"n": (0, 0, 150), "k": (5, 0, 150)}, real=True),
@@ -115,6 +174,6 @@ ENTRY = ModelEntry(
     page="explorer.models.triplet_screening.page:render",
     order=40,
     icon=":material/straighten:",
-    tol=1e-6,
+    tol=1e-9,
     max_iter=5000,
 )
