@@ -297,9 +297,8 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
 
 def comparison(problem, res, c) -> None:
     """Screening details of the single-λ variants and the path comparison (Table 2)."""
-    cmp = st.session_state.get(f"{ENTRY.name}__compare")
-    if cmp is not None and set(cmp["runs"]) <= set(VARIANTS):
-        runs = cmp["runs"]
+    runs = ui.stored_comparison(ENTRY)
+    if runs and set(runs) <= set(VARIANTS):
         t0 = runs["naive"].time if "naive" in runs else float("nan")
         st.dataframe([{"method": m, "screening rate": round(r.screening_rate, 4),
                        "triplet visits": r.triplet_visits,
