@@ -209,7 +209,7 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None) 
     return Controls(ds, sizes, data_seed, params, float(tol), max_iter)
 
 
-@st.cache_data(max_entries=24, show_spinner=False)
+@st.cache_resource(max_entries=24, show_spinner=False)
 def _make_problem(model: str, dataset: str, sizes: tuple, seed: int) -> Problem:
     from .registry import get
 
@@ -217,7 +217,11 @@ def _make_problem(model: str, dataset: str, sizes: tuple, seed: int) -> Problem:
 
 
 def get_problem(entry: ModelEntry, c: Controls) -> Problem:
-    """The dataset instance for these controls (cached across reruns)."""
+    """The dataset instance for these controls (cached across reruns and sessions).
+
+    ``cache_resource`` hands out the same object on every hit (no copy), so models
+    may keep per-instance preparations keyed by identity. Problems are read-only.
+    """
     return _make_problem(entry.name, c.dataset, tuple(sorted(c.sizes.items())), c.data_seed)
 
 
@@ -452,14 +456,21 @@ def model_page(
     st.subheader("Convergence")
     live = LivePanel(gap_label=gap_label)
     res, warm, error = None, False, None
-    try:
-        res, warm = solve_with_warm_start(entry, problem, c, callback=live.callback)
-    except Exception as exc:  # StopException / RerunException are BaseException: not caught
-        error = exc
+    last = _state(entry, "last")
+    if (last is not None and last["problem_key"] == c.problem_key(entry)
+            and last["controls"] == c):
+        # Nothing about the solve changed (a button or a display control caused this
+        # rerun): show the stored, certified result instead of re-solving it.
+        res, warm = last["result"], last.get("warm", False)
+    else:
+        try:
+            res, warm = solve_with_warm_start(entry, problem, c, callback=live.callback)
+        except Exception as exc:  # StopException / RerunException are BaseException
+            error = exc
     if res is not None:
         # A safe point: the run finished, keep it for warm starts and for errors later.
         _set_state(entry, "last", {"problem_key": c.problem_key(entry), "result": res,
-                                   "controls": c, "problem": problem})
+                                   "controls": c, "problem": problem, "warm": warm})
     else:
         show_error(error)
         last = _state(entry, "last")

@@ -114,11 +114,19 @@ def test_errors_are_messages_and_the_last_good_result_stays():
     at.run()
     good = _metrics(at)["primal"]
     at.session_state["break_it"] = True
-    at.run()
+    at.select_slider(key="C").set_value(0.5).run()  # a change that triggers a solve
     assert not at.exception
     assert any("C must lie in" in e.value for e in at.error)
     assert _metrics(at)["primal"] == good
     assert any("last successful run" in c.value for c in at.caption)
+
+
+def test_a_rerun_without_changes_reuses_the_certified_result():
+    at = _page("wwsvm")
+    at.run()
+    first = _metrics(at)
+    at.button(key="run_comparison").click().run()  # a rerun that changes no control
+    assert _metrics(at) == first  # same result object: same time, same iterations
 
 
 def test_switching_dataset_starts_from_its_default_sizes():

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ...registry import Dataset, ModelEntry, Param, Problem
 from . import data
 
@@ -15,18 +11,6 @@ SCREENINGS = ("rrpb+pgb", "rrpb", "pgb", "gb", "dgb", "cdgb", "gb+pgb+dgb+cdgb+r
 _cache: dict = {}
 
 
-def _content_key(problem: Problem) -> tuple:
-    """Identifies a dataset instance by content: the page's data cache hands out copies."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    for name in ("X", "y", "triplets"):
-        a = np.ascontiguousarray(problem.data[name])
-        h.update(str((a.shape, a.dtype.str)).encode())
-        h.update(a.data)
-    return (h.hexdigest(),)
-
-
 def _problem(problem: Problem, loss: str, gamma: float, diagonal: bool):
     """The prepared TripletProblem of a dataset instance (pair form built once)."""
     from solvers.triplet_screening import TripletProblem
@@ -34,18 +18,13 @@ def _problem(problem: Problem, loss: str, gamma: float, diagonal: bool):
     T = problem.data["triplets"]
     key = (id(T), T.shape, loss, float(gamma), bool(diagonal))
     hit = _cache.get(key)
-    if hit is not None and hit[0] is T:
-        return hit[1]
-    ckey = _content_key(problem) + key[1:]
-    hit = _cache.get(ckey)
-    if hit is not None:
+    if hit is not None and hit[0] is T:  # the page's dataset cache returns the same object
         return hit[1]
     prob = TripletProblem(problem.data["X"], problem.data["y"], triplets=T, loss=loss,
                           gamma=gamma, diagonal=diagonal)
     while len(_cache) >= 6:
         _cache.pop(next(iter(_cache)))
     _cache[key] = (T, prob)
-    _cache[ckey] = (T, prob)
     return prob
 
 
@@ -69,42 +48,10 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
 
     prob = _problem(problem, loss, gamma, diagonal)
     lam = float(lam_rel) * prob.lambda_max()
-    if _already_solved(init, prob, lam, tol, loss=loss, gamma=gamma, screening=screening,
-                       rule=rule, diagonal=diagonal, active_set=active_set, method=method):
-        return init
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
                     tol=tol, max_iter=max_iter, init=init, callback=callback)
-
-
-def _already_solved(init, prob, lam: float, tol: float, *, loss: str, gamma: float,
-                    screening: str, rule: str, diagonal: bool, active_set: bool,
-                    method: str) -> bool:
-    """Whether ``init`` already is the converged solve of exactly this configuration.
-
-    The page re-runs the solver on every interaction (a button, a display control),
-    warm-started from the last result; when nothing about the solve changed, that
-    result is returned as it is (it is certified to ``tol``) instead of a zero-iteration
-    re-solve that would replace its history.
-    """
-    from solvers import triplet_screening as ts
-
-    if not isinstance(init, ts.TripletResult) or not init.converged:
-        return False
-    p = init.params
-    try:
-        resolved = ts._resolve_method(method, loss == "hinge", bool(active_set))
-    except ValueError:
-        return False
-    want = {
-        "lam": lam, "loss": loss, "gamma": float(gamma), "rule": rule,
-        "diagonal": bool(diagonal), "active_set": bool(active_set), "method": resolved,
-        "screening": "none" if screening in ("none", None) else screening,
-    }
-    same = all(p.get(k) == v for k, v in want.items())
-    return (same and tuple(init.fingerprint) == prob.fingerprint()
-            and init.rel_gap <= tol and float(p.get("tol", math.inf)) <= tol)
 
 
 def _reference(problem: Problem, *, lam_rel: float = 0.01, loss: str = "smoothed_hinge",
