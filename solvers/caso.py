@@ -64,10 +64,8 @@ bounds the suboptimality of ``U`` (and of ``(U, M)`` with the returned ``M``).
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -75,6 +73,7 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit, xlogy
 
 from . import _caso_kernels as _k
+from ._blas import single_threaded_blas
 from .apg import APG
 from .base import Monitor, Result
 from .prox import project_fantope, sym
@@ -121,28 +120,6 @@ _INNER_SWEEPS = 2000
 #: the certificate's dual point, and a looser prox (tied to the gap) stalls the gap at
 #: small eta (c small amplifies the dual's error by 1 / (4c)).
 _PROX_TOL = 1e-10
-#: Up to this dimension d the solver's dense algebra (d x d eigensolvers, triangular
-#: solves) runs single-threaded: multithreaded OpenBLAS is no faster at these sizes and
-#: much slower (up to 100x measured) when the cores are shared with other processes.
-_SINGLE_THREAD_MAX_D = 256
-
-
-@cache
-def _threadpool_controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # optional: only a speed matter
-        return None
-    return ThreadpoolController()
-
-
-def _blas_limit(d: int):
-    ctl = _threadpool_controller() if d <= _SINGLE_THREAD_MAX_D else None
-    if ctl is None:
-        return contextlib.nullcontext()
-    return ctl.limit(limits=1, user_api="blas")
-
-
 # ---------------------------------------------------------------------------
 # Result
 # ---------------------------------------------------------------------------
@@ -798,7 +775,7 @@ def solve(
 
     mon = Monitor("caso", tol=tol, max_iter=max_iter, callback=callback)
     runner = _run_apg if method == "apg" else _run_bcd
-    with _blas_limit(d):
+    with single_threaded_blas(d):
         U, cert = runner(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter,
                          restart)
     fields = mon.result_fields()

@@ -63,7 +63,6 @@ passes and rules, the machine-independent part of the cost screening removes.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections import deque
@@ -75,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from . import _triplet_spheres as sph
+from ._blas import single_threaded_blas
 from ._triplet_kernels import (
     _apply_codes,
     _assemble_diag,
@@ -1584,21 +1584,6 @@ def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _blas_single_thread():
-    """Limit BLAS/LAPACK to one thread while solving.
-
-    Every dense operation here is on a ``d x d`` matrix (eigendecompositions,
-    projections); threads only add synchronisation, which on a busy machine
-    makes a 64 x 64 ``eigh`` 20x slower. Uses ``threadpoolctl`` when it is
-    installed (it comes with scikit-learn); otherwise a no-op.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _make_problem(X, y, triplets_, k, loss, gamma, diagonal) -> TripletProblem:
     if isinstance(triplets_, TripletProblem):
         return triplets_
@@ -1710,7 +1695,7 @@ def solve(
                        eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback)
-    with _blas_single_thread():
+    with single_threaded_blas():
         res, _ = _run_solve(prob, lam, M0, opts, ref, step0)
     return res
 
@@ -1855,7 +1840,7 @@ def path(
             ref = _Ref(M=np.array(prev.M), lam=prev.lam,
                        eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
             step0 = prev.step * prev.lam / lam
-        with _blas_single_thread():  # ~1 ms per lambda
+        with single_threaded_blas():  # ~1 ms per lambda
             res, ex = _run_solve(prob, lam, M0, opts, ref, step0, rs=rs,
                                  compare=specs if prev is not None else ())
         rows["lambdas"].append(lam)
