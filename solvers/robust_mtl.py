@@ -83,15 +83,14 @@ FISTA loop of either method (not in the paper; it speeds both up a lot).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
 
+from ._blas import single_threaded_blas
 from .apg import APG
 from .base import ConvergenceWarning, Monitor, Result
 from .prox import project_l2_ball, project_lq_ball, svt
@@ -132,26 +131,6 @@ _FLOOR_STALL = 0.01
 #: Outer FISTA on theta: first Lipschitz guess L_D * _L0_FRACTION, backtracking factor tau.
 _L0_FRACTION = 0.05
 _TAU = 2.0
-#: Below this size of the SVDs (min(d, m)) the solver's dense algebra runs single-threaded:
-#: multithreaded OpenBLAS is no faster on d x m SVDs this small and far slower (about 80x
-#: measured for 200 x 50) when the cores are shared with other processes.
-_SINGLE_THREAD_MAX = 256
-
-
-@cache
-def _threadpool_controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # optional: only a speed matter
-        return None
-    return ThreadpoolController()
-
-
-def _blas_limit(size: int):
-    ctl = _threadpool_controller() if size <= _SINGLE_THREAD_MAX else None
-    if ctl is None:
-        return contextlib.nullcontext()
-    return ctl.limit(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -823,7 +802,8 @@ def solve(
     mon = _FloorMonitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback)
     mon.mu = mu
     cert = _Certifier(pb, mon, tol, callback is not None)
-    with _blas_limit(min(pb.d, pb.m)):
+    # The d x m SVDs are small: one BLAS thread (far faster on a shared machine).
+    with single_threaded_blas(min(pb.d, pb.m)):
         if method == "dual":
             total = _solve_dual(pb, cert, init, max_iter, restart, max_inner, inner_rtol)
         else:
