@@ -1,15 +1,14 @@
 """Compiled loops of the convex ASO solver (private; see :mod:`solvers.caso`).
 
-Three kinds of sequential loops live here:
+Two kinds of sequential loops live here:
 
 * the exact M-step ``min sum_i sigma_i^2 / (eta + gamma_i)`` subject to
   ``sum gamma = h, 0 <= gamma <= 1`` (Eq. (71) of the paper): a sort-based
   breakpoint sweep (O(d log d)) and the median-based search of appendix C
   (Algorithm 3, derived afresh from Eqs. (78)–(82); expected linear time);
-* dual coordinate ascent for the exact hinge-loss proximal operator of
-  Eq. (74) (APG's U-step);
-* dual coordinate ascent for the hinge-loss U-step of BCD (Eq. (70) without
-  offset).
+* one dual coordinate ascent on the box-constrained hinge dual, serving both
+  the exact hinge-loss proximal operator of Eq. (74) (APG's U-step) and the
+  hinge-loss U-step of BCD (Eq. (70) without offset).
 
 Tasks are stored concatenated: rows ``offs[l]:offs[l+1]`` of ``X`` belong to
 task ``l`` and ``w[i] = 1 / n_l`` is the weight (and the dual box bound) of
@@ -249,16 +248,19 @@ def gamma_median(sigma, eta, h):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def hinge_prox(X, y, w, offs, sqn, VT, step, B, tol, max_sweeps, UT):  # pragma: no cover
-    """Exact prox of the weighted hinge loss, per task (Eq. (74) without offset).
+def box_dual_cd(X, G, y, w, offs, diag, scale, U0T, B, tol, max_sweeps, UT):  # pragma: no cover
+    """Cyclic coordinate ascent on a box-constrained hinge dual, per task.
 
-    For every task ``l`` solves
-    ``min_u ||u - v_l||^2 / (2 step) + sum_i w_i max(0, 1 - y_i x_i^T u)``
-    through its dual ``max_{0 <= b_i <= w_i} sum_i b_i (1 - y_i x_i^T v_l)
-    - step/2 ||sum_i b_i y_i x_i||^2`` with ``u = v_l + step sum_i b_i y_i x_i``,
-    by cyclic coordinate ascent warm-started at ``B`` (updated in place), until
-    the largest projected-gradient violation (margin units) is below ``tol``.
-    Writes ``u_l`` to ``UT[l]`` and returns the total number of sweeps.
+    For every task ``l`` maximises over ``0 <= b_i <= w_i`` (``i`` in the task)
+    the concave quadratic whose gradient in ``b_i`` is the margin residual
+    ``g_i = 1 - y_i x_i^T u`` with ``u = u0_l + scale sum_i b_i y_i G_i`` and
+    curvature ``diag[i] = scale x_i^T G_i``; exact coordinate steps
+    ``b_i <- clip(b_i + g_i / diag[i], 0, w_i)`` keep ``u`` updated. Rows with
+    ``diag[i] <= 0`` (``x_i = 0``: the margin is 0) take ``b_i = w_i``. Starts
+    from ``B`` (updated in place), stops when the largest projected-gradient
+    violation is below ``tol``, writes ``u_l`` to ``UT[l]`` and returns the
+    total number of sweeps. Serves both the hinge prox of APG (``G = X``) and
+    the exact hinge U-step of BCD (``G = X A``).
     """
     m = offs.shape[0] - 1
     d = X.shape[1]
@@ -268,74 +270,17 @@ def hinge_prox(X, y, w, offs, sqn, VT, step, B, tol, max_sweeps, UT):  # pragma:
         lo = offs[l]
         hi = offs[l + 1]
         for f in range(d):
-            u[f] = VT[l, f]
+            u[f] = U0T[l, f]
         for i in range(lo, hi):
             if B[i] != 0.0:
-                c = step * B[i] * y[i]
+                c = scale * B[i] * y[i]
                 for f in range(d):
-                    u[f] += c * X[i, f]
+                    u[f] += c * G[i, f]
         for _ in range(max_sweeps):
             sweeps += 1
             viol = 0.0
             for i in range(lo, hi):
-                if sqn[i] == 0.0:
-                    B[i] = w[i]  # x_i = 0: the margin is 0, b_i = w_i is optimal
-                    continue
-                s = 0.0
-                for f in range(d):
-                    s += X[i, f] * u[f]
-                g = 1.0 - y[i] * s
-                b = B[i]
-                if b <= 0.0:
-                    v = g if g > 0.0 else 0.0
-                elif b >= w[i]:
-                    v = -g if g < 0.0 else 0.0
-                else:
-                    v = abs(g)
-                if v > viol:
-                    viol = v
-                nb = b + g / (step * sqn[i])
-                nb = 0.0 if nb < 0.0 else (w[i] if nb > w[i] else nb)
-                if nb != b:
-                    c = step * (nb - b) * y[i]
-                    for f in range(d):
-                        u[f] += c * X[i, f]
-                    B[i] = nb
-            if viol <= tol:
-                break
-        for f in range(d):
-            UT[l, f] = u[f]
-    return sweeps
-
-
-@njit(cache=True)
-def hinge_ustep(X, y, w, offs, AX, qdiag, B, inv2c, tol, max_sweeps, UT):  # pragma: no cover
-    """Exact hinge U-step of BCD by dual coordinate ascent, per task.
-
-    ``max_{0 <= b_i <= w_i} sum_i b_i - 1/(4c) z^T A z``, ``z = sum_i b_i y_i x_i``,
-    ``u = A z / (2c)``; ``AX[i] = A x_i`` and ``qdiag[i] = x_i^T A x_i / (2c)``.
-    Warm-started at ``B`` (updated in place); ``UT[l]`` receives ``u_l``.
-    Returns the total number of sweeps.
-    """
-    m = offs.shape[0] - 1
-    d = X.shape[1]
-    sweeps = 0
-    u = np.empty(d)
-    for l in range(m):
-        lo = offs[l]
-        hi = offs[l + 1]
-        for f in range(d):
-            u[f] = 0.0
-        for i in range(lo, hi):
-            if B[i] != 0.0:
-                c = B[i] * y[i] * inv2c
-                for f in range(d):
-                    u[f] += c * AX[i, f]
-        for _ in range(max_sweeps):
-            sweeps += 1
-            viol = 0.0
-            for i in range(lo, hi):
-                if qdiag[i] <= 0.0:
+                if diag[i] <= 0.0:
                     B[i] = w[i]
                     continue
                 s = 0.0
@@ -351,12 +296,12 @@ def hinge_ustep(X, y, w, offs, AX, qdiag, B, inv2c, tol, max_sweeps, UT):  # pra
                     v = abs(g)
                 if v > viol:
                     viol = v
-                nb = b + g / qdiag[i]
+                nb = b + g / diag[i]
                 nb = 0.0 if nb < 0.0 else (w[i] if nb > w[i] else nb)
                 if nb != b:
-                    c = (nb - b) * y[i] * inv2c
+                    c = scale * (nb - b) * y[i]
                     for f in range(d):
-                        u[f] += c * AX[i, f]
+                        u[f] += c * G[i, f]
                     B[i] = nb
             if viol <= tol:
                 break

@@ -472,9 +472,14 @@ def hinge_prox(V: Any, Xs: Any, ys: Any, step: float, *, tol: float = 1e-12,
     tol = check_scalar(tol, "tol", low=0.0)
     B = np.zeros(data.X.shape[0])
     UT = np.empty((data.m, data.d))
-    _k.hinge_prox(data.X, data.y, data.w, data.offs, data.sqn, np.ascontiguousarray(V.T),
-                  step, B, tol, int(max_sweeps), UT)
+    _hinge_prox_into(data, V, step, B, tol, int(max_sweeps), UT)
     return UT.T.copy()
+
+
+def _hinge_prox_into(data, V, step, B, tol, max_sweeps, UT):
+    # prox dual: u = v_l + step sum_i b_i y_i x_i, coordinate curvature step ||x_i||^2
+    return _k.box_dual_cd(data.X, data.X, data.y, data.w, data.offs, step * data.sqn, step,
+                          np.ascontiguousarray(V.T), B, tol, max_sweeps, UT)
 
 
 # ---------------------------------------------------------------------------
@@ -548,9 +553,8 @@ def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
         if smooth:
             return (Uh, M)
         UT = np.empty((data.m, d))
-        state["sweeps"] += _k.hinge_prox(
-            data.X, data.y, data.w, data.offs, data.sqn, np.ascontiguousarray(Uh.T),
-            float(step), B, _PROX_TOL, _INNER_SWEEPS, UT)
+        state["sweeps"] += _hinge_prox_into(data, Uh, float(step), B, _PROX_TOL,
+                                            _INNER_SWEEPS, UT)
         return (UT.T.copy(), M)
 
     L0 = 2.0 * c / (eta + 1.0)
@@ -595,8 +599,10 @@ def _ustep_hinge(data, B, A, c, tol):
     AX = data.X @ A
     qdiag = np.einsum("ij,ij->i", AX, data.X) / (2.0 * c)
     UT = np.empty((data.m, data.d))
-    sweeps = _k.hinge_ustep(data.X, data.y, data.w, data.offs, np.ascontiguousarray(AX), qdiag,
-                            B, 1.0 / (2.0 * c), tol, _INNER_SWEEPS, UT)
+    # U-step dual: u = A z / (2c), z = sum_i b_i y_i x_i, curvature x_i^T A x_i / (2c)
+    sweeps = _k.box_dual_cd(data.X, np.ascontiguousarray(AX), data.y, data.w, data.offs, qdiag,
+                            1.0 / (2.0 * c), np.zeros((data.m, data.d)), B, tol, _INNER_SWEEPS,
+                            UT)
     return UT.T.copy(), sweeps
 
 
