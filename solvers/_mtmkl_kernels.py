@@ -38,7 +38,6 @@ __all__ = [
     "_kernel_task_products",
     "_small_matmul",
     "_task_decision",
-    "_task_pair_sums",
     "_task_sums",
 ]
 
@@ -128,7 +127,8 @@ def _add_task_kernel(out, G, tau, K, w):  # pragma: no cover
 
 @njit(cache=True)
 def _task_sums(X, tau, a, Z):  # pragma: no cover
-    # Z[t] = sum_{i in task t} a_i x_i   (Z zeroed here)
+    # Z[t] = sum_{i in task t} a_i X[i]   (Z zeroed here); with X = KA (n x T) this gives
+    # the task-pair sums B[s, t] = sum_{j in task s} a_j KA[j, t]
     n, d = X.shape
     Z[:, :] = 0.0
     for i in range(n):
@@ -176,19 +176,6 @@ def _kernel_task_products(K, tau, a, KA):  # pragma: no cover
             ai = a[i]
             if ai != 0.0:
                 KA[j, tau[i]] += K[j, i] * ai
-
-
-@njit(cache=True)
-def _task_pair_sums(KA, tau, a, B):  # pragma: no cover
-    # B[s, t] = sum_{j in task s} a_j KA[j, t]   (B zeroed here)
-    n, T = KA.shape
-    B[:, :] = 0.0
-    for j in range(n):
-        aj = a[j]
-        if aj != 0.0:
-            s = tau[j]
-            for t in range(T):
-                B[s, t] += aj * KA[j, t]
 
 
 @njit(cache=True)

@@ -73,7 +73,6 @@ from ._mtmkl_kernels import (
     _kernel_task_products,
     _small_matmul,
     _task_decision,
-    _task_pair_sums,
     _task_sums,
 )
 from .base import Monitor, Result, relative_gap
@@ -447,7 +446,7 @@ def _pair_sums(data: _Data, a: np.ndarray) -> tuple[list[np.ndarray], list[np.nd
         KA = np.empty((data.n, data.T))
         _kernel_task_products(K, data.tau, a, KA)
         B = np.empty((data.T, data.T))
-        _task_pair_sums(KA, data.tau, a, B)
+        _task_sums(KA, data.tau, a, B)
         KAs.append(KA)
         Bs.append(B)
     return KAs, Bs
