@@ -58,20 +58,25 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
     return loss, asum, a2
 
 
+@njit(cache=True, inline="always")
+def _ell(u, gamma, hinge):  # pragma: no cover - compiled
+    # Loss of a triplet with u = 1 - margin: hinge max(0, u), or the smoothed
+    # hinge (0 for u <= 0, u^2 / (2 gamma) below gamma, u - gamma / 2 above).
+    if u <= 0.0:
+        return 0.0
+    if hinge:
+        return u
+    if u >= gamma:
+        return u - 0.5 * gamma
+    return 0.5 * u * u / gamma
+
+
 @njit(cache=True)
 def _loss_only(q, pa, pb, gamma, hinge):  # pragma: no cover - compiled
     # Sum of the losses over the triplets (pa, pb).
     loss = 0.0
     for t in range(pa.shape[0]):
-        u = 1.0 - (q[pa[t]] - q[pb[t]])
-        if u <= 0.0:
-            continue
-        if hinge:
-            loss += u
-        elif u >= gamma:
-            loss += u - 0.5 * gamma
-        else:
-            loss += 0.5 * u * u / gamma
+        loss += _ell(1.0 - (q[pa[t]] - q[pb[t]]), gamma, hinge)
     return loss
 
 
@@ -86,23 +91,9 @@ def _extra_screened(q, La, Lb, Ra, Rb, gamma, hinge):  # pragma: no cover - comp
         m = q[La[t]] - q[Lb[t]]
         if m > c:
             u = 1.0 - m
-            if u <= 0.0:
-                ell = 0.0
-            elif hinge:
-                ell = u
-            else:
-                ell = 0.5 * u * u / gamma
-            extra += ell - (u - 0.5 * gamma)
+            extra += _ell(u, gamma, hinge) - (u - 0.5 * gamma)
     for t in range(Ra.shape[0]):
-        m = q[Ra[t]] - q[Rb[t]]
-        u = 1.0 - m
-        if u > 0.0:
-            if hinge:
-                extra += u
-            elif u >= gamma:
-                extra += u - 0.5 * gamma
-            else:
-                extra += 0.5 * u * u / gamma
+        extra += _ell(1.0 - (q[Ra[t]] - q[Rb[t]]), gamma, hinge)
     return extra
 
 
