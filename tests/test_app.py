@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pagekit as pk
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -11,19 +12,8 @@ from explorer.registry import entries
 from explorer.ui import log_options
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 120
+TIMEOUT = pk.TIMEOUT
 MODELS = [e.name for e in entries()]
-
-
-def _page(name: str) -> AppTest:
-    return AppTest.from_string(
-        f"from explorer.registry import get\nget({name!r}).render_page()",
-        default_timeout=TIMEOUT,
-    )
-
-
-def _metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def _badges(at: AppTest) -> str:
@@ -43,11 +33,11 @@ def test_home_page_lists_every_model():
 @pytest.mark.parametrize("name", MODELS)
 def test_model_page_solves_and_reacts_to_a_slider(name):
     entry = next(e for e in entries() if e.name == name)
-    at = _page(name)
+    at = pk.model_page(name)
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    m0 = _metrics(at)
+    m0 = pk.metrics(at)
     assert {"primal", "dual (lower bound)", "relative gap", "iterations"} <= set(m0)
     assert "cold start" in _badges(at)
     assert at.get("plotly_chart"), "no chart drawn"
@@ -64,12 +54,12 @@ def test_model_page_solves_and_reacts_to_a_slider(name):
 
 
 def test_wwsvm_page_controls_comparison_reference_and_export():
-    at = _page("wwsvm")
+    at = pk.model_page("wwsvm")
     at.run()
-    before = _metrics(at)["primal"]
+    before = pk.metrics(at)["primal"]
     at.select_slider(key="C").set_value(0.5).run()
     assert not at.exception and not at.error
-    assert _metrics(at)["primal"] != before
+    assert pk.metrics(at)["primal"] != before
     assert "warm start" in _badges(at)
     at.selectbox(key="method").set_value("iterative").run()
     assert "method **iterative**" in _badges(at)
@@ -79,14 +69,14 @@ def test_wwsvm_page_controls_comparison_reference_and_export():
     assert list(table["method"]) == ["Walrus (exact block)", "iterative (Shark-style)"]
     assert table["converged"].all()
     at.button(key="run_reference").click().run()
-    m = _metrics(at)
+    m = pk.metrics(at)
     assert m["inside [dual, primal]"] == "yes"
     assert float(m["relative difference"]) <= 1e-6
     assert at.get("download_button")
 
 
 def test_wwsvm_reference_is_refused_above_the_size_limit():
-    at = _page("wwsvm")
+    at = pk.model_page("wwsvm")
     at.run()
     at.selectbox(key="dataset").set_value("digits").run()
     at.slider(key="n").set_value(1797).run()
@@ -112,25 +102,25 @@ def test_errors_are_messages_and_the_last_good_result_stays():
     )
     at = AppTest.from_string(script, default_timeout=TIMEOUT)
     at.run()
-    good = _metrics(at)["primal"]
+    good = pk.metrics(at)["primal"]
     at.session_state["break_it"] = True
     at.select_slider(key="C").set_value(0.5).run()  # a change that triggers a solve
     assert not at.exception
     assert any("C must lie in" in e.value for e in at.error)
-    assert _metrics(at)["primal"] == good
+    assert pk.metrics(at)["primal"] == good
     assert any("last successful run" in c.value for c in at.caption)
 
 
 def test_a_rerun_without_changes_reuses_the_certified_result():
-    at = _page("wwsvm")
+    at = pk.model_page("wwsvm")
     at.run()
-    first = _metrics(at)
+    first = pk.metrics(at)
     at.button(key="run_comparison").click().run()  # a rerun that changes no control
-    assert _metrics(at) == first  # same result object: same time, same iterations
+    assert pk.metrics(at) == first  # same result object: same time, same iterations
 
 
 def test_switching_dataset_starts_from_its_default_sizes():
-    at = _page("wwsvm")
+    at = pk.model_page("wwsvm")
     at.run()
     at.slider(key="n").set_value(5000).run()  # valid for blobs, above digits' 1797
     at.selectbox(key="dataset").set_value("digits").run()

@@ -2,51 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-import json
-
 import numpy as np
+import pagekit as pk
 import pytest
 from streamlit.testing.v1 import AppTest
-
-TIMEOUT = 120
-
-
-def _page() -> AppTest:
-    return AppTest.from_string(
-        "from explorer.registry import get\nget('triplet_screening').render_page()",
-        default_timeout=TIMEOUT)
-
-
-def _metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def _charts(at: AppTest) -> dict[str, dict]:
-    out = {}
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
-        title = spec.get("layout", {}).get("title", {})
-        text = title.get("text", "") if isinstance(title, dict) else str(title or "")
-        out[text] = spec
-    return out
-
-
-def _chart(at: AppTest, prefix: str) -> dict:
-    hits = [s for t, s in _charts(at).items() if t.startswith(prefix)]
-    assert hits, f"no chart titled {prefix!r}: {list(_charts(at))}"
-    return hits[0]
-
-
-def _arr(v) -> np.ndarray:
-    """A plotly array from the figure JSON (plain list or base64 typed array)."""
-    if isinstance(v, dict) and "bdata" in v:
-        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-        shape = v.get("shape")
-        if isinstance(shape, str):
-            shape = [int(k) for k in shape.split(",")]
-        return a.reshape(shape) if shape else a
-    return np.asarray(v, dtype=float)
 
 
 def _table(at: AppTest, column: str):
@@ -61,21 +20,13 @@ def _int(s: str) -> int:
     return int(s.replace(",", ""))
 
 
-def _ok(at: AppTest) -> None:
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-
-
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    at = _page()
-    at.run()
-    _ok(at)
-    return at
+    return pk.loaded("triplet_screening")
 
 
 def test_structure_panel_statuses_counts_and_radii(page):
-    m = _metrics(page)
+    m = pk.metrics(page)
     nL, nR, act = (_int(m[k]) for k in ("screened into L̂", "screened into R̂", "still active"))
     assert nL + nR + act == 4410  # the default synthetic problem (n=90, k=7)
     assert nL > 0 and nR > 0
@@ -84,22 +35,22 @@ def test_structure_panel_statuses_counts_and_radii(page):
     assert float(m["relative gap"]) <= 1e-9
     assert int(m["iterations"]) >= 10  # at least one dynamic screening round
     # the triplet map: class points plus capped triplet segments per status
-    emb = _chart(page, "triplets under the learned metric")
+    emb = pk.chart(page, "triplets under the learned metric")
     names = [t.get("name", "") for t in emb["data"]]
     assert sum(n.startswith("class ") for n in names) == 3
     for label in ("screened into L̂", "screened into R̂", "still active"):
         assert any(n.startswith(label) for n in names), label
     segs = [t for t in emb["data"] if t.get("mode") == "lines"]
     # each segment is (anchor, end, NaN): at most 30 triplets per status
-    assert segs and all(np.isnan(_arr(t["x"]).astype(float)).sum() <= 30 for t in segs)
+    assert segs and all(np.isnan(pk.array(t["x"]).astype(float)).sum() <= 30 for t in segs)
     # the counts per iteration add up to the triplet count and end at the metrics
-    cnt = _chart(page, "triplet status per iteration")
-    ys = {t["name"]: _arr(t["y"]).astype(float) for t in cnt["data"]}
+    cnt = pk.chart(page, "triplet status per iteration")
+    ys = {t["name"]: pk.array(t["y"]).astype(float) for t in cnt["data"]}
     total = sum(ys.values())
     assert np.allclose(total, 4410)
     assert ys[next(k for k in ys if k.startswith("screened into L̂"))][-1] == nL
     # radii: the certified radius per iteration and one marker series per sphere
-    rad = _chart(page, "sphere radii per screening round")
+    rad = pk.chart(page, "sphere radii per screening round")
     rnames = [t["name"] for t in rad["data"]]
     assert rnames[0].startswith("√(2 gap / λ)") and "RRPB radius" in rnames
     assert "PGB radius" in rnames
@@ -111,29 +62,29 @@ def test_structure_panel_statuses_counts_and_radii(page):
 
 def test_regularisation_path_rates_and_range_heatmap(page):
     page.button(key="run_path").click().run()
-    _ok(page)
-    rates = _chart(page, "regularisation-path screening rate")
+    pk.ok(page)
+    rates = pk.chart(page, "regularisation-path screening rate")
     panels = {a["text"] for a in rates["layout"].get("annotations", [])}
     assert {"sphere rule", "linear rule"} <= panels
     spheres = {t["name"] for t in rates["data"] if t.get("mode") == "lines"}
     assert {"GB", "PGB", "DGB", "CDGB", "RPB", "RRPB"} <= spheres
     for t in rates["data"]:
-        y = _arr(t["y"]).astype(float)
+        y = pk.array(t["y"]).astype(float)
         y = y[np.isfinite(y)]
         assert np.all((y >= 0) & (y <= 1))
-    heat = _chart(page, "range-based screening rate")
-    Z = _arr(heat["data"][0]["z"]).astype(float)
+    heat = pk.chart(page, "range-based screening rate")
+    Z = pk.array(heat["data"][0]["z"]).astype(float)
     assert Z.shape[0] == Z.shape[1] > 10
     assert np.all((Z >= 0) & (Z <= 1)) and np.mean(np.diag(Z)[1:]) > 0.5
     caps = " ".join(c.value for c in page.caption)
     assert "λ from λ_max to" in caps and "Identical curves" in caps
     # the page's other reruns keep the solve (no zero-iteration re-solve)
-    assert int(_metrics(page)["iterations"]) >= 10
+    assert int(pk.metrics(page)["iterations"]) >= 10
 
 
 def test_comparison_variants_and_the_path_table(page):
     page.button(key="run_comparison").click().run()
-    _ok(page)
+    pk.ok(page)
     table = _table(page, "converged")
     labels = ["naive", "screened (RRPB+PGB)", "active set", "active set + screening (RRPB+PGB)"]
     assert list(table["method"]) == labels
@@ -144,36 +95,36 @@ def test_comparison_variants_and_the_path_table(page):
     assert list(extra["method"]) == labels
     assert extra["screening rate"][0] == 0 and extra["screening rate"][1] > 0.5
     page.button(key="run_path_comparison").click().run()
-    _ok(page)
+    pk.ok(page)
     path = _table(page, "visits: naive / this")
     assert list(path["method"]) == labels
     assert len(set(path["λ"])) == 1 and path["λ"][0] > 10
     assert (path["max rel. obj. diff vs naive"] <= 1e-6).all()
     assert path["visits: naive / this"][1] > 1.0  # screening removes per-triplet work
-    assert _chart(page, "seconds per λ along the path")
-    assert _chart(page, "time per λ relative to naive")
+    assert pk.chart(page, "seconds per λ along the path")
+    assert pk.chart(page, "time per λ relative to naive")
     assert any("1.07–1.5× faster" in c.value for c in page.caption)
 
 
 def test_a_lambda_move_resolves_warm_and_screens_at_iteration_zero(page):
-    before = _metrics(page)["primal"]
+    before = pk.metrics(page)["primal"]
     page.select_slider(key="lam_rel").set_value(0.005).run()
-    _ok(page)
-    assert _metrics(page)["primal"] != before
+    pk.ok(page)
+    assert pk.metrics(page)["primal"] != before
     assert any("warm start" in m.value for m in page.markdown if "start]" in m.value)
-    cnt = _chart(page, "triplet status per iteration")
-    first = sum(_arr(t["y"])[0] for t in cnt["data"] if t["name"].startswith("screened"))
+    cnt = pk.chart(page, "triplet status per iteration")
+    first = sum(pk.array(t["y"])[0] for t in cnt["data"] if t["name"].startswith("screened"))
     assert first > 0  # RRPB from the previous lambda screened before the first step
-    rad = _chart(page, "sphere radii per screening round")
+    rad = pk.chart(page, "sphere radii per screening round")
     rrpb = next(t for t in rad["data"] if t["name"] == "RRPB radius")
-    assert _arr(rrpb["x"])[0] == 0
+    assert pk.array(rrpb["x"])[0] == 0
 
 
 def test_bad_configuration_is_an_error_message():
-    at = _page()
+    at = pk.model_page("triplet_screening")
     at.run()
     at.selectbox(key="loss").set_value("hinge").run()
-    _ok(at)
+    pk.ok(at)
     at.selectbox(key="method").set_value("dual").run()
     at.toggle(key="active_set").set_value(True).run()
     assert not at.exception
@@ -182,14 +133,14 @@ def test_bad_configuration_is_an_error_message():
 
 
 def test_diagonal_metric_and_cvxpy_reference():
-    at = _page()
+    at = pk.model_page("triplet_screening")
     at.run()
     at.toggle(key="diagonal").set_value(True).run()
-    _ok(at)
-    emb = _chart(at, "triplets under the learned metric")
+    pk.ok(at)
+    emb = pk.chart(at, "triplets under the learned metric")
     assert "of tr M" in emb["layout"]["xaxis"]["title"]["text"]
     at.button(key="run_reference").click().run()
-    _ok(at)
-    m = _metrics(at)
+    pk.ok(at)
+    m = pk.metrics(at)
     assert m["inside [dual, primal]"] == "yes"
     assert float(m["relative difference"]) <= 1e-6
