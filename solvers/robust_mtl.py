@@ -835,8 +835,22 @@ def _solve_dual(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bo
         theta0 = pb.project(pb.pad([np.asarray(t, dtype=float) for t in init.theta]))
         W0 = np.array(init.W, dtype=float)
     # The first inner solves only need a loose accuracy; later ones follow the outer progress.
-    st: dict[str, Any] = {"W": W0, "eps": 1e-2 * max(1.0, float(np.abs(pb.Y).sum())),
-                          "iters": 0, "total": 0}
+    eps0 = 1e-2 * max(1.0, float(np.abs(pb.Y).sum()))
+    total0 = 0
+    if init is not None:
+        # A warm start may sit near the optimum: the first outer steps are then small, and
+        # inner solves as loose as a cold start's would fail the line search's test by their
+        # own error alone (L would climb to L_D and stay there). Measure the smoothed gap at
+        # the starting point once and ask the inner solves for a fraction of it, as the
+        # outer loop does after every step.
+        V0 = pb.V(theta0)
+        W0, B0, nuc0, total0, _ = inner.solve(V0, W0, eps0, max_inner)
+        _, A0, rows0 = pb.huber_rows(W0)
+        gap0 = (pb.primal(W0, pb.residuals(W0), nuc0)[0]
+                - pb.bound(pb.feasible_theta(theta0), V0, pb.feasible_A(A0), pb.feasible_B(B0))
+                - pb.l21_floor(rows0))
+        eps0 = min(eps0, max(inner_rtol * gap0, 1e-14 * max(1.0, float(init.primal))))
+    st: dict[str, Any] = {"W": W0, "eps": eps0, "iters": 0, "total": total0}
     L_D = pb.xnorm2 / pb.gamma
 
     def evaluate(theta):
@@ -868,8 +882,12 @@ def _solve_dual(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bo
                 np.vdot(D, D)))
         return fZ
 
+    L0 = max(L_D * _L0_FRACTION, 1e-12)
+    if init is not None and init.method == "dual" and len(init.history):
+        # Start the line search where the previous run's ended (same data, nearby parameters).
+        L0 = min(max(L0, float(init.history.L[-1])), max(L_D, L0))
     apg = APG(value_and_grad, lambda T, _step: pb.project(T), theta0, value=value,
-              L0=max(L_D * _L0_FRACTION, 1e-12), backtrack=_TAU, adaptive_restart=restart)
+              L0=L0, backtrack=_TAU, adaptive_restart=restart)
     for it in range(1, max_iter + 1):
         st["iters"] = 0
         apg.step()

@@ -341,6 +341,22 @@ def test_warm_start_equals_cold_start():
     assert s_warm.primal == pytest.approx(s_cold.primal, rel=1e-7)
 
 
+def test_warm_start_after_a_parameter_change_saves_work():
+    # The dashboard's slider moves: a warm start must not cost more than a cold one (loose
+    # first inner solves used to fail the outer line search and inflate its L).
+    from explorer.models.robust_mtl import data
+
+    pr = data.temporal_tasks(0, m=10, d=20, n=40)
+    Xs, ys = pr.data["Xs"], pr.data["ys"]
+    kw = {"gamma": 1.0, "zeta": 1.0, "rho": 3.0, "mu": 1e-4, "tol": 1e-5}
+    prev = robust_mtl.solve(Xs, ys, lam=3.0, **kw)
+    cold = robust_mtl.solve(Xs, ys, lam=2.0, **kw)
+    warm = robust_mtl.solve(Xs, ys, lam=2.0, init=prev, **kw)
+    assert cold.converged and warm.converged
+    assert warm.inner_iterations < 0.8 * cold.inner_iterations
+    assert warm.primal == pytest.approx(cold.primal, rel=2e-6)
+
+
 def test_zero_targets_give_zero_weights_at_once():
     Xs, _, kw = _instance(1)
     ys = [np.zeros(X.shape[0]) for X in Xs]

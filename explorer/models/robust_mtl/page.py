@@ -1,0 +1,338 @@
+"""The robust temporal multitask regression dashboard page."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import streamlit as st
+
+from ... import ui
+from . import ENTRY, MU_DEFAULT
+from .figures import (
+    comparison_rows,
+    floor_figure,
+    floor_vs_mu_figure,
+    inner_figure,
+    noise_norms,
+    numerical_rank,
+    objective_figure,
+    residuals_figure,
+    selected_rows,
+    singular_values_figure,
+    svd_cost_figure,
+    weights_heatmap,
+)
+
+PROBLEM = (
+    r"\begin{aligned}"
+    r"\min_{W\in\mathbb R^{d\times m}}\ J(W)&=\sum_{i=1}^m\|X_iw_i-y_i\|_p"
+    r"+\lambda\|W\|_{2,1}+\rho\|W\|_*\\"
+    r"&\quad+\tfrac\gamma2\|W\|_F^2+\tfrac\zeta2\sum_{i=1}^{m-1}\|w_i-w_{i+1}\|^2\\[6pt]"
+    r"\max_{\|\theta_i\|_q\le1}\ D(\theta)&=\min_W\Bigl\{\lambda\|W\|_{2,1}"
+    r"+\rho\|W\|_*+\tfrac12\mathrm{tr}(WMW^\top)\\"
+    r"&\qquad\qquad+\textstyle\sum_i\langle\theta_i,X_iw_i-y_i\rangle\Bigr\}\\[6pt]"
+    r"M&=\gamma I+\zeta L_{\text{path}},\quad\tfrac1p+\tfrac1q=1\\"
+    r"\nabla D(\theta)&=[X_iw_i(\theta)-y_i]_i,\quad L_D=\max_i\|X_i\|_2^2/\gamma\\[6pt]"
+    r"D(\theta)&\ge-\textstyle\sum_i\theta_i^\top y_i"
+    r"-\tfrac12\mathrm{tr}\bigl((V+A+B)M^{-1}(V+A+B)^\top\bigr)\\"
+    r"V&=[X_i^\top\theta_i]_i,\quad\|A_{r,:}\|\le\lambda,\quad\|B\|_2\le\rho"
+    r"\end{aligned}"
+)
+
+EXPLANATION = (
+    "The loss is a norm, not a squared norm: ‖r‖ = min over s > 0 of ‖r‖²/(2s) + s/2, so it "
+    "acts as a squared loss weighted by 1/(2‖r_i‖) per task, and every task's weight adjusts "
+    "itself to that task's noise level (no σ_i needed to set λ). The paper's method runs "
+    "FISTA ascent on the dual variables θ (projection onto the unit q-balls, backtracking); "
+    "every dual evaluation solves the inner problem for W with S-FISTA (Huber-smoothed rows "
+    "of the l2,1 norm, singular value thresholding for the nuclear norm), warm-started. The "
+    "baseline smooths the losses too and runs one FISTA on the whole smoothed objective. "
+    "Both solve a μ-smoothed problem, so the certified gap J(W) − LB cannot go below a "
+    "floor that shrinks with μ (for the dual method at most λdμ/4): the Structure tab shows "
+    "the floor, the smoothed problem's own gap and whether the run stopped at the floor. "
+    f"The page's default μ = {MU_DEFAULT:g} (the solver's own default is 1e-3) is chosen so "
+    "that on the default data the floor lies below the default tol = 1e-6 and the run "
+    "converges, certified, in about a second; at larger μ the run stops at the floor "
+    "(flagged), at smaller μ the certificate is tighter and the solve slower. max_iter is "
+    "a budget of singular value thresholdings for both methods (FISTA steps of the "
+    "baseline, inner S-FISTA steps of the dual method)."
+)
+
+FINDINGS = (
+    "**Measured in the phase-1 benchmark** (`dualscope bench robust_mtl`, full run on this "
+    "project's 2-core machine, each method at its best μ): for p = 2 (m = 50, d = 200, "
+    "n_i = 100) accelerated dual ascent reached certified relative gaps of 1e-4 to 1e-6 "
+    "3–10× sooner than pure smoothing, the advantage shrinking as the precision grows. For "
+    "p = 1 (5 % outliers, m = 20, d = 60, n_i = 40) pure smoothing was 2.5–13× faster: the "
+    "paper's claim does not hold there. Against cvxpy/Clarabel at m = 20, d = 80, n_i = 40 "
+    "(objective within 1e-6 of cvxpy's), the dual method was 8.9× and smoothing 2.46× faster "
+    "than cvxpy. The runs below are live, on the current (smaller) problem."
+)
+
+_SWEEP_MUS = (1e-2, 1e-3, 1e-4, 1e-5)
+_SWEEP_BUDGET = 5.0  # seconds per run of the mu sweep
+
+
+def _p(c) -> float:
+    return float(c.params["p"])
+
+
+def _pname(p: float) -> str:
+    return "∞" if p == math.inf else f"{int(p)}"
+
+
+def _features(problem, d: int) -> list[str]:
+    names = problem.info.get("feature_names")
+    return list(names) if names is not None and len(names) == d else [f"x{j + 1}"
+                                                                      for j in range(d)]
+
+
+def floor_panel(res, c) -> None:
+    """The mu floor of the certificate, stated honestly."""
+    mu = float(res.mu)
+    d = res.W.shape[0]
+    lam = float(res.params["lam"])
+    scale = max(1.0, abs(res.primal))
+    cols = st.columns(5)
+    cols[0].metric("μ", ui.fmt(mu))
+    cols[1].metric("floor (price of μ)", f"{res.floor:.2e}",
+                   help="gap − smoothed gap at the last iterate: what smoothing with this μ "
+                        "costs; more iterations do not lower it, a smaller μ does")
+    cols[2].metric("smoothed problem's gap", f"{res.smoothed_gap:.2e}",
+                   help="certified gap of the μ-smoothed problem (goes to 0)")
+    cols[3].metric("floor / max(1, |J|)", f"{res.floor / scale:.1e}",
+                   help=f"compare with tol = {ui.fmt(c.tol)}")
+    cols[4].metric("floor reached", "yes" if res.floor_reached else "no",
+                   help="the run stopped because the smoothed problem was solved while the "
+                        "certified gap stayed above tol")
+    if res.floor_reached:
+        st.warning(
+            f"The certified gap stalled at {res.gap:.2e} (relative {res.rel_gap:.1e}) above "
+            f"tol = {ui.fmt(c.tol)}: this is the smoothing floor of μ = {ui.fmt(mu)} (the "
+            "smoothed problem is solved). Decrease μ for a tighter certificate.",
+            icon=":material/vertical_align_bottom:")
+    else:
+        where = ("below tol, so the certified gap could reach tol."
+                 if res.floor <= c.tol * scale else
+                 "above tol: the run ended before reaching it (converged elsewhere or "
+                 "budget).")
+        st.caption(
+            f"The floor is measured at the last iterate: {res.floor:.2e}, {where} "
+            f"For the dual method it is at most λdμ/4 = {lam * d * mu / 4:.2e}."
+            + (" The best primal point (for the dual method possibly the running average "
+               "of its inner solutions) pays less for the smoothing than the last iterate, "
+               "so the certified gap can lie below this floor."
+               if res.floor > res.gap else "")
+        )
+
+
+_LIGHT = {"lam": 2.0, "rho": 1.0, "gamma": 0.3, "zeta": 1.0, "mu": 1e-2}
+_GREEK = {"lam": "λ", "rho": "ρ", "gamma": "γ", "zeta": "ζ", "mu": "μ"}
+
+
+def _calibration_text(loss_norms: np.ndarray, noise: np.ndarray) -> str:
+    corr = float(np.corrcoef(loss_norms, noise)[0, 1])
+    ratio = loss_norms / np.maximum(noise, 1e-300)
+    calibrated = 0.5 <= ratio.min() and ratio.max() <= 2.0
+    return (
+        f"Fitted / realised noise norm per task: {ratio.min():.2f} to {ratio.max():.2f} "
+        f"(correlation {corr:.2f}). "
+        + ("The residuals follow each task's own noise level: with the non-squared loss "
+           "each task's effective weight is 1/(2‖r_i‖), so noisy tasks are down-weighted "
+           "without knowing σ_i."
+           if calibrated else
+           "Where the fitted norm far exceeds the noise, the regularisation dominates "
+           "that task: each task's pull X_iᵀθ_i is bounded (‖θ_i‖_q ≤ 1), so tasks with "
+           "large weights are shrunk. Smaller λ, ρ, γ (or more samples n) let the "
+           "residuals match the noise, at a higher solver cost.")
+    )
+
+
+def light_fit(problem, c, noise: np.ndarray) -> None:
+    """Button: the same data with light weights, to see the loss calibrate to the noise."""
+    label = ", ".join(f"{_GREEK[k]} = {ui.fmt(v)}" for k, v in _LIGHT.items())
+    key = (c.problem_key(ENTRY), c.params["p"], c.max_iter)
+    state_key = f"{ENTRY.name}__light_fit"
+    if st.button(f"Fit with light weights ({label}; tol 1e-3)", key="run_light_fit",
+                 icon=":material/balance:"):
+        try:
+            with st.spinner("solving with light weights …"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                params = dict(c.params, **_LIGHT, method="dual")
+                r = ENTRY.solve(problem, tol=1e-3, max_iter=c.max_iter, init=None,
+                                callback=None, **params)
+            st.session_state[state_key] = {"key": key, "result": r}
+        except Exception as exc:  # shown, never raised
+            ui.show_error(exc, "fit with light weights")
+    stored = st.session_state.get(state_key)
+    if not stored or stored["key"] != key:
+        return
+    r = stored["result"]
+    Xs = problem.data["Xs"]
+    left, right = st.columns([3, 2])
+    left.plotly_chart(residuals_figure(r.loss_norms, _p(c), noise=noise,
+                                       sigmas=problem.info.get("sigmas"),
+                                       ns=[X.shape[0] for X in Xs]), width="stretch")
+    right.markdown(f"**Light weights** ({label}): certified relative gap {r.rel_gap:.1e} "
+                   f"in {r.time:.2f} s.")
+    right.caption(_calibration_text(r.loss_norms, noise))
+
+
+def structure(problem, res, c) -> None:
+    """W over time, its spectrum, residuals against noise, the floor, inner work."""
+    W = res.W
+    d, m = W.shape
+    p = _p(c)
+    truth = problem.info.get("W_true")
+    rows = selected_rows(W, float(res.mu))
+    cols = st.columns(4)
+    cols[0].metric("selected features", f"{rows.size} of {d}",
+                   help="rows of W with norm above μ (the Huber smoothing of the l2,1 norm "
+                        "is quadratic below μ: rows the exact norm zeroes stay that small)")
+    if truth is not None:
+        act = set(int(r) for r in problem.info["active_rows"])
+        hit = len(act & set(int(r) for r in rows))
+        cols[1].metric("true features found", f"{hit} of {len(act)}")
+        cols[2].metric("rank of W (true)", f"{numerical_rank(W)} ({numerical_rank(truth)})",
+                       help="singular values above 1e-3 × the largest")
+        err = np.linalg.norm(W - truth) / max(np.linalg.norm(truth), 1e-300)
+        cols[3].metric("‖W − W_true‖ / ‖W_true‖", f"{err:.3f}")
+    else:
+        cols[1].metric("rank of W", f"{numerical_rank(W)}")
+        cols[2].metric("tasks (time steps)", f"{m}")
+        cols[3].metric("loss norm p", _pname(p))
+
+    feats = _features(problem, d)
+    if truth is not None:
+        left, right = st.columns(2)
+        left.plotly_chart(weights_heatmap(W, features=feats), width="stretch")
+        right.plotly_chart(weights_heatmap(truth, features=feats,
+                                           title="generator's W_true (features x time)"),
+                           width="stretch")
+    else:
+        st.plotly_chart(weights_heatmap(W, features=feats), width="stretch")
+
+    Xs, ys = problem.data["Xs"], problem.data["ys"]
+    left, right = st.columns(2)
+    left.plotly_chart(singular_values_figure(W, truth), width="stretch")
+    noise = None if truth is None else noise_norms(Xs, ys, truth, p)
+    right.plotly_chart(residuals_figure(res.loss_norms, p, noise=noise,
+                                        sigmas=problem.info.get("sigmas"),
+                                        ns=[X.shape[0] for X in Xs]), width="stretch")
+    if noise is not None and m > 2:
+        st.caption(_calibration_text(res.loss_norms, noise))
+        light_fit(problem, c, noise)
+
+    st.subheader("The μ floor of the certificate")
+    floor_panel(res, c)
+    left, right = st.columns(2)
+    left.plotly_chart(floor_figure(res.history, tol_abs=c.tol * max(1.0, abs(res.primal))),
+                      width="stretch")
+    right.plotly_chart(inner_figure(res.history), width="stretch")
+    if res.method == "dual":
+        st.caption(
+            f"{res.n_iter} outer (θ) iterations, {res.inner_iterations} inner S-FISTA steps "
+            f"(one SVD each), last outer step 1/L = {res.history.step[-1]:.3g} "
+            f"(L_D = max‖X_i‖²/γ is the worst case); the momentum β_k > 0 after the first "
+            "steps shows the outer loop is accelerated."
+        )
+    else:
+        st.caption(
+            f"{res.n_iter} FISTA steps on the fully smoothed objective, constant step "
+            f"1/L = {res.history.step[-1]:.3g} with L = (max‖X_i‖² + λ)/μ + γ + 4ζ "
+            "(Theorem 3): the step shrinks with μ."
+        )
+
+
+def _sweep_key(problem, c) -> tuple:
+    return (c.problem_key(ENTRY), tuple(sorted(c.model_params(("method", "mu")).items())),
+            c.tol, c.max_iter)
+
+
+def mu_sweep(problem, c) -> None:
+    """Both methods for several mu (button): the floor against mu, live."""
+    st.markdown(
+        "**The floor against μ.** Dual ascent and pure smoothing (restart as in the sidebar) "
+        f"for μ in {', '.join(ui.fmt(x) for x in _SWEEP_MUS)}, cold, at most "
+        f"{_SWEEP_BUDGET:g} s per run."
+    )
+    key = _sweep_key(problem, c)
+    state_key = f"{ENTRY.name}__mu_sweep"
+    if st.button("Run the μ sweep", key="run_mu_sweep", icon=":material/tune:"):
+        rows = []
+        try:
+            with st.spinner("solving for every μ …"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for mu in _SWEEP_MUS:
+                    for method in ("dual", "smoothing"):
+                        params = dict(c.params, mu=mu, method=method)
+                        r = ENTRY.solve(problem, tol=c.tol, max_iter=c.max_iter, init=None,
+                                        callback=lambda s: s.time < _SWEEP_BUDGET, **params)
+                        status = ("converged" if r.converged else
+                                  "floor" if r.floor_reached else "budget")
+                        rows.append({"mu": mu, "method": method, "gap": r.gap,
+                                     "relative gap": r.rel_gap, "floor": r.floor,
+                                     "smoothed gap": r.smoothed_gap, "stopped": status,
+                                     "iterations": r.n_iter, "SVDs": r.inner_iterations,
+                                     "time [s]": round(r.time, 3)})
+            st.session_state[state_key] = {"key": key, "rows": rows}
+        except Exception as exc:  # shown, never raised
+            ui.show_error(exc, "run the μ sweep")
+    stored = st.session_state.get(state_key)
+    if not stored:
+        return
+    if stored["key"] != key:
+        st.caption("The μ sweep below is for earlier settings; run it again to refresh.")
+    d = problem.data["Xs"][0].shape[1]
+    m = len(problem.data["Xs"])
+    lam = float(c.params["lam"])
+    n_loss = sum(X.shape[0] for X in problem.data["Xs"]) if _p(c) == 1 else m
+    bounds = {"λdμ/4 (dual method's floor bound)": lambda mu: lam * d * mu / 4,
+              f"({'Σn_i' if _p(c) == 1 else 'm'} + λd)μ/2 (smoothing, paper's β μ)":
+                  lambda mu: (n_loss + lam * d) * mu / 2}
+    st.plotly_chart(floor_vs_mu_figure(stored["rows"], bounds), width="stretch")
+    st.dataframe(stored["rows"], hide_index=True)
+    st.caption("'stopped': converged (relative gap ≤ tol), floor (the smoothed problem was "
+               "solved with the certified gap above tol) or budget (time limit). The floor "
+               "shrinks with μ (both bounds are linear in μ) while the cost grows: that is "
+               "the trade-off the μ slider sets.")
+
+
+def comparison(problem, res, c) -> None:
+    """Objective and gap per SVD for the variants just compared, targets table, mu sweep."""
+    st.caption(FINDINGS)
+    runs = ui.stored_comparison(ENTRY)
+    if runs:
+        ref = ui.stored_reference(ENTRY, c)
+        reference = None if ref is None else float(ref.value)
+        left, right = st.columns(2)
+        left.plotly_chart(objective_figure(runs, x="time", reference=reference),
+                          width="stretch")
+        right.plotly_chart(objective_figure(runs, x="iteration", reference=reference),
+                           width="stretch")
+        st.plotly_chart(svd_cost_figure(runs), width="stretch")
+        targets = sorted({1e-4, 1e-5, float(c.tol)}, reverse=True)
+        st.dataframe(comparison_rows(runs, targets), hide_index=True)
+        st.caption(
+            f"All at μ = {ui.fmt(float(c.params['mu']))} (the slider). Targets are certified "
+            "relative gaps from each run's history (the baseline certifies every 10 steps); "
+            "'SVDs' counts singular value thresholdings: inner S-FISTA steps of the dual "
+            "method, FISTA steps of the baseline. A baseline step also multiplies by every "
+            "X_i, an inner step of the dual method does not, so the dual method's SVDs are "
+            "cheaper: compare times too. A target below a run's floor / max(1, |J|) is out "
+            "of its reach at this μ."
+        )
+    mu_sweep(problem, c)
+
+
+def render() -> None:
+    """Draw the page."""
+    ui.model_page(
+        ENTRY, latex=PROBLEM, structure=structure, explanation=EXPLANATION,
+        variants={"dual ascent (paper)": {"method": "dual", "restart": False},
+                  "pure smoothing (baseline)": {"method": "smoothing", "restart": False},
+                  "dual ascent + restart": {"method": "dual", "restart": True},
+                  "pure smoothing + restart": {"method": "smoothing", "restart": True}},
+        comparison=comparison)
