@@ -158,7 +158,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = entry.bench(quick=args.quick, progress=progress)
+        report = entry.run_bench(quick=args.quick, progress=progress)
     print(report.to_markdown())
     if args.json:
         report.write_json(args.json)

@@ -135,8 +135,9 @@ class ModelEntry:
         limit is compared to (e.g. the number of scalar variables).
     reference_limit : int
         Above this ``reference_cost`` the dashboard and ``check`` refuse to run cvxpy.
-    bench : callable
-        ``bench(quick: bool, progress: callable) -> BenchReport``.
+    bench : str
+        ``"module:function"`` of the benchmark,
+        ``run(quick: bool, progress: callable) -> BenchReport`` (imported when run).
     page : str
         ``"module:function"`` of the dashboard page's ``render()``.
     order : int
@@ -154,7 +155,7 @@ class ModelEntry:
     reference: Callable[..., Any]
     reference_cost: Callable[[Problem], int]
     reference_limit: int
-    bench: Callable[..., Any]
+    bench: str
     page: str
     order: int = 100
     icon: str = ":material/functions:"
@@ -186,9 +187,17 @@ class ModelEntry:
             )
         return None
 
+    def run_bench(self, *, quick: bool = False, progress: Callable[[str], Any] = print) -> Any:
+        """Run the model's benchmark (``quick``: smaller sizes) and return its report."""
+        return _load(self.bench)(quick=quick, progress=progress)
+
     def render_page(self) -> None:
-        mod, _, fn = self.page.partition(":")
-        getattr(importlib.import_module(mod), fn)()
+        _load(self.page)()
+
+
+def _load(target: str) -> Callable[..., Any]:
+    mod, _, fn = target.partition(":")
+    return getattr(importlib.import_module(mod), fn)
 
 
 @cache

@@ -90,7 +90,8 @@ def test_registry_entries_are_complete(entry):
             assert p.default in p.choices
         if p.log:
             assert 0 < p.low <= p.default <= p.high
-    mod, _, fn = entry.page.partition(":")
-    assert callable(getattr(importlib.import_module(mod), fn))
+    for target in (entry.page, entry.bench):
+        mod, _, fn = target.partition(":")
+        assert callable(getattr(importlib.import_module(mod), fn)), target
     problem = entry.datasets[entry.default_dataset](seed=0)
     assert entry.reference_refusal(problem) is None, "the default problem must allow cvxpy"

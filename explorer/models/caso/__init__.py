@@ -38,12 +38,6 @@ def _cost(problem: Problem) -> int:
     return k * (k + 1) // 2
 
 
-def _bench(quick: bool = False, progress=print):
-    from .bench import run
-
-    return run(quick=quick, progress=progress)
-
-
 ENTRY = ModelEntry(
     name="caso",
     title="Convex ASO multitask learning",
@@ -85,7 +79,7 @@ ENTRY = ModelEntry(
     reference=_reference,
     reference_cost=_cost,
     reference_limit=3_000,
-    bench=_bench,
+    bench="explorer.models.caso.bench:run",
     page="explorer.models.caso.page:render",
     order=20,
     icon=":material/hub:",

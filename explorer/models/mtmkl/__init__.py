@@ -48,12 +48,6 @@ def _cost(problem: Problem) -> int:
     return n * M + d * (M + T)
 
 
-def _bench(quick: bool = False, progress=print):
-    from .bench import run
-
-    return run(quick=quick, progress=progress)
-
-
 ENTRY = ModelEntry(
     name="mtmkl",
     title="Multi-task MKL (lp-norm over task similarities)",
@@ -93,7 +87,7 @@ ENTRY = ModelEntry(
     reference=_reference,
     reference_cost=_cost,
     reference_limit=100_000,
-    bench=_bench,
+    bench="explorer.models.mtmkl.bench:run",
     page="explorer.models.mtmkl.page:render",
     order=50,
     icon=":material/account_tree:",

@@ -88,12 +88,6 @@ def _cost(problem: Problem) -> int:
     return (d + m) ** 2 + n
 
 
-def _bench(quick: bool = False, progress=print):
-    from .bench import run
-
-    return run(quick=quick, progress=progress)
-
-
 ENTRY = ModelEntry(
     name="robust_mtl",
     title="Robust temporal multitask regression",
@@ -133,7 +127,7 @@ ENTRY = ModelEntry(
     reference=_reference,
     reference_cost=_cost,
     reference_limit=6_000,
-    bench=_bench,
+    bench="explorer.models.robust_mtl.bench:run",
     page="explorer.models.robust_mtl.page:render",
     order=30,
     icon=":material/timeline:",

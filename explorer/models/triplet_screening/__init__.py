@@ -67,12 +67,6 @@ def _cost(problem: Problem) -> int:
     return int(problem.data["triplets"].shape[0])
 
 
-def _bench(quick: bool = False, progress=print):
-    from .bench import run
-
-    return run(quick=quick, progress=progress)
-
-
 ENTRY = ModelEntry(
     name="triplet_screening",
     title="Safe triplet screening (metric learning)",
@@ -117,7 +111,7 @@ ENTRY = ModelEntry(
     reference=_reference,
     reference_cost=_cost,
     reference_limit=5_000,
-    bench=_bench,
+    bench="explorer.models.triplet_screening.bench:run",
     page="explorer.models.triplet_screening.page:render",
     order=40,
     icon=":material/straighten:",

@@ -26,12 +26,6 @@ def _cost(problem: Problem) -> int:
     return X.shape[0] * k + X.shape[1] * k
 
 
-def _bench(quick: bool = False, progress=print):
-    from .bench import run
-
-    return run(quick=quick, progress=progress)
-
-
 ENTRY = ModelEntry(
     name="wwsvm",
     title="Weston–Watkins SVM (Walrus)",
@@ -61,7 +55,7 @@ ENTRY = ModelEntry(
     reference=_reference,
     reference_cost=_cost,
     reference_limit=8_000,
-    bench=_bench,
+    bench="explorer.models.wwsvm.bench:run",
     page="explorer.models.wwsvm.page:render",
     order=10,
     icon=":material/scatter_plot:",
