@@ -90,6 +90,33 @@ def show_error(exc: BaseException, what: str = "solve") -> None:
     st.error(f"Could not {what}: {name}: {exc}", icon=":material/error:")
 
 
+def on_demand(state_key: str, key: Any, compute: Callable[[], Any], *, label: str,
+              button_key: str, icon: str, what: str, subject: str = "The results",
+              stale_ok: bool = True) -> Any | None:
+    """A costly computation behind a button, kept in the session with the settings it used.
+
+    Clicking ``label`` runs ``compute()`` (errors are shown as messages, the last value
+    stays) and stores its value with ``key``. Returns the stored value, or None before the
+    first run; a value computed for other settings (``key`` changed) is returned with a
+    caption saying so, or not at all when ``stale_ok`` is False.
+    """
+    if st.button(label, key=button_key, icon=icon):
+        try:
+            with st.spinner(what + " …"):
+                value = compute()
+            st.session_state[state_key] = {"key": key, "value": value}
+        except Exception as exc:  # shown, never raised
+            show_error(exc, what)
+    stored = st.session_state.get(state_key)
+    if stored is None:
+        return None
+    if stored["key"] != key:
+        if not stale_ok:
+            return None
+        st.caption(f"{subject} below are for earlier settings; run again to refresh.")
+    return stored["value"]
+
+
 def _state(entry: ModelEntry, name: str, default: Any = None) -> Any:
     return st.session_state.get(f"{entry.name}__{name}", default)
 
@@ -101,7 +128,7 @@ def _set_state(entry: ModelEntry, name: str, value: Any) -> None:
 def stored_comparison(entry: ModelEntry) -> dict[str, Any] | None:
     """The runs of the last comparison (label -> result), or None."""
     cmp = _state(entry, "compare")
-    return dict(cmp["runs"]) if cmp else None
+    return dict(cmp["value"]["runs"]) if cmp else None
 
 
 def stored_reference(entry: ModelEntry, c: Controls) -> Any | None:
@@ -315,23 +342,21 @@ def comparison_panel(entry: ModelEntry, problem: Problem, c: Controls,
            c.tol, c.max_iter)
     st.markdown("Every variant from a cold start on the current problem, with the same "
                 "tolerance and iteration budget: " + ", ".join(f"**{v}**" for v in variants))
-    if variants and st.button("Run comparison", key="run_comparison",
-                              icon=":material/compare:"):
+    def run() -> dict[str, Any]:
         runs = {}
-        try:
-            with st.spinner("running " + ", ".join(variants) + " …"):
-                for label, over in variants.items():
-                    params = dict(c.params, **over)
-                    runs[label] = entry.solve(problem, tol=c.tol, max_iter=c.max_iter,
-                                              init=None, callback=None, **params)
-            _set_state(entry, "compare", {"key": key, "runs": runs})
-        except Exception as exc:  # shown, never raised
-            show_error(exc, "run the comparison")
-    cmp = _state(entry, "compare")
+        for label, over in variants.items():
+            params = dict(c.params, **over)
+            runs[label] = entry.solve(problem, tol=c.tol, max_iter=c.max_iter,
+                                      init=None, callback=None, **params)
+        return {"runs": runs}
+
+    if not variants:
+        return
+    cmp = on_demand(f"{entry.name}__compare", key, run, label="Run comparison",
+                    button_key="run_comparison", icon=":material/compare:",
+                    what="run the comparison", subject="The comparison runs")
     if cmp is None:
         return
-    if cmp["key"] != key:
-        st.caption("Comparison below is for earlier settings; run it again to refresh.")
     hist = {m: r.history for m, r in cmp["runs"].items()}
     left, right = st.columns(2)
     left.plotly_chart(figures.comparison_figure(hist, x="time", title="gap vs time"),

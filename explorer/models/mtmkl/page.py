@@ -137,23 +137,16 @@ def comparison(problem, res, c) -> None:
         f"each trained at C = {ui.fmt(C)} and scored on the test split: mean ROC over tasks "
         "and AUC per task."
     )
-    if st.button("Run Union / Individual / Vanilla / MT-MKL", key="run_baselines",
-                 icon=":material/leaderboard:"):
-        try:
-            with st.spinner("training the baselines and MT-MKL …"):
-                out = compare(problem, C=C, ps=ps, p_vanilla=p, tol=c.tol,
-                              max_iter=c.max_iter, seed=seed)
-            out = {(f"{k} (slider)" if k == f"MT-MKL p={p:g}" else k): v
-                   for k, v in out.items()}
-            st.session_state[_STATE] = {"key": key, "runs": out}
-        except Exception as exc:  # shown, never raised
-            ui.show_error(exc, "run the baselines")
-    stored = st.session_state.get(_STATE)
-    if stored is None:
+    def run() -> dict:
+        out = compare(problem, C=C, ps=ps, p_vanilla=p, tol=c.tol, max_iter=c.max_iter,
+                      seed=seed)
+        return {(f"{k} (slider)" if k == f"MT-MKL p={p:g}" else k): v for k, v in out.items()}
+
+    runs = ui.on_demand(_STATE, key, run, label="Run Union / Individual / Vanilla / MT-MKL",
+                        button_key="run_baselines", icon=":material/leaderboard:",
+                        what="train the baselines and MT-MKL", subject="The comparison runs")
+    if runs is None:
         return
-    if stored["key"] != key:
-        st.caption("The comparison below is for earlier settings; run it again to refresh.")
-    runs = stored["runs"]
     left, right = st.columns(2)
     left.plotly_chart(roc_figure(runs), width="stretch")
     right.plotly_chart(auc_figure(runs), width="stretch")

@@ -155,21 +155,18 @@ def light_fit(problem, c, noise: np.ndarray) -> None:
     label = ", ".join(f"{_GREEK[k]} = {ui.fmt(v)}" for k, v in _LIGHT.items())
     key = (c.problem_key(ENTRY), c.params["p"], c.max_iter)
     state_key = f"{ENTRY.name}__light_fit"
-    if st.button(f"Fit with light weights ({label}; tol 1e-3)", key="run_light_fit",
-                 icon=":material/balance:"):
-        try:
-            with st.spinner("solving with light weights …"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                params = dict(c.params, **_LIGHT, method="dual")
-                r = ENTRY.solve(problem, tol=1e-3, max_iter=c.max_iter, init=None,
-                                callback=None, **params)
-            st.session_state[state_key] = {"key": key, "result": r}
-        except Exception as exc:  # shown, never raised
-            ui.show_error(exc, "fit with light weights")
-    stored = st.session_state.get(state_key)
-    if not stored or stored["key"] != key:
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            params = dict(c.params, **_LIGHT, method="dual")
+            return ENTRY.solve(problem, tol=1e-3, max_iter=c.max_iter, init=None,
+                               callback=None, **params)
+
+    r = ui.on_demand(state_key, key, run, label=f"Fit with light weights ({label}; tol 1e-3)",
+                     button_key="run_light_fit", icon=":material/balance:",
+                     what="fit with light weights", stale_ok=False)
+    if r is None:
         return
-    r = stored["result"]
     Xs = problem.data["Xs"]
     left, right = st.columns([3, 2])
     left.plotly_chart(residuals_figure(r.loss_norms, _p(c), noise=noise,
@@ -260,31 +257,29 @@ def mu_sweep(problem, c) -> None:
     )
     key = _sweep_key(problem, c)
     state_key = f"{ENTRY.name}__mu_sweep"
-    if st.button("Run the μ sweep", key="run_mu_sweep", icon=":material/tune:"):
+    def run() -> list[dict]:
         rows = []
-        try:
-            with st.spinner("solving for every μ …"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for mu in _SWEEP_MUS:
-                    for method in ("dual", "smoothing"):
-                        params = dict(c.params, mu=mu, method=method)
-                        r = ENTRY.solve(problem, tol=c.tol, max_iter=c.max_iter, init=None,
-                                        callback=lambda s: s.time < _SWEEP_BUDGET, **params)
-                        status = ("converged" if r.converged else
-                                  "floor" if r.floor_reached else "budget")
-                        rows.append({"mu": mu, "method": method, "gap": r.gap,
-                                     "relative gap": r.rel_gap, "floor": r.floor,
-                                     "smoothed gap": r.smoothed_gap, "stopped": status,
-                                     "iterations": r.n_iter, "SVDs": r.inner_iterations,
-                                     "time [s]": round(r.time, 3)})
-            st.session_state[state_key] = {"key": key, "rows": rows}
-        except Exception as exc:  # shown, never raised
-            ui.show_error(exc, "run the μ sweep")
-    stored = st.session_state.get(state_key)
-    if not stored:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for mu in _SWEEP_MUS:
+                for method in ("dual", "smoothing"):
+                    params = dict(c.params, mu=mu, method=method)
+                    r = ENTRY.solve(problem, tol=c.tol, max_iter=c.max_iter, init=None,
+                                    callback=lambda s: s.time < _SWEEP_BUDGET, **params)
+                    status = ("converged" if r.converged else
+                              "floor" if r.floor_reached else "budget")
+                    rows.append({"mu": mu, "method": method, "gap": r.gap,
+                                 "relative gap": r.rel_gap, "floor": r.floor,
+                                 "smoothed gap": r.smoothed_gap, "stopped": status,
+                                 "iterations": r.n_iter, "SVDs": r.inner_iterations,
+                                 "time [s]": round(r.time, 3)})
+        return rows
+
+    rows = ui.on_demand(state_key, key, run, label="Run the μ sweep", button_key="run_mu_sweep",
+                        icon=":material/tune:", what="run the μ sweep",
+                        subject="The μ sweep results")
+    if not rows:
         return
-    if stored["key"] != key:
-        st.caption("The μ sweep below is for earlier settings; run it again to refresh.")
     d = problem.data["Xs"][0].shape[1]
     m = len(problem.data["Xs"])
     lam = float(c.params["lam"])
@@ -292,8 +287,8 @@ def mu_sweep(problem, c) -> None:
     bounds = {"λdμ/4 (dual method's floor bound)": lambda mu: lam * d * mu / 4,
               f"({'Σn_i' if _p(c) == 1 else 'm'} + λd)μ/2 (smoothing, paper's β μ)":
                   lambda mu: (n_loss + lam * d) * mu / 2}
-    st.plotly_chart(floor_vs_mu_figure(stored["rows"], bounds), width="stretch")
-    st.dataframe(stored["rows"], hide_index=True)
+    st.plotly_chart(floor_vs_mu_figure(rows, bounds), width="stretch")
+    st.dataframe(rows, hide_index=True)
     st.caption("'stopped': converged (relative gap ≤ tol), floor (the smoothed problem was "
                "solved with the certified gap above tol) or budget (time limit). The floor "
                "shrinks with μ (both bounds are linear in μ) while the cost grows: that is "

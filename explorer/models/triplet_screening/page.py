@@ -191,23 +191,19 @@ def path_section(problem, res, c) -> None:
         f"Stops after {PATH_BUDGET:.0f} s.")
     key = (c.problem_key(ENTRY), tuple(sorted(c.model_params().items())), c.tol, c.max_iter,
            ratio, n_max, tuple(rules))
-    if st.button("Run the regularisation path", key="run_path", icon=":material/timeline:"):
+    def run() -> dict:
         specs = [(s, r) for s in PATH_SPHERES for r in rules]
-        try:
-            with st.spinner("regularisation path …"):
-                pr, elapsed = _run_path(problem, c, ratio=ratio, n_lambdas=n_max,
-                                        screening=kinds, compare=specs)
-                eps = np.sqrt(2.0 * np.maximum(pr.gap, 0.0) / pr.lambdas)
-                rates = prob.range_rate_matrix(list(pr.Ms), list(pr.lambdas), list(eps))
-            st.session_state[_PATH] = {"key": key, "path": pr, "range": rates,
-                                       "elapsed": elapsed}
-        except Exception as exc:  # shown, never raised
-            ui.show_error(exc, "run the regularisation path")
-    stored = st.session_state.get(_PATH)
+        pr, elapsed = _run_path(problem, c, ratio=ratio, n_lambdas=n_max, screening=kinds,
+                                compare=specs)
+        eps = np.sqrt(2.0 * np.maximum(pr.gap, 0.0) / pr.lambdas)
+        rates = prob.range_rate_matrix(list(pr.Ms), list(pr.lambdas), list(eps))
+        return {"path": pr, "range": rates, "elapsed": elapsed}
+
+    stored = ui.on_demand(_PATH, key, run, label="Run the regularisation path",
+                          button_key="run_path", icon=":material/timeline:",
+                          what="run the regularisation path", subject="The path results")
     if stored is None:
         return
-    if stored["key"] != key:
-        st.caption("The path below is for earlier settings; run it again to refresh.")
     pr = stored["path"]
     lam_rel = pr.lambdas / pr.lam_max
     used = {"used by the solver: at the start of each λ": pr.rate_path,
@@ -316,28 +312,23 @@ def comparison(problem, res, c) -> None:
     n_max = b.slider("at most this many λ", 5, 200, 60, key="cmp_path_lambdas")
     key = (c.problem_key(ENTRY), tuple(sorted(c.model_params().items())), c.tol, c.max_iter,
            ratio, n_max)
-    if st.button("Run the path comparison", key="run_path_comparison",
-                 icon=":material/leaderboard:"):
-        try:
-            out = {}
-            with st.spinner("four regularisation paths …"):
-                n = n_max
-                for label, kw in PATH_METHODS.items():
-                    pr, _ = _run_path(problem, c, ratio=ratio, n_lambdas=n,
-                                      termination=not out, budget=PATH_BUDGET / 2, **kw)
-                    out[label] = pr
-                    if len(out) == 1:
-                        n = len(pr.lambdas)  # the same λ grid for every method
-            st.session_state[_PATH_CMP] = {"key": key, "paths": out}
-        except Exception as exc:  # shown, never raised
-            ui.show_error(exc, "run the path comparison")
-    stored = st.session_state.get(_PATH_CMP)
-    if stored is None:
+    def run() -> dict:
+        out = {}
+        n = n_max
+        for label, kw in PATH_METHODS.items():
+            pr, _ = _run_path(problem, c, ratio=ratio, n_lambdas=n, termination=not out,
+                              budget=PATH_BUDGET / 2, **kw)
+            out[label] = pr
+            if len(out) == 1:
+                n = len(pr.lambdas)  # the same λ grid for every method
+        return out
+
+    paths = ui.on_demand(_PATH_CMP, key, run, label="Run the path comparison",
+                         button_key="run_path_comparison", icon=":material/leaderboard:",
+                         what="run the path comparison", subject="The path comparison runs")
+    if paths is None:
         st.caption(FINDINGS)
         return
-    if stored["key"] != key:
-        st.caption("The comparison below is for earlier settings; run it again to refresh.")
-    paths = stored["paths"]
     n = min(len(p.lambdas) for p in paths.values())
     base = paths["naive"]
     t_naive = float(base.time[:n].sum())
