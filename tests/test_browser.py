@@ -104,8 +104,7 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
             # Move the C select-slider two steps to the left with the keyboard.
             thumb = page.locator("[role='group'][aria-label='C'] input[type='range']").first
             thumb.focus()
-            thumb.press("ArrowLeft")
-            thumb.press("ArrowLeft")
+            thumb.press("ArrowLeft")  # one notch: one rerun, so no intermediate state to race
             page.wait_for_function(
                 "() => new URL(window.location.href).searchParams.has('C')", timeout=30_000)
             _wait_idle(page)
@@ -114,6 +113,7 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
                 " return d && d.data && JSON.stringify(d.data[0].y).slice(0, 400) !== before; }",
                 arg=before_chart, timeout=60_000,
             )
+            _wait_idle(page)
             after_primal = _metric(page, "primal")
             assert after_primal != before_primal
             assert "warm start" in page.locator("[data-testid='stMarkdown']",
