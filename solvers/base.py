@@ -14,12 +14,28 @@ Stopping rule (the product contract): stop when the relative duality gap
 or after ``max_iter`` outer iterations (``converged=False`` and a
 :class:`ConvergenceWarning`), or when the callback returns ``False``
 (``converged=False``, no warning: the caller asked for it).
+
+Why a run stopped is first-class: :attr:`Result.stop_reason` is one of
+:data:`STOP_REASONS` --
+
+``"converged"``  the relative gap reached ``tol``;
+``"max_iter"``   the outer-iteration budget ran out (warns);
+``"callback"``   the user's callback returned ``False`` (no warning);
+``"floor"``      the certificate cannot go lower for this problem as posed (e.g.
+                 a smoothing floor); the solver says why (warns);
+``"budget"``     a total work budget (prox evaluations, SVDs, triplet visits, ...)
+                 ran out before ``max_iter`` (warns, naming the budget).
+
+Times exclude JIT compilation: numba compiling or loading a kernel from its cache
+inside a solve is measured separately (:attr:`Result.compile_time`) and subtracted
+from :attr:`Result.time` and the history's ``time``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -28,24 +44,81 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
+    "STOP_REASONS",
     "ConvergenceWarning",
     "History",
+    "IncompatibleWarmStart",
     "IterationState",
     "Monitor",
     "NumericalError",
     "Result",
+    "compile_seconds",
     "relative_gap",
 ]
 
+#: Every value :attr:`Result.stop_reason` can take.
+STOP_REASONS = ("converged", "max_iter", "callback", "floor", "budget")
 
-class ConvergenceWarning(UserWarning):
-    """A solver stopped on ``max_iter`` before its duality gap reached ``tol``."""
+
+class ConvergenceWarning(_SklearnConvergenceWarning):
+    """A solver stopped (``max_iter``, a work budget or a floor) before its gap reached ``tol``.
+
+    Subclasses :class:`sklearn.exceptions.ConvergenceWarning`, so scikit-learn
+    users' warning filters apply to it too.
+    """
 
 
 class NumericalError(FloatingPointError):
     """A solver produced a non-finite value; the message names the iteration."""
+
+
+class IncompatibleWarmStart(ValueError):
+    """``init`` is a result of another problem (other shapes, classes or data)."""
+
+
+# ---------------------------------------------------------------------------
+# JIT compilation time (numba), kept out of every reported solve time
+# ---------------------------------------------------------------------------
+
+_jit_clock = threading.local()
+
+
+def compile_seconds() -> float:
+    """Seconds this thread has spent compiling or cache-loading numba kernels so far.
+
+    Measured from numba's ``numba:compiler_lock`` events (outermost acquisition
+    only): compiling a kernel and loading it from the on-disk cache both happen
+    under that lock. Returns 0.0 when numba is not installed.
+    """
+    return float(getattr(_jit_clock, "total", 0.0))
+
+
+def _install_jit_clock() -> None:
+    try:
+        from numba.core import event as nb_event
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return
+
+    class _JitClock(nb_event.Listener):
+        def on_start(self, event) -> None:
+            depth = getattr(_jit_clock, "depth", 0)
+            if depth == 0:
+                _jit_clock.t0 = time.perf_counter()
+            _jit_clock.depth = depth + 1
+
+        def on_end(self, event) -> None:
+            depth = getattr(_jit_clock, "depth", 1) - 1
+            _jit_clock.depth = depth
+            if depth == 0:
+                _jit_clock.total = compile_seconds() + time.perf_counter() - _jit_clock.t0
+
+    nb_event.register("numba:compiler_lock", _JitClock())
+
+
+_install_jit_clock()
 
 
 def relative_gap(gap: float, primal: float) -> float:
@@ -158,13 +231,18 @@ class Result:
     converged : bool
         Whether the relative gap reached ``tol``.
     time : float
-        Wall-clock seconds of the solve (callback time excluded).
+        Wall-clock seconds of the solve (callback time and JIT compilation excluded).
     history : History
         Per-iteration trace.
     method : str
         Algorithm that produced the result.
     params : Mapping[str, Any]
         The scalar parameters of the solve (for display, JSON and warm starts).
+    stop_reason : str
+        Why the run stopped, one of :data:`STOP_REASONS`.
+    compile_time : float
+        Seconds of numba compilation / cache loading that happened during the
+        solve (excluded from ``time``).
     """
 
     primal: float
@@ -176,6 +254,8 @@ class Result:
     history: History
     method: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    stop_reason: str = "converged"
+    compile_time: float = 0.0
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -212,7 +292,9 @@ class Result:
             "rel_gap": _jsonable(self.rel_gap),
             "n_iter": int(self.n_iter),
             "converged": bool(self.converged),
+            "stop_reason": str(self.stop_reason),
             "time": float(self.time),
+            "compile_time": float(self.compile_time),
             "history": self.history.to_dict(),
         }
         if include_arrays:
@@ -257,9 +339,10 @@ class Monitor:
         mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
         for it in range(1, max_iter + 1):
             ...                                  # one outer iteration
+            mon.charge(work_done)                # optional: a total work budget
             if mon.record(it, primal, dual, iterate={"W": W}, n_free=nf):
                 break
-        hist, converged = mon.finish()
+        fields = mon.result_fields()            # primal, dual, gap, stop_reason, ...
 
     Parameters
     ----------
@@ -274,6 +357,11 @@ class Monitor:
     gap_is_bound : bool
         ``False`` only where a spec allows an estimate instead of a certificate;
         the warning and the result then say so.
+    budget : float or None
+        Total work budget in ``budget_unit`` (charged with :meth:`charge`); when
+        it is used up :meth:`record` stops the run with ``stop_reason="budget"``.
+    budget_unit : str
+        What the budget counts, for the warning ("SVDs", "prox evaluations", ...).
     """
 
     def __init__(
@@ -284,25 +372,74 @@ class Monitor:
         max_iter: int,
         callback: Callback | None = None,
         gap_is_bound: bool = True,
+        budget: float | None = None,
+        budget_unit: str = "work units",
     ) -> None:
         self.name = name
         self.tol = float(tol)
         self.max_iter = int(max_iter)
         self.callback = callback
         self.gap_is_bound = gap_is_bound
+        self.budget = None if budget is None else float(budget)
+        self.budget_unit = budget_unit
+        self.work = 0.0
         self._t0 = time.perf_counter()
+        self._jit0 = compile_seconds()
         self._paused = 0.0
         self._rows: dict[str, list[float]] = {
             "iteration": [], "time": [], "primal": [], "dual": [], "gap": []
         }
         self._extras: dict[str, list[Any]] = {}
         self.converged = False
-        self.stopped_by_callback = False
         self.n_iter = 0
+        self._reason: str | None = None
+        self._reason_text = ""
+
+    # -- time -------------------------------------------------------------
+
+    def compile_time(self) -> float:
+        """JIT seconds (numba compile / cache load) spent in this thread since the start."""
+        return compile_seconds() - self._jit0
 
     def elapsed(self) -> float:
-        """Solver seconds so far, callback time excluded."""
-        return time.perf_counter() - self._t0 - self._paused
+        """Solver seconds so far, callback time and JIT compilation excluded."""
+        return time.perf_counter() - self._t0 - self._paused - self.compile_time()
+
+    # -- stopping ---------------------------------------------------------
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the run stopped (or would stop now): one of :data:`STOP_REASONS`."""
+        if self.converged:
+            return "converged"
+        return self._reason or "max_iter"
+
+    @property
+    def stopped_by_callback(self) -> bool:
+        return self._reason == "callback" and not self.converged
+
+    def stop(self, reason: str, message: str = "") -> None:
+        """Ask the run to stop for ``reason`` (``"floor"``, ``"budget"``, ...).
+
+        ``message`` explains it in the :class:`ConvergenceWarning` that
+        :meth:`finish` issues (for every reason but ``"converged"`` and
+        ``"callback"``). The solver's loop must still break out; :meth:`record`
+        returns ``True`` from now on.
+        """
+        if reason not in STOP_REASONS:
+            raise ValueError(f"reason must be one of {STOP_REASONS}, got {reason!r}")
+        self._reason = reason
+        self._reason_text = message
+
+    def charge(self, amount: float = 1.0) -> bool:
+        """Add ``amount`` to the work used; ``True`` (and stop) when the budget is used up."""
+        self.work += float(amount)
+        if self.budget is not None and self.work >= self.budget and self._reason is None:
+            self.stop(
+                "budget",
+                f"the work budget of {self.budget:g} {self.budget_unit} ran out",
+            )
+        return self._reason is not None
 
     def check_finite(self, iteration: int, **values: Any) -> None:
         """Raise :class:`NumericalError` naming the first non-finite value."""
@@ -326,7 +463,9 @@ class Monitor:
         """Record one outer iteration; return ``True`` when the solver must stop.
 
         The stored gap is ``max(primal - dual, 0)``: a negative value can only
-        come from rounding when ``dual`` is a valid lower bound.
+        come from rounding when ``dual`` is a valid lower bound. The run stops
+        when the relative gap reaches ``tol``, when the callback returns
+        ``False``, when :meth:`stop` was called or the work budget ran out.
         """
         primal = float(primal)
         dual = float(dual)
@@ -341,7 +480,7 @@ class Monitor:
             self._extras.setdefault(key, []).append(val)
         rel = relative_gap(gap, primal)
         self.converged = rel <= self.tol
-        stop = self.converged
+        stop = self.converged or self._reason is not None
         if self.callback is not None:
             state = IterationState(
                 iteration=int(iteration), time=t, primal=primal, dual=dual, gap=gap,
@@ -354,21 +493,34 @@ class Monitor:
             finally:
                 self._paused += time.perf_counter() - t_cb
             if answer is False and not self.converged:
-                self.stopped_by_callback = True
+                self.stop("callback")
                 stop = True
         return stop
 
+    def warning_text(self) -> str:
+        """The :class:`ConvergenceWarning` text of the stop reason ('' when none is due)."""
+        reason = self.stop_reason
+        if reason in ("converged", "callback"):
+            return ""
+        last = self._rows["gap"][-1] if self._rows["gap"] else float("nan")
+        prim = self._rows["primal"][-1] if self._rows["primal"] else float("nan")
+        rel = last / max(1.0, abs(prim)) if self._rows["gap"] else float("nan")
+        kind = "duality gap" if self.gap_is_bound else "gap estimate"
+        where = f"{kind} {last:.3e} (relative {rel:.2e}) above tol={self.tol:g}"
+        if reason == "max_iter":
+            return (f"{self.name}: stopped after max_iter={self.max_iter} iterations with "
+                    f"{where}; increase max_iter or tol.")
+        if reason == "budget":
+            return (f"{self.name}: stopped after {self.n_iter} iterations: "
+                    f"{self._reason_text} (used {self.work:g}) with {where}; "
+                    "increase the budget or tol.")
+        return f"{self.name}: stopped at a floor with {where}: {self._reason_text}"
+
     def finish(self) -> tuple[History, bool]:
-        """Build the :class:`History`; warn if the budget ran out unconverged."""
-        if not self.converged and not self.stopped_by_callback:
-            last = self._rows["gap"][-1] if self._rows["gap"] else float("nan")
-            kind = "duality gap" if self.gap_is_bound else "gap estimate"
-            warnings.warn(
-                f"{self.name}: stopped after max_iter={self.max_iter} iterations with "
-                f"{kind} {last:.3e} above tol={self.tol:g}; increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        """Build the :class:`History`; warn when the run stopped unconverged (not by callback)."""
+        text = self.warning_text()
+        if text:
+            warnings.warn(text, ConvergenceWarning, stacklevel=_caller_stacklevel())
         extras = {}
         for key, vals in self._extras.items():
             extras[key] = np.asarray(vals)
@@ -395,4 +547,21 @@ class Monitor:
             "converged": converged,
             "time": self.elapsed(),
             "history": hist,
+            "stop_reason": self.stop_reason,
+            "compile_time": self.compile_time(),
         }
+
+
+def _caller_stacklevel() -> int:
+    """``stacklevel`` that points a warning at the first frame outside :mod:`solvers`."""
+    import sys
+
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        mod = frame.f_globals.get("__name__", "")
+        if not (mod == "solvers" or mod.startswith("solvers.")):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 1

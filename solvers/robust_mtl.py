@@ -84,7 +84,6 @@ FISTA loop of either method (not in the paper; it speeds both up a lot).
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +91,7 @@ import numpy as np
 
 from ._blas import single_threaded_blas
 from .apg import APG
-from .base import ConvergenceWarning, Monitor, Result
+from .base import Monitor, Result
 from .prox import project_l2_ball, project_lq_ball, svt
 from .validation import (
     check_bool,
@@ -614,32 +613,6 @@ def dual_function(theta: Any, Xs: Any, ys: Any, *, lam: float, gamma: float, zet
 # ---------------------------------------------------------------------------
 
 
-class _FloorMonitor(Monitor):
-    """``Monitor`` whose unconverged warning names the mu floor when that stopped the run."""
-
-    floor_reached = False
-    mu = 0.0
-
-    def finish(self):
-        if self.floor_reached and not self.converged and not self.stopped_by_callback:
-            last = self._rows["gap"][-1]
-            rel = last / max(1.0, abs(self._rows["primal"][-1]))
-            warnings.warn(
-                f"{self.name}: the certified gap stalled at {last:.3e} (relative {rel:.2e}) "
-                f"above tol={self.tol:g}: this is the smoothing floor of mu={self.mu:g} "
-                "(the smoothed problem is solved: its gap is below tol/10 or 1% of the floor); "
-                "decrease mu for a tighter certificate.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-            self.stopped_by_callback = True  # the base class must not warn about max_iter
-            try:
-                return super().finish()
-            finally:
-                self.stopped_by_callback = False
-        return super().finish()
-
-
 class _Certifier:
     """Certificate at every recorded iterate; keeps the best primal point and dual point.
 
@@ -647,7 +620,7 @@ class _Certifier:
     true bound); ``primal_iterate`` / ``dual_iterate`` are the current ones.
     """
 
-    def __init__(self, pb: _Problem, mon: _FloorMonitor, tol: float, want_iterate: bool) -> None:
+    def __init__(self, pb: _Problem, mon: Monitor, tol: float, want_iterate: bool) -> None:
         self.pb, self.mon, self.tol, self.want_iterate = pb, mon, tol, want_iterate
         self.primal, self.dual = math.inf, -math.inf
         self.out: dict[str, Any] = {}
@@ -688,7 +661,13 @@ class _Certifier:
         if (not stop and self.primal - self.dual > self.tol * scale
                 and smoothed_gap <= max(_FLOOR_FRACTION * self.tol * scale,
                                         _FLOOR_STALL * out["floor"])):
-            self.mon.floor_reached = True
+            last = self.primal - self.dual
+            self.mon.stop(
+                "floor",
+                f"the certified gap stalled at {last:.3e}: this is the smoothing floor of "
+                f"mu={self.mu:g} (the smoothed problem is solved: its gap is below tol/10 or "
+                "1% of the floor); decrease mu for a tighter certificate.",
+            )
             stop = True
         return stop
 
@@ -799,9 +778,9 @@ def solve(
                 f"init does not match this problem: init.theta has lengths {lens}, "
                 f"expected {[int(n) for n in pb.ns]}"
             )
-    mon = _FloorMonitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback)
-    mon.mu = mu
+    mon = Monitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback)
     cert = _Certifier(pb, mon, tol, callback is not None)
+    cert.mu = mu
     # The d x m SVDs are small: one BLAS thread (far faster on a shared machine).
     with single_threaded_blas(min(pb.d, pb.m)):
         if method == "dual":
@@ -818,8 +797,7 @@ def solve(
                 "max_iter": max_iter, "restart": restart},
         W=out["W"], theta=out["theta"], A=out["A"], B=out["B"], loss_norms=out["loss_norms"],
         mu=mu, smoothed_gap=out["smoothed_gap"], floor=out["floor"],
-        floor_reached=bool(mon.floor_reached and not fields["converged"]
-                           and not mon.stopped_by_callback),
+        floor_reached=fields["stop_reason"] == "floor",
         inner_iterations=int(total),
     )
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_task_lists",
     "check_tol_max_iter",
     "check_vector",
+    "encode_labels",
 ]
 
 
@@ -256,3 +257,54 @@ def check_task_lists(
         Xo.append(X)
         yo.append(y)
     return Xo, yo
+
+
+def encode_labels(
+    y: Any, name: str = "y", *, size: int | None = None, min_classes: int = 2,
+    max_classes: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Encode any hashable, sortable labels as ``0..k-1``.
+
+    The classes are the distinct values of ``y`` (sorted), never ``range(max(y) + 1)``:
+    labels ``{1, 5, 9}`` are three classes.
+
+    Returns
+    -------
+    classes : ndarray, shape (k,)
+        The distinct labels, sorted (``classes[codes] == y``).
+    codes : ndarray of int64, shape (n,)
+    """
+    if y is None:
+        raise TypeError(f"{name} is required, got None")
+    try:
+        arr = np.asarray(y)
+    except Exception as exc:
+        raise TypeError(f"{name} must be a 1-D array of labels: {exc}") from exc
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if size is not None and arr.shape[0] != size:
+        raise ValueError(f"{name} must have length {size}, got {arr.shape[0]}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must hold real or string labels, got a complex array")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite labels")
+    if arr.dtype.kind == "O":
+        if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in arr):
+            raise ValueError(f"{name} contains None, NaN or infinite labels")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"{name} must hold labels of one sortable kind: {exc}") from exc
+    k = classes.shape[0]
+    if k < min_classes:
+        raise ValueError(
+            f"{name} must contain at least {min_classes} distinct labels, got {k} "
+            f"({classes.tolist()[:5]})"
+        )
+    if max_classes is not None and k > max_classes:
+        raise ValueError(f"{name} has {k} distinct labels, more than the {max_classes} allowed")
+    return classes, codes.astype(np.int64).reshape(-1)

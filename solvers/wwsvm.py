@@ -38,17 +38,15 @@ import numpy as np
 from numba import njit
 
 from .base import Monitor, Result
+from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .prox import _clip_sum_root_sorted, _sort_prefix
 from .validation import (
     check_array,
-    check_bool,
     check_callback,
-    check_choice,
     check_init,
     check_int,
     check_matrix,
     check_scalar,
-    check_tol_max_iter,
 )
 
 __all__ = [
@@ -62,7 +60,17 @@ __all__ = [
     "weights_from_dual",
 ]
 
-METHODS = ("walrus", "iterative")
+#: The parameters of :func:`solve`, declared once (defaults, ranges, choices, help).
+PARAMS = ParamSpecs(
+    ParamSpec("C", 1.0, "loss weight", low=0.0),
+    ParamSpec("method", "walrus", "block solver: exact Walrus (the paper's) or "
+              "Shark-style iterative (the baseline)", choices=("walrus", "iterative")),
+    TOL,
+    MAX_ITER,
+    ParamSpec("seed", 0, "seed of the per-epoch sample order", low=0, low_inclusive=True),
+    ParamSpec("shrinking", True, "skip blocks stuck at a vertex of the box (speed only)"),
+)
+METHODS = PARAMS["method"].choices
 
 #: Shark's inner loop: at most this many steps per class, stop when the largest
 #: KKT violation (in margin units) is below the inner tolerance. Shark ties the
@@ -418,13 +426,13 @@ def _certificate(W: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C: 
 def solve(
     X: Any,
     y: Any,
-    C: float = 1.0,
+    C: float = PARAMS.default("C"),
     *,
-    method: str = "walrus",
-    tol: float = 1e-6,
-    max_iter: int = 1000,
-    seed: int = 0,
-    shrinking: bool = True,
+    method: str = PARAMS.default("method"),
+    tol: float = PARAMS.default("tol"),
+    max_iter: int = PARAMS.default("max_iter"),
+    seed: int = PARAMS.default("seed"),
+    shrinking: bool = PARAMS.default("shrinking"),
     init: WWSVMResult | None = None,
     callback=None,
 ) -> WWSVMResult:
@@ -468,11 +476,10 @@ def solve(
         ``n_visited`` samples updated in the epoch).
     """
     X, y, k = _check_data(X, y)
-    C = check_scalar(C, "C", low=0.0)
-    method = check_choice(method, "method", METHODS)
-    tol, max_iter = check_tol_max_iter(tol, max_iter)
-    seed = check_int(seed, "seed", low=0)
-    shrinking = check_bool(shrinking, "shrinking")
+    v = PARAMS.validate(C=C, method=method, tol=tol, max_iter=max_iter, seed=seed,
+                        shrinking=shrinking)
+    C, method, tol, max_iter, seed, shrinking = (
+        v["C"], v["method"], v["tol"], v["max_iter"], v["seed"], v["shrinking"])
     callback = check_callback(callback)
     n, d = X.shape
     init = check_init(init, WWSVMResult, alpha=(n, k))
@@ -528,8 +535,7 @@ def solve(
     return WWSVMResult(
         **fields,
         method=method,
-        params={"C": C, "tol": tol, "max_iter": max_iter, "seed": seed,
-                "shrinking": bool(shrinking)},
+        params={k: v[k] for k in ("C", "tol", "max_iter", "seed", "shrinking")},
         W=W,
         alpha=A,
         gap_ratio=fields["gap"] / first_gap,

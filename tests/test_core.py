@@ -27,6 +27,100 @@ from solvers.validation import (
 # ----------------------------------------------------------------- monitor
 
 
+def test_stop_reasons_budget_floor_callback_and_their_warnings():
+    mon = Monitor("toy", tol=1e-12, max_iter=100, budget=5, budget_unit="SVDs")
+    stops = []
+    for i in range(1, 10):
+        mon.charge(2)
+        stops.append(mon.record(i, 10.0, 9.0))
+        if stops[-1]:
+            break
+    assert len(stops) == 3 and mon.stop_reason == "budget"
+    with pytest.warns(ConvergenceWarning, match="budget of 5 SVDs"):
+        fields = mon.result_fields()
+    assert fields["stop_reason"] == "budget" and not fields["converged"]
+
+    mon = Monitor("toy", tol=1e-12, max_iter=100)
+    mon.record(1, 10.0, 9.0)
+    mon.stop("floor", "the smoothing floor of mu=0.1")
+    with pytest.warns(ConvergenceWarning, match="smoothing floor of mu=0.1"):
+        assert mon.result_fields()["stop_reason"] == "floor"
+
+    mon = Monitor("toy", tol=1e-12, max_iter=100, callback=lambda s: False)
+    assert mon.record(1, 10.0, 9.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mon.result_fields()["stop_reason"] == "callback"
+    with pytest.raises(ValueError, match="reason"):
+        mon.stop("bored")
+
+
+def test_convergence_warning_is_sklearns_and_points_at_the_caller():
+    from sklearn.exceptions import ConvergenceWarning as SkWarning
+
+    from solvers import wwsvm
+
+    assert issubclass(ConvergenceWarning, SkWarning)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 3, size=60)
+    with pytest.warns(SkWarning) as rec:
+        res = wwsvm.solve(X, y, C=10.0, tol=1e-14, max_iter=2)
+    assert res.stop_reason == "max_iter"
+    assert rec[0].filename == __file__
+
+
+def test_time_excludes_jit_compilation():
+    from numba import njit
+
+    from solvers.base import compile_seconds
+
+    @njit
+    def fresh(x):  # a kernel never compiled before: its first call compiles
+        return x * 2.0 + 1.0
+
+    mon = Monitor("toy", tol=1e-3, max_iter=5)
+    before = compile_seconds()
+    fresh(1.0)
+    assert compile_seconds() > before
+    mon.record(1, 1.0, 1.0)
+    fields = mon.result_fields()
+    assert fields["compile_time"] > 0.0
+    assert fields["time"] < fields["compile_time"]
+
+
+def test_encode_labels_uses_distinct_values():
+    from solvers.validation import encode_labels
+
+    classes, codes = encode_labels([9, 1, 5, 1])
+    assert classes.tolist() == [1, 5, 9] and codes.tolist() == [2, 0, 1, 0]
+    classes, codes = encode_labels(np.array(["b", "a", "b"]))
+    assert classes.tolist() == ["a", "b"] and codes.tolist() == [1, 0, 1]
+    with pytest.raises(ValueError, match="y must contain at least 2 distinct"):
+        encode_labels([3, 3, 3])
+    with pytest.raises(ValueError, match="NaN"):
+        encode_labels([1.0, np.nan])
+    with pytest.raises(TypeError, match="sortable"):
+        encode_labels(np.array([1, "a"], dtype=object))
+
+
+def test_param_spec_validates_and_describes():
+    from solvers.params import ParamSpec, ParamSpecs
+
+    specs = ParamSpecs(ParamSpec("C", 1.0, "loss weight", low=0.0),
+                       ParamSpec("p", 2, "norm", choices=(1, 2, float("inf"))),
+                       ParamSpec("method", "a", "algo", choices=("a", "b")))
+    assert specs.validate(C=2, p=2.0, method="b") == {"C": 2.0, "p": 2, "method": "b"}
+    with pytest.raises(ValueError, match="C must lie in"):
+        specs.validate(C=0.0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        specs.validate(method="c")
+    with pytest.raises(ValueError, match="p must be one of"):
+        specs.validate(p=3)
+    assert specs["C"].describe() == "(0, inf)"
+    with pytest.raises(ValueError, match="default"):
+        ParamSpec("q", "z", choices=("a",))
+
+
 def test_monitor_stops_on_relative_gap_and_records_extras():
     mon = Monitor("toy", tol=2e-5, max_iter=10)
     stops = [mon.record(i, 100.0, 100.0 - 10.0 ** (1 - i), n_free=i) for i in range(1, 6)]
