@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-__all__ = ["Dataset", "ModelEntry", "Param", "Problem", "entries", "get"]
+__all__ = ["Dataset", "ModelEntry", "Param", "Problem", "entries", "get", "ui_param"]
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,14 @@ class Param:
     log: bool = False
     choices: tuple[Any, ...] = ()
     step: float | None = None
+    spec: Any = None  # the solver's solvers.params.ParamSpec, when derived from one
 
     def parse(self, text: str) -> Any:
-        """Parse a command-line value."""
+        """Parse a command-line value (validated by the solver's spec when there is one)."""
+        value = self._parse(text)
+        return self.spec.validate(value) if self.spec is not None else value
+
+    def _parse(self, text: str) -> Any:
         if self.kind == "float":
             return float(text)
         if self.kind == "int":
@@ -108,6 +113,21 @@ class Param:
                     return c
             raise ValueError(f"{self.name} must be one of {list(self.choices)}, got {text!r}")
         return text
+
+
+def ui_param(spec: Any, *, low: float | None = None, high: float | None = None,
+             log: bool = False, step: float | None = None) -> Param:
+    """The dashboard/CLI view of a solver's :class:`solvers.params.ParamSpec`.
+
+    Default, help, kind and choices come from the spec (written once, in the
+    solver module); only the UI range (``low``/``high``, default: the spec's
+    bounds), the log scale and the slider step are added here.
+    """
+    return Param(
+        name=spec.name, default=spec.default, help=spec.doc, kind=spec.kind,
+        low=spec.low if low is None else low, high=spec.high if high is None else high,
+        log=log, choices=tuple(spec.choices), step=step, spec=spec,
+    )
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from ...registry import Dataset, ModelEntry, Param, Problem
+from solvers.params import ParamSpecs
+
+from ...registry import Dataset, ModelEntry, Problem, ui_param
 from . import data
 
 
-def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=None,
-           C: float = 1.0, method: str = "walrus", seed: int = 0):
+def _specs() -> ParamSpecs:
     from solvers import wwsvm
 
-    return wwsvm.solve(problem.data["X"], problem.data["y"], C, method=method, tol=tol,
-                       max_iter=max_iter, seed=seed, init=init, callback=callback)
+    return wwsvm.PARAMS
 
 
-def _reference(problem: Problem, *, C: float = 1.0, **_ignored):
+def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=None,
+           **params):
+    from solvers import wwsvm
+
+    return wwsvm.solve(problem.data["X"], problem.data["y"], tol=tol, max_iter=max_iter,
+                       init=init, callback=callback, **params)
+
+
+def _reference(problem: Problem, *, C: float = _specs().default("C"), **_ignored):
     from solvers.reference import wwsvm as ref
 
     return ref.solve(problem.data["X"], problem.data["y"], C)
@@ -46,10 +54,9 @@ ENTRY = ModelEntry(
                         sizes={"n": (0, 0, 150)}, real=True),
     },
     params=(
-        Param("C", 1.0, "loss weight", low=1e-3, high=1e3, log=True),
-        Param("method", "walrus", "block subproblem solver", kind="choice",
-              choices=("walrus", "iterative")),
-        Param("seed", 0, "seed of the sample order", kind="int", low=0, high=10_000),
+        ui_param(_specs()["C"], low=1e-3, high=1e3, log=True),
+        ui_param(_specs()["method"]),
+        ui_param(_specs()["seed"], high=10_000),
     ),
     solve=_solve,
     reference=_reference,
