@@ -1,4 +1,4 @@
-"""Compiled loops of :mod:`solvers.triplet_screening` (private).
+"""Compiled loops of :mod:`solvers.triplet_screening`.
 
 Every triplet ``t = (i, j, l)`` is stored as two pair ids: ``pa[t]`` for the
 pair ``(i, l)`` (``a = x_i - x_l``) and ``pb[t]`` for the pair ``(i, j)``

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._triplet_kernels import _orthant_bounds
+from .kernels import _orthant_bounds
 
 __all__: list[str] = []
 

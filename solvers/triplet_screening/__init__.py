@@ -1,0 +1,118 @@
+r"""Safe triplet screening for distance metric learning (RTLM).
+
+Yoshida, Takeuchi & Karasuyama, *Safe triplet screening for distance metric
+learning* (sections 2-5 and appendices). Triplets ``t = (i, j, l)`` with
+``y_i = y_j``, ``i != j``, ``y_l != y_i``;
+``H_t = a a^T - b b^T`` with ``a = x_i - x_l``, ``b = x_i - x_j``. Primal::
+
+    min_{M PSD}  P_lam(M) = sum_t loss(<M, H_t>) + lam/2 ||M||_F^2
+
+with the hinge ``max(0, 1 - x)`` or the smoothed hinge (``gamma > 0``): 0 for
+``x > 1``, ``(1 - x)^2 / (2 gamma)`` on ``[1 - gamma, 1]``, ``1 - x - gamma/2``
+below. Dual (Appendix A), ``0 <= alpha <= 1``::
+
+    D_lam(alpha) = -gamma/2 ||alpha||^2 + 1^T alpha - 1/(2 lam) ||[sum_t alpha_t H_t]_+||_F^2,
+
+``M_lam(alpha) = [sum alpha H]_+ / lam``; KKT: ``alpha_t = -loss'(<M*, H_t>)``.
+``diagonal=True`` restricts ``M`` to a nonnegative diagonal (stored as a vector).
+
+``H_t`` is never formed: ``<M, H_t> = a^T M a - b^T M b`` comes from per-pair
+quadratic forms of the distinct pairs (far fewer than triplets) and
+``sum_t w_t H_t = Delta^T diag(w_pairs) Delta`` over pairs;
+``||H_t||_F^2 = ||a||^4 + ||b||^4 - 2 (a^T b)^2``.
+
+Optimiser (section 5): projected gradient on the primal with the
+Barzilai-Borwein step ``1/2 |<dM, dG>/<dG, dG> + <dM, dM>/<dM, dG>|``
+(``method="pgd"``; a non-monotone Grippo-Lampariello-Lucidi safeguard halves
+it when the objective exceeds the last 10 values), PSD projection every step,
+dual point by the KKT map, stop on the relative duality gap. The hinge loss
+is non-smooth, so primal projected (sub)gradient cannot reach small gaps;
+``method="dual"`` (the default for the hinge) runs accelerated projected
+gradient on the dual (``solvers.apg``), whose primal ``M_lam(alpha)`` is
+PSD by construction.
+
+Safe screening (section 3): spheres GB, PGB, DGB, CDGB, RPB (theoretical
+comparison only), RRPB; rules sphere (Eq. 4), linear relaxation (Thm 3.1),
+PSD-constrained via the SDLS dual (section 3.1.2; Appendix B for diagonal
+``M``). Screened triplets leave the problem: R-hat is dropped, L-hat is fixed
+on the linear part and folded into one running matrix ``H_L``:
+
+    P~(M) = sum_{t active} loss(<M, H_t>) + lam/2 ||M||^2 + (1 - gamma/2)|L-hat| - <M, H_L>.
+
+Screening runs at iteration 0 (regularisation-path screening, RRPB from the
+previous lambda's solution) and every 10 iterations (dynamic screening).
+
+Certificate. ``P~ <= P`` everywhere and ``P~ = P`` whenever every screened
+triplet is in its region; that is the case when ``M`` lies in every sphere
+that screened something (checked each iteration, ``O(d^2)`` per sphere), and
+otherwise ``P(M) - P~(M)`` is evaluated over the screened triplets. So the
+reported ``primal`` is always the full objective ``P(M)``, ``dual`` is the
+full dual at a feasible ``alpha`` (1 on L-hat, 0 on R-hat) and
+``gap = primal - dual`` is a true bound on ``P(M) - P*``, with
+``||M - M*||_F <= sqrt(2 gap / lam)`` (``result.radius``). With
+``active_set=True`` (the Weinberger et al. baseline: only triplets with positive
+loss, refreshed every 10 iterations) the certificate needs all margins, so it
+is computed, recorded and checked at the refreshes only.
+
+Performance notes: the per-pair forms and scatter-adds are compiled loops
+(``solvers/_triplet_kernels.py``); BLAS/LAPACK is limited to one thread during
+a solve (``threadpoolctl`` if installed), since every dense operation is on a
+``d x d`` matrix. ``result.triplet_visits`` counts the triplets touched by loss
+passes and rules, the machine-independent part of the cost screening removes.
+"""
+
+from __future__ import annotations
+
+from .api import dual_objective, lambda_max, primal_objective, solve
+from .problem import TripletProblem
+from .regpath import path
+from .results import PathResult, TripletResult
+from .spheres import (
+    Sphere,
+    cdgb_sphere,
+    dgb_sphere,
+    gb_sphere,
+    linear_bounds,
+    pgb_sphere,
+    rpb_sphere,
+    rrpb_ranges,
+    rrpb_sphere,
+    sdls_dual_value,
+    sphere_bounds,
+)
+from .triplets import LOSSES, MAX_TRIPLETS, METHODS, RULES, SCREEN_EVERY, SPHERES, triplets
+
+__all__ = [
+    "LOSSES",
+    "MAX_TRIPLETS",
+    "METHODS",
+    "RULES",
+    "SCREEN_EVERY",
+    "SPHERES",
+    "PathResult",
+    "Sphere",
+    "TripletProblem",
+    "TripletResult",
+    "cdgb_sphere",
+    "dgb_sphere",
+    "dual_objective",
+    "gb_sphere",
+    "lambda_max",
+    "linear_bounds",
+    "path",
+    "pgb_sphere",
+    "primal_objective",
+    "rpb_sphere",
+    "rrpb_ranges",
+    "rrpb_sphere",
+    "sdls_dual_value",
+    "solve",
+    "sphere_bounds",
+    "triplets",
+]
+
+
+# Public classes report the package as their module (Result.to_dict names the model by it).
+for _cls in (PathResult, Sphere, TripletProblem, TripletResult):
+    _cls.__module__ = __name__
+del _cls

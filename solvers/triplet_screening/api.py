@@ -1,0 +1,177 @@
+"""Public solver functions: solve, lambda_max, objectives."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._blas import single_threaded_blas
+from ..validation import (
+    check_bool,
+    check_callback,
+    check_choice,
+    check_scalar,
+    check_tol_max_iter,
+)
+from . import spheres as sph
+from .loops import _run_solve
+from .problem import TripletProblem
+from .results import TripletResult
+from .state import _Opts, _pad, _Ref
+from .triplets import METHODS, RULES, _check_loss, _check_screening
+
+# ---------------------------------------------------------------------------
+# Public solvers
+# ---------------------------------------------------------------------------
+
+
+def _resolve_method(method: str, hinge: bool, active_set: bool) -> str:
+    method = check_choice(method, "method", METHODS)
+    if method == "auto":
+        method = "dual" if hinge and not active_set else "pgd"
+    if method == "dual" and active_set:
+        raise ValueError("active_set=True needs method='pgd' (the active-set heuristic of the "
+                         "paper runs on the primal projected gradient)")
+    return method
+
+
+def _make_problem(X, y, triplets_, k, loss, gamma, diagonal) -> TripletProblem:
+    if isinstance(triplets_, TripletProblem):
+        return triplets_
+    return TripletProblem(X, y, triplets=triplets_, k=k, loss=loss, gamma=gamma,
+                          diagonal=diagonal)
+
+
+def solve(
+    X: Any,
+    y: Any,
+    lam: float,
+    *,
+    triplets: Any = None,
+    k: float = 10,
+    loss: str = "smoothed_hinge",
+    gamma: float = 0.05,
+    screening: Any = ("rrpb", "pgb"),
+    rule: str = "sphere",
+    diagonal: bool = False,
+    active_set: bool = False,
+    method: str = "auto",
+    tol: float = 1e-6,
+    max_iter: int = 5000,
+    init: TripletResult | None = None,
+    callback=None,
+) -> TripletResult:
+    r"""Learn a Mahalanobis metric by RTLM with safe triplet screening.
+
+    Minimises ``sum_t loss(<M, H_t>) + lam/2 ||M||_F^2`` over PSD ``M`` (or a
+    nonnegative diagonal), stopping when ``gap / max(1, |primal|) <= tol``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+        Class labels (at least two classes).
+    lam : float, > 0
+    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
+        Explicit triplets ``(i, j, l)`` (default :func:`triplets` ``(X, y, k)``); a
+        prepared :class:`TripletProblem` skips the pair preprocessing.
+    k : int or inf
+        Neighbourhood size for the default triplets.
+    loss : {"smoothed_hinge", "hinge"}
+    gamma : float
+        Smoothed-hinge parameter (> 0).
+    screening : sequence of {"gb", "pgb", "dgb", "cdgb", "rrpb"} or None
+        Spheres used for safe screening at iteration 0 and every 10 iterations.
+        ``"rrpb"`` uses ``init`` (solved at another lambda) as its reference at
+        iteration 0 and equals DGB afterwards (``lam1 = lam0``). ``None``: the
+        naive optimisation.
+    rule : {"sphere", "linear", "sdls"}
+        Screening rule over each sphere: Eq. (4), the linear relaxation of the
+        PSD cone (Theorem 3.1) or the PSD-constrained SDLS rule.
+    diagonal : bool
+        Diagonal metric (``M`` returned as its diagonal vector).
+    active_set : bool
+        The active-set baseline: gradient over triplets with positive loss only,
+        refreshed (and certified) every 10 iterations. Combines with screening.
+    method : {"auto", "pgd", "dual"}
+        ``"pgd"``: primal projected gradient with the paper's BB step;
+        ``"dual"``: accelerated projected gradient on the dual. ``"auto"`` picks
+        ``"dual"`` for the hinge loss (non-smooth primal), ``"pgd"`` otherwise.
+    tol : float
+        Relative duality-gap tolerance.
+    max_iter : int
+    init : TripletResult, optional
+        Warm start (same triplets and metric type); if it was solved for the same
+        loss at another lambda it is RRPB's reference for path screening.
+    callback : callable, optional
+        ``callback(state)`` per certified iteration; ``state.iterate`` holds ``M``
+        and ``status`` (0 active, 1 L-hat, 2 R-hat, 3 outside the active set).
+
+    Returns
+    -------
+    TripletResult
+    """
+    lam = check_scalar(lam, "lam", low=0.0)
+    loss_n, gamma_v, hinge = _check_loss(loss, gamma)
+    kinds = _check_screening(screening)
+    rule = check_choice(rule, "rule", RULES)
+    diagonal = check_bool(diagonal, "diagonal")
+    active_set = check_bool(active_set, "active_set")
+    method = _resolve_method(method, hinge, active_set)
+    tol, max_iter = check_tol_max_iter(tol, max_iter)
+    callback = check_callback(callback)
+    prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
+    if isinstance(triplets, TripletProblem) and (prob.loss != loss_n or prob.gamma != gamma_v
+                                                 or prob.diagonal != diagonal):
+        raise ValueError("triplets: the TripletProblem was built with another loss, gamma "
+                         "or diagonal setting")
+    ref = None
+    step0 = None
+    if init is None:
+        M0 = prob.data.zeros()
+    else:
+        if not isinstance(init, TripletResult):
+            raise TypeError(f"init must be a previous TripletResult (or None), got "
+                            f"{type(init).__name__}")
+        if tuple(init.fingerprint) != prob.fingerprint():
+            raise ValueError("init does not match this problem (other triplets, dimension or "
+                             "metric type)")
+        M0 = prob.check_metric(init.M, "init.M")
+        M0 = sph.proj_pm(M0)[0]
+        step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
+        p = init.params
+        if (p.get("loss") == prob.loss and p.get("gamma") == prob.gamma
+                and init.lam != lam and np.isfinite(init.gap)):
+            ref = _Ref(M=np.array(init.M), lam=float(init.lam),
+                       eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
+    opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
+                 max_iter=max_iter, callback=callback)
+    with single_threaded_blas():
+        res, _ = _run_solve(prob, lam, M0, opts, ref, step0)
+    return res
+
+
+def lambda_max(X: Any, y: Any, *, triplets: Any = None, k: float = 10,
+               loss: str = "smoothed_hinge", gamma: float = 0.05,
+               diagonal: bool = False) -> float:
+    """``lam_max = max_t <[sum_T H]_+, H_t> / (1 - gamma)``: for ``lam >= lam_max``
+    every triplet is in L* and ``M* = [sum_T H]_+ / lam``."""
+    return _make_problem(X, y, triplets, k, loss, gamma, diagonal).lambda_max()
+
+
+def primal_objective(M: Any, X: Any, y: Any, lam: float, *, triplets: Any = None,
+                     k: float = 10, loss: str = "smoothed_hinge", gamma: float = 0.05,
+                     diagonal: bool = False) -> float:
+    """``P_lam(M) = sum_t loss(<M, H_t>) + lam/2 ||M||_F^2`` (``M`` need not be PSD)."""
+    prob = _make_problem(X, y, triplets, k, loss, gamma, diagonal)
+    return prob.primal(M, lam)
+
+
+def dual_objective(alpha: Any, X: Any, y: Any, lam: float, *, triplets: Any = None,
+                   k: float = 10, loss: str = "smoothed_hinge", gamma: float = 0.05,
+                   diagonal: bool = False) -> float:
+    """``D_lam(alpha) = -gamma/2 ||alpha||^2 + 1^T alpha - ||[sum alpha H]_+||^2 / (2 lam)``."""
+    prob = _make_problem(X, y, triplets, k, loss, gamma, diagonal)
+    return prob.dual(alpha, lam)

@@ -1,0 +1,278 @@
+"""The optimisation loops with screening: primal projected gradient and dual APG."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..apg import APG
+from ..base import Monitor, NumericalError
+from . import spheres as sph
+from .pairs import _diff, _Eval, _quad
+from .problem import TripletProblem
+from .results import TripletResult
+from .state import _Opts, _pad, _RangeState, _Ref, _Run
+from .triplets import _GLL_MEMORY
+
+
+def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
+               ref: _Ref | None, step0: float | None, rs: _RangeState | None = None,
+               compare: Sequence[tuple[str, str]] = ()):
+    """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``."""
+    run = _Run(prob, lam, active_set=opts.active_set)
+    mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
+                  callback=opts.callback)
+    extras: dict[str, Any] = {"compare": {}, "rate_path": 0.0, "rate_range": 0.0,
+                              "by_sphere": {}, "dynamic": []}
+    t_cmp = 0.0
+    if compare:
+        t0 = time.perf_counter()
+        extras["compare"] = run.compare(compare, M0, ref)
+        t_cmp = time.perf_counter() - t0
+    if opts.method == "dual":
+        M, step = _dual_loop(run, M0, opts, ref, rs, mon, extras)
+    else:
+        M, step = _pgd_loop(run, M0, opts, ref, step0, rs, mon, extras)
+    fields = mon.result_fields()
+    fields["time"] = max(fields["time"] - t_cmp, 0.0)
+    data = prob.data
+    if opts.want_alpha:
+        m = data.margins(M)
+        u = 1.0 - m
+        alpha = (u > 0).astype(float) if prob.hinge else np.clip(u / prob.gamma, 0.0, 1.0)
+        Ls = np.flatnonzero(run.status == 1)
+        Rs = np.flatnonzero(run.status == 2)
+    else:  # inside path(): the per-lambda arrays are not kept
+        alpha = np.empty(0)
+        Ls = Rs = np.empty(0, dtype=np.int64)
+    # ``primal`` is the full objective at M, so the data term is exact
+    loss_value = float(fields["primal"] - 0.5 * lam * np.vdot(M, M))
+    log = {k: np.asarray(v) for k, v in run.log.items()}
+    res = TripletResult(
+        M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
+        radius=math.sqrt(2.0 * max(fields["gap"], 0.0) / lam), loss_value=loss_value,
+        n_triplets=data.n_t, screening_log=log, step=float(step),
+        triplet_visits=int(run.visits),
+        fingerprint=prob.fingerprint(), method=opts.method,
+        params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
+                "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
+                "diagonal": prob.diagonal, "active_set": opts.active_set,
+                "method": opts.method, "tol": opts.tol, "max_iter": opts.max_iter,
+                "n_triplets": data.n_t},
+        **fields,
+    )
+    extras["rate_final"] = (run.nL + run.nR) / data.n_t
+    return res, extras
+
+
+def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.ndarray,
+                     D: float, Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
+                     rs: _RangeState | None, extras: dict) -> bool:
+    """Regularisation-path screening at iteration 0; returns whether anything changed."""
+    n_t = run.data.n_t
+    changed = 0
+    kinds = list(opts.screening)
+    if rs is not None and ref is not None and "rrpb" in kinds:
+        c = run.range_screen(rs, ref)
+        extras["rate_range"] = c / n_t
+        extras["by_sphere"]["rrpb"] = c / n_t
+        changed += c
+        kinds.remove("rrpb")
+    spheres = run.spheres_at(kinds, M, ev, gap, Ap, D, ref, True)
+    if spheres:
+        before = len(run.log["new_L"])
+        changed += run.screen(spheres, opts.rule, Aneg, 0)
+        for k in range(before, len(run.log["new_L"])):
+            name = run.log["sphere"][k]
+            extras["by_sphere"][name] = (run.log["new_L"][k] + run.log["new_R"][k]) / n_t
+    extras["rate_path"] = (run.nL + run.n_R) / n_t
+    return changed > 0
+
+
+def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, np.ndarray,
+                                                           bool]:
+    """``(full primal, dual, reduced gap (padded), [A]_+, exact)`` at ``M``."""
+    D, Ap = run.dual_value(ev)
+    P_full, exact = run.full_primal(M, ev.P)
+    return P_full, D, _pad(ev.P - D, ev.P), Ap, exact
+
+
+def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
+              step0: float | None, rs: _RangeState | None, mon: Monitor, extras: dict):
+    lam = run.lam
+    cb = opts.callback is not None
+    M = M0.copy()
+    aset = opts.active_set
+    # iteration 0 ------------------------------------------------------------
+    step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
+    # With RRPB alone (sphere rule) path screening needs only the reference: screen
+    # first, then evaluate the reduced problem (no pass over all triplets).
+    ref_only = (ref is not None and set(opts.screening) == {"rrpb"} and opts.rule == "sphere")
+    if ref_only:
+        _first_screening(run, M, None, 0.0, None, 0.0, None, opts, ref, rs, extras)
+    ev = run.evaluate(M, run.unscr, margins=aset)
+    if aset:
+        _refresh(run, ev)
+    P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
+    if opts.screening and not ref_only:
+        # halfspace of the linear rule at iteration 0: from a trial gradient step
+        A_try = M - step * ev.G
+        Aneg = sph.halfspace_from(A_try, sph.proj_pm(A_try)[1])
+        if _first_screening(run, M, ev, gap_r, Ap, D, Aneg, opts, ref, rs, extras):
+            ev = run.evaluate(M, run.unscr, margins=aset)
+            if aset:
+                _refresh(run, ev)
+            P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
+    if _record(run, mon, 0, M, ev, P_full, D, exact, step, cb):
+        return M, step
+    hist = deque([ev.P], maxlen=_GLL_MEMORY)
+    for it in range(1, opts.max_iter + 1):
+        dec_scale = 1e-12 * max(1.0, abs(ev.P))
+        for _ls in range(60):
+            A_try = M - step * ev.G
+            M_new, Am = sph.proj_pm(A_try)
+            ev_new = run.evaluate(M_new, run.work)
+            dec = float(np.vdot(ev.G, M_new - M))
+            if ev_new.P <= max(hist) + 1e-4 * dec + dec_scale:
+                break
+            step *= 0.5
+        if not np.isfinite(ev_new.P):
+            raise NumericalError(f"triplet_screening: non-finite objective at iteration {it}")
+        s = M_new - M
+        yv = ev_new.G - ev.G
+        sy = float(np.vdot(s, yv))
+        if sy > 0:
+            ss = float(np.vdot(s, s))
+            yy = float(np.vdot(yv, yv))
+            bb = 0.5 * abs(sy / yy + ss / sy) if yy > 0 else step
+            if np.isfinite(bb) and bb > 0:
+                step = bb
+        M, ev, Aneg = M_new, ev_new, sph.halfspace_from(A_try, Am)
+        hist.append(ev.P)
+        refresh_now = it % opts.screen_every == 0 or it == opts.max_iter
+        if aset:
+            if not refresh_now:
+                continue
+            ev = run.evaluate(M, run.unscr, margins=True)
+            _refresh(run, ev)
+            hist = deque([ev.P], maxlen=_GLL_MEMORY)
+        P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
+        if _record(run, mon, it, M, ev, P_full, D, exact, step, cb):
+            break
+        if opts.screening and it % opts.screen_every == 0:
+            spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
+            if run.screen(spheres, opts.rule, Aneg, it):
+                ev = run.evaluate(M, run.unscr, margins=aset)
+                if aset:
+                    _refresh(run, ev)
+                hist = deque([ev.P], maxlen=_GLL_MEMORY)
+            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+    return M, step
+
+
+def _refresh(run: _Run, ev: _Eval) -> None:
+    """Active set: working triplets = unscreened ones with positive loss (margin < 1)."""
+    m = ev.margins
+    idx = run.unscr.idx
+    st = np.where(m < 1.0, 0, 3).astype(np.int8)
+    run.status[idx] = st
+    run.work = run.data.compact(idx[st == 0])
+
+
+def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: float,
+            D: float, exact: bool, step: float, cb: bool) -> bool:
+    iterate = None
+    if cb:
+        iterate = {"M": M.copy(), "status": run.status.copy()}
+    return mon.record(
+        it, P_full, D, iterate=iterate,
+        n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
+        n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
+        reduced_primal=float(ev.P),
+    )
+
+
+def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
+               rs: _RangeState | None, mon: Monitor, extras: dict):
+    """Accelerated projected gradient on the dual (``solvers.apg``) with screening."""
+    lam = run.lam
+    gamma = run.gamma
+    data = run.data
+    cb = opts.callback is not None
+
+    def alpha_at(M, sub):
+        q = _quad(sub.F, M)
+        u = 1.0 - (_diff(q, sub.la, sub.lb))
+        return (u > 0).astype(float) if run.hinge else np.clip(u / gamma, 0.0, 1.0)
+
+    def make_engine(alpha0, sub, L0):
+        Psub = sub.pairs.size
+
+        def A_of(a):
+            run.visits += a.size
+            w = np.bincount(sub.la, a, Psub) - np.bincount(sub.lb, a, Psub)
+            return data.assemble(sub.F, w) + run.HL
+
+        def value(a):
+            Ap, _ = sph.proj_pm(A_of(a))
+            return float(np.vdot(Ap, Ap)) / (2 * lam) - a.sum() + 0.5 * gamma * np.vdot(a, a)
+
+        def value_and_grad(a):
+            Ap, _ = sph.proj_pm(A_of(a))
+            q = _quad(sub.F, Ap / lam)
+            g = (_diff(q, sub.la, sub.lb)) - 1.0 + gamma * a
+            f = float(np.vdot(Ap, Ap)) / (2 * lam) - a.sum() + 0.5 * gamma * np.vdot(a, a)
+            return f, g
+
+        eng = APG(value_and_grad, lambda v, _s: np.clip(v, 0.0, 1.0), alpha0, value=value,
+                  L0=L0, adaptive_restart=True)
+        return eng, A_of
+
+    def certify(alpha, A_of, sub):
+        A = A_of(alpha)
+        Ap, Am = sph.proj_pm(A)
+        M = Ap / lam
+        ev = run.evaluate(M, run.unscr)
+        D = (alpha.sum() + run.nL) - 0.5 * gamma * (np.vdot(alpha, alpha) + run.nL) \
+            - float(np.vdot(Ap, Ap)) / (2 * lam)
+        P_full, exact = run.full_primal(M, ev.P)
+        return M, ev, P_full, float(D), _pad(ev.P - D, ev.P), Ap, sph.halfspace_from(A, Am), \
+            exact
+
+    sub = run.work
+    hn2 = data.hn[sub.idx] ** 2
+    L0 = max(gamma + float(hn2.mean()) / lam if hn2.size else 1.0, 1e-12)
+    alpha = alpha_at(M0, sub)
+    eng, A_of = make_engine(alpha, sub, L0)
+    M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
+    if opts.screening:
+        if _first_screening(run, M, ev, gap_r, Ap, D, Pneg, opts, ref, rs, extras):
+            keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
+            sub = run.work
+            alpha = alpha[keep]
+            eng, A_of = make_engine(alpha, sub, eng.L)
+            M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
+    if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
+        return M, 1.0 / eng.L
+    for it in range(1, opts.max_iter + 1):
+        alpha = eng.step()
+        M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
+        if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
+            break
+        if opts.screening and it % opts.screen_every == 0:
+            spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
+            if run.screen(spheres, opts.rule, Pneg, it):
+                keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
+                sub = run.work
+                old = eng
+                eng, A_of = make_engine(alpha[keep], sub, old.L)
+                # keep the momentum across the (smaller) problem
+                eng.x_prev = old.x_prev[keep]
+                eng.t_prev, eng.t_cur = old.t_prev, old.t_cur
+            extras["dynamic"].append((run.nL + run.n_R) / data.n_t)
+    return M, 1.0 / eng.L

@@ -1,0 +1,216 @@
+"""The regularisation path (section 5) with path, dynamic and range screening."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .._blas import single_threaded_blas
+from ..validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_scalar,
+    check_tol_max_iter,
+)
+from .api import _make_problem, _resolve_method
+from .loops import _run_solve
+from .results import PathResult, TripletResult
+from .state import _Opts, _pad, _RangeState, _Ref
+from .triplets import RULES, SPHERES, _check_loss, _check_screening
+
+
+def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
+    if not compare:
+        return ()
+    out = []
+    for item in compare:
+        if isinstance(item, str):
+            kind, _, rule = item.partition(":")
+            rule = rule or "sphere"
+        else:
+            kind, rule = item
+        check_choice(kind, "compare sphere", SPHERES)
+        check_choice(rule, "compare rule", RULES)
+        out.append((kind, rule))
+    return tuple(out)
+
+
+
+def path(
+    X: Any,
+    y: Any,
+    *,
+    triplets: Any = None,
+    k: float = 10,
+    loss: str = "smoothed_hinge",
+    gamma: float = 0.05,
+    ratio: float = 0.9,
+    n_lambdas: int = 100,
+    lam_max: float | None = None,
+    lam_min: float | None = None,
+    screening: Any = ("rrpb", "pgb"),
+    rule: str = "sphere",
+    range_screening: bool = False,
+    compare: Any = (),
+    diagonal: bool = False,
+    active_set: bool = False,
+    method: str = "auto",
+    tol: float = 1e-6,
+    max_iter: int = 5000,
+    termination: bool = True,
+    callback=None,
+) -> PathResult:
+    r"""Regularisation path ``lam_t = ratio * lam_{t-1}`` from ``lam_max`` with screening.
+
+    ``lam_0 = lam_max`` (every triplet in L*, exact optimum ``[sum H]_+ / lam_0``);
+    each next lambda is warm-started from the previous solution, which is the
+    RRPB reference for path screening (``eps = sqrt(2 gap / lam)``), followed by
+    dynamic screening every 10 iterations. The path stops by the paper's rule
+    ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01``
+    (``termination=True``), after ``n_lambdas`` values or below ``lam_min``.
+
+    Parameters
+    ----------
+    X, y, triplets, k, loss, gamma, diagonal, active_set, method, tol, max_iter
+        As in :func:`solve`.
+    ratio : float in (0, 1)
+        ``lam_t / lam_{t-1}`` (0.9; the paper's fine path uses 0.99).
+    n_lambdas : int
+        Maximum number of lambdas (``lam_max`` included).
+    lam_max, lam_min : float, optional
+        Start (default :func:`lambda_max`) and lower limit of the path.
+    screening, rule
+        Spheres and rule used to screen (``None``: the naive path).
+    range_screening : bool
+        Replace RRPB's per-lambda rule evaluation by the range-based extension
+        (Theorem 4.1): a triplet screened on ``(lam_a, lam_ref]`` is not
+        re-evaluated while the path stays in that range.
+    compare : sequence of "sphere:rule" or (sphere, rule)
+        Extra (sphere, rule) pairs whose screening rate at the start of each
+        lambda is recorded (not used to screen; ``"rpb"`` treats the previous
+        solution as exact, for the theoretical comparison of section 3.2.3).
+    termination : bool
+        Apply the paper's termination rule.
+    callback : callable, optional
+        ``callback(t, lam, result)`` after each lambda; ``False`` stops the path.
+
+    Returns
+    -------
+    PathResult
+    """
+    loss_n, gamma_v, hinge = _check_loss(loss, gamma)
+    kinds = _check_screening(screening)
+    rule = check_choice(rule, "rule", RULES)
+    diagonal = check_bool(diagonal, "diagonal")
+    active_set = check_bool(active_set, "active_set")
+    range_screening = check_bool(range_screening, "range_screening")
+    termination = check_bool(termination, "termination")
+    method = _resolve_method(method, hinge, active_set)
+    ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0, high_inclusive=False)
+    n_lambdas = check_int(n_lambdas, "n_lambdas", low=1)
+    tol, max_iter = check_tol_max_iter(tol, max_iter)
+    specs = _parse_compare(compare)
+    if callback is not None and not callable(callback):
+        raise TypeError("callback must be callable or None")
+    if range_screening and "rrpb" not in kinds:
+        raise ValueError("range_screening=True extends RRPB: include 'rrpb' in screening")
+    if range_screening and rule != "sphere":
+        raise ValueError("range_screening=True works with rule='sphere' (Theorem 4.1)")
+    prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
+    t_start = time.perf_counter()
+    lmax_true = prob.lambda_max()
+    if lam_max is None and not lmax_true > 0:
+        raise ValueError("lam_max: the optimum is M = 0 for every lambda on this data "
+                         "([sum_t H_t]_+ = 0); there is no path to compute")
+    lam0 = lmax_true if lam_max is None else check_scalar(lam_max, "lam_max", low=0.0)
+    if lam_min is not None:
+        lam_min = check_scalar(lam_min, "lam_min", low=0.0)
+    opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
+                 max_iter=max_iter, callback=None, want_alpha=False)
+    rs = None
+    if range_screening:
+        n_t = prob.n_triplets
+        rs = _RangeState(side=np.zeros(n_t, dtype=np.int8), thr=np.full(n_t, np.inf),
+                         ref=np.zeros(n_t, dtype=np.int32), refs=[])
+    rows: dict[str, list] = {k_: [] for k_ in (
+        "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",
+        "rate_final", "rate_range", "dynamic", "converged", "visits")}
+    by_sphere: dict[str, list] = {k_: [] for k_ in kinds}
+    cmp_rows: dict[str, list] = {f"{a}:{b}": [] for a, b in specs}
+    lam = lam0
+    prev: TripletResult | None = None
+    terminated = "n_lambdas"
+    for t in range(n_lambdas):
+        if lam_min is not None and lam < lam_min:
+            terminated = "lam_min"
+            break
+        if prev is None:
+            M0 = prob.solution_above_lambda_max(lam) if lam >= lmax_true else prob.data.zeros()
+            ref, step0 = None, None
+        else:
+            M0 = prev.M.copy()
+            ref = _Ref(M=np.array(prev.M), lam=prev.lam,
+                       eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
+            step0 = prev.step * prev.lam / lam
+        with single_threaded_blas():  # ~1 ms per lambda
+            res, ex = _run_solve(prob, lam, M0, opts, ref, step0, rs=rs,
+                                 compare=specs if prev is not None else ())
+        rows["lambdas"].append(lam)
+        rows["Ms"].append(np.array(res.M))
+        rows["primal"].append(res.primal)
+        rows["dual"].append(res.dual)
+        rows["gap"].append(res.gap)
+        rows["loss"].append(res.loss_value)
+        rows["n_iter"].append(res.n_iter)
+        rows["time"].append(res.time)
+        rows["rate_path"].append(ex["rate_path"])
+        rows["rate_final"].append(ex["rate_final"])
+        rows["rate_range"].append(ex["rate_range"])
+        rows["dynamic"].append(ex["dynamic"])
+        rows["converged"].append(res.converged)
+        rows["visits"].append(res.triplet_visits)
+        for kind in kinds:
+            by_sphere[kind].append(ex["by_sphere"].get(kind, 0.0))
+        for key in cmp_rows:
+            cmp_rows[key].append(ex["compare"].get(key, float("nan")))
+        if callback is not None and callback(t, lam, res) is False:
+            terminated = "callback"
+            break
+        if termination and prev is not None:
+            l0, l1 = prev.loss_value, res.loss_value
+            if l0 <= 0:
+                terminated = "rule"
+                break
+            crit = (l0 - l1) / l0 * prev.lam / (prev.lam - lam)
+            if crit < 0.01:
+                terminated = "rule"
+                break
+        prev = res
+        lam = lam * ratio
+    n_r = max([len(d) for d in rows["dynamic"]] + [1])
+    dyn = np.full((len(rows["dynamic"]), n_r), np.nan)
+    for i, d in enumerate(rows["dynamic"]):
+        dyn[i, : len(d)] = d
+    return PathResult(
+        lambdas=np.asarray(rows["lambdas"]), Ms=np.asarray(rows["Ms"]),
+        primal=np.asarray(rows["primal"]), dual=np.asarray(rows["dual"]),
+        gap=np.asarray(rows["gap"]), loss=np.asarray(rows["loss"]),
+        n_iter=np.asarray(rows["n_iter"], dtype=int), time=np.asarray(rows["time"]),
+        rate_path=np.asarray(rows["rate_path"]), rate_final=np.asarray(rows["rate_final"]),
+        rate_range=np.asarray(rows["rate_range"]),
+        rate_by_sphere={k_: np.asarray(v) for k_, v in by_sphere.items()},
+        compare_rates={k_: np.asarray(v) for k_, v in cmp_rows.items()},
+        dynamic_rates=dyn, triplet_visits=np.asarray(rows["visits"], dtype=np.int64),
+        n_triplets=prob.n_triplets, lam_max=lmax_true,
+        terminated_by=terminated, total_time=time.perf_counter() - t_start,
+        converged=np.asarray(rows["converged"], dtype=bool),
+        params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
+                "screening": "+".join(kinds) or "none", "rule": rule,
+                "range_screening": range_screening, "diagonal": prob.diagonal,
+                "active_set": active_set, "method": method, "tol": tol,
+                "max_iter": max_iter, "n_triplets": prob.n_triplets},
+    )

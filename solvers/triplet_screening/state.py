@@ -1,0 +1,348 @@
+"""The state of one solve at a fixed lambda: screening sets, folded L-hat, subsets."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import spheres as sph
+from .kernels import (
+    _apply_codes,
+    _extra_screened,
+    _loss_pass,
+    _pair_counts,
+    _range_screen,
+    _sphere_rule,
+)
+from .pairs import _Eval, _quad, _Sub
+from .problem import TripletProblem
+from .rules import _rule_masks
+from .spheres import Sphere, cdgb_sphere, dgb_sphere, gb_sphere, pgb_sphere, rpb_sphere, rrpb_sphere
+from .triplets import _GAP_PAD, SCREEN_EVERY
+
+# ---------------------------------------------------------------------------
+# One solve at a fixed lambda
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Ref:
+    """Reference solution of the previous lambda (RRPB / RPB / range screening)."""
+
+    M: np.ndarray
+    lam: float
+    eps: float
+
+
+@dataclass
+class _RangeState:
+    side: np.ndarray
+    thr: np.ndarray
+    ref: np.ndarray
+    refs: list
+
+
+class _Regions:
+    """The spheres that screened something, stacked for one vectorised membership test."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.C = np.empty((8, *shape))
+        self.r = np.empty(8)
+        self.cn = np.empty(8)
+        self.n = 0
+
+    def append(self, sp: Sphere) -> None:
+        if self.n == self.r.size:
+            self.C = np.concatenate([self.C, np.empty_like(self.C)])
+            self.r = np.concatenate([self.r, np.empty_like(self.r)])
+            self.cn = np.concatenate([self.cn, np.empty_like(self.cn)])
+        self.C[self.n] = sp.center
+        self.r[self.n] = sp.radius
+        self.cn[self.n] = sph.fnorm(sp.center)
+        self.n += 1
+
+    def __len__(self) -> int:
+        return self.n
+
+    def contains_all(self, M: np.ndarray) -> bool:
+        """``||M - Q_k|| <= r_k`` for every sphere (rounding allowance as ``Sphere.contains``)."""
+        if self.n == 0:
+            return True
+        D = (self.C[: self.n] - M).reshape(self.n, -1)
+        dist = np.sqrt(np.einsum("ij,ij->i", D, D))
+        r = self.r[: self.n]
+        return bool(np.all(dist <= r + 1e-13 * (r + self.cn[: self.n] + sph.fnorm(M))))
+
+
+class _Run:
+    """State of one solve at a fixed ``lam``: screening sets, folded L-hat, subsets."""
+
+    def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool) -> None:
+        self.prob = prob
+        self.data = prob.data
+        self.lam = lam
+        self.gamma = prob.gamma
+        self.hinge = prob.hinge
+        self.active_set = active_set
+        n_t = self.data.n_t
+        self.status = np.zeros(n_t, dtype=np.int8)  # 0 work, 1 L-hat, 2 R-hat, 3 inactive
+        self.HL = self.data.zeros()
+        self.nL = 0
+        self.nR = 0
+        self._Lcat: tuple[np.ndarray, np.ndarray] | None = None
+        self._Rcat: tuple[np.ndarray, np.ndarray] | None = None
+        self.regions = _Regions(self.data.shape)
+        self.log: dict[str, list] = {k: [] for k in (
+            "iteration", "sphere", "rule", "radius", "new_L", "new_R", "total_L", "total_R",
+            "seconds")}
+        self.unscr = self.data.everything
+        self.work = self.unscr
+        self.n_full_evals = 0
+        self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
+
+    # subsets ------------------------------------------------------------------
+    def rebuild(self, remaining: np.ndarray | None = None) -> None:
+        """New subsets after screening (``remaining``: the unscreened triplets, if known)."""
+        if remaining is None:
+            remaining = np.flatnonzero((self.status == 0) | (self.status == 3))
+        self.unscr = self.data.compact(remaining)
+        if self.active_set:
+            self.work = self.data.compact(remaining[self.status[remaining] == 0])
+        else:
+            self.work = self.unscr
+
+    @property
+    def n_L(self) -> int:
+        return self.nL
+
+    @property
+    def n_R(self) -> int:
+        return self.nR
+
+    # evaluation ---------------------------------------------------------------
+    def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
+        self.visits += sub.idx.size
+        q = _quad(sub.F, M)
+        w = np.empty(sub.pairs.size)
+        mout = np.empty(sub.idx.size if margins else 0)
+        loss, asum, a2 = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout)
+        A = self.data.assemble(sub.F, w) + self.HL
+        lam = self.lam
+        P = loss + 0.5 * lam * float(np.vdot(M, M)) + (1.0 - 0.5 * self.gamma) * self.nL \
+            - float(np.vdot(M, self.HL))
+        return _Eval(P=P, loss=loss, G=lam * M - A, A=A, asum=asum + self.nL,
+                     a2=a2 + self.nL, margins=mout if margins else None)
+
+    def dual_value(self, ev: _Eval) -> tuple[float, np.ndarray]:
+        Ap, Am = sph.proj_pm(ev.A)
+        D = ev.asum - 0.5 * self.gamma * ev.a2 - float(np.vdot(Ap, Ap)) / (2.0 * self.lam)
+        return D, Ap
+
+    def extra(self, M: np.ndarray) -> float:
+        """``P(M) - P~(M)`` over the screened triplets (>= 0)."""
+        if self.nL == 0 and self.nR == 0:
+            return 0.0
+        if self._Lcat is None:
+            Lidx = np.flatnonzero(self.status == 1)
+            Ridx = np.flatnonzero(self.status == 2)
+            self._Lcat = (self.data.pa[Lidx], self.data.pb[Lidx])
+            self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
+        q = _quad(self.data.F, M)
+        self.n_full_evals += 1
+        self.visits += self.nL + self.nR
+        return float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
+                                     self._Rcat[1], self.gamma, self.hinge))
+
+    def exact(self, M: np.ndarray) -> bool:
+        return self.regions.contains_all(M)
+
+    def full_primal(self, M: np.ndarray, P_red: float) -> tuple[float, bool]:
+        if self.exact(M):
+            return P_red, True
+        return P_red + self.extra(M), False
+
+    # screening ------------------------------------------------------------------
+    def _fold(self, cnt: np.ndarray) -> None:
+        nz = np.flatnonzero(cnt)
+        if nz.size:
+            self.HL = self.HL + self.data.assemble(self.data.F[nz], cnt[nz])
+
+    def apply(self, newL: np.ndarray, newR: np.ndarray) -> None:
+        """Move triplets (global indices) into L-hat / R-hat."""
+        if newL.size:
+            self.status[newL] = 1
+            cnt = np.zeros(self.data.n_pairs)
+            _pair_counts(self.data.pa, self.data.pb, newL, cnt)
+            self._fold(cnt)
+            self.nL += int(newL.size)
+        if newR.size:
+            self.status[newR] = 2
+            self.nR += int(newR.size)
+        if newL.size or newR.size:
+            self._Lcat = None
+
+    def screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
+               iteration: int, labels: list[str] | None = None) -> int:
+        sub = self.unscr
+        n = sub.idx.size
+        if n == 0 or not spheres:
+            return 0
+        code = np.zeros(n, dtype=np.int8)  # 0 still a candidate, 1 L-hat, 2 R-hat
+        totL, totR = self.nL, self.n_R
+        for k, sp in enumerate(spheres):
+            t0 = time.perf_counter()
+            self.visits += n
+            hs = sp.halfspace if sp.halfspace is not None else halfspace
+            use_kernel = rule == "sphere" or (rule == "linear" and hs is None)
+            if use_kernel:
+                q = _quad(sub.F, sp.center)
+                nl, nr = _sphere_rule(q, sub.la, sub.lb, sub.hn, float(sp.radius),
+                                      1.0 - self.gamma, sph.RULE_SLACK, code)
+            else:
+                cand = code == 0
+                L, R = _rule_masks(self.data, sub, sp, rule, self.gamma, hs, cand)
+                L &= cand
+                R &= cand
+                code[L] = 1
+                code[R] = 2
+                nl, nr = int(L.sum()), int(R.sum())
+            totL += nl
+            totR += nr
+            if nl or nr:
+                self.regions.append(sp)
+            lg = self.log
+            lg["iteration"].append(iteration)
+            lg["sphere"].append(labels[k] if labels else sp.kind)
+            lg["rule"].append(rule)
+            lg["radius"].append(sp.radius)
+            lg["new_L"].append(int(nl))
+            lg["new_R"].append(int(nr))
+            lg["total_L"].append(totL)
+            lg["total_R"].append(totR)
+            lg["seconds"].append(time.perf_counter() - t0)
+        if totL == self.nL and totR == self.n_R:
+            return 0
+        cnt = np.zeros(self.data.n_pairs)
+        rem, nl, nr = _apply_codes(code, sub.idx, self.status, self.data.pa, self.data.pb, cnt)
+        self._fold(cnt)
+        self.nL += int(nl)
+        self.nR += int(nr)
+        self._Lcat = None
+        self.rebuild(rem)
+        return int(nl + nr)
+
+    def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
+                   Ap: np.ndarray, D: float, ref: _Ref | None, first: bool) -> list[Sphere]:
+        lam = self.lam
+        out = []
+        for kind in kinds:
+            if kind == "gb":
+                out.append(gb_sphere(M, ev.G, lam))
+            elif kind == "pgb":
+                out.append(pgb_sphere(M, ev.G, lam))
+            elif kind == "dgb":
+                out.append(dgb_sphere(M, gap, lam))
+            elif kind == "cdgb":
+                Ma = Ap / lam
+                ev_a = self.evaluate(Ma, self.unscr)
+                gap_d = ev_a.P - D
+                out.append(cdgb_sphere(Ma, gap_d + _GAP_PAD * max(1.0, abs(ev_a.P)), lam))
+            elif kind == "rrpb":
+                if first and ref is not None:
+                    out.append(rrpb_sphere(ref.M, ref.lam, lam, ref.eps))
+                else:
+                    out.append(rrpb_sphere(M, lam, lam, math.sqrt(2.0 * gap / lam)))
+            elif kind == "rpb":
+                if ref is not None:
+                    out.append(rpb_sphere(ref.M, ref.lam, lam))
+        return out
+
+    def range_screen(self, rs: _RangeState, ref: _Ref) -> int:
+        """Range-based screening (Thm 4.1) from the reference of the previous lambda."""
+        lam = self.lam
+        t0 = time.perf_counter()
+        rs.refs.append(ref)
+        self.visits += self.data.n_t
+        q0 = _quad(self.data.F, ref.M)
+        cnt = np.zeros(self.data.n_pairs)
+        used = np.zeros(len(rs.refs), dtype=np.bool_)
+        nl, nr = _range_screen(q0, self.data.pa, self.data.pb, self.data.hn,
+                               sph.fnorm(ref.M), ref.lam, ref.eps, 1.0 - self.gamma, lam,
+                               rs.side, rs.thr, rs.ref, len(rs.refs) - 1, self.status, cnt,
+                               used)
+        for r_id in np.flatnonzero(used):
+            R0 = rs.refs[int(r_id)]
+            self.regions.append(rrpb_sphere(R0.M, R0.lam, lam, R0.eps))
+        self._fold(cnt)
+        self.nL += int(nl)
+        self.nR += int(nr)
+        self._Lcat = None
+        lg = self.log
+        lg["iteration"].append(0)
+        lg["sphere"].append("rrpb-range")
+        lg["rule"].append("sphere")
+        lg["radius"].append(float("nan"))
+        lg["new_L"].append(int(nl))
+        lg["new_R"].append(int(nr))
+        lg["total_L"].append(self.nL)
+        lg["total_R"].append(self.nR)
+        lg["seconds"].append(time.perf_counter() - t0)
+        if nl or nr:
+            self.rebuild()
+        return int(nl + nr)
+
+    def compare(self, specs: Sequence[tuple[str, str]], M: np.ndarray, ref: _Ref | None
+                ) -> dict[str, float]:
+        """Screening rate of each (sphere, rule) alone at ``M`` (all triplets, not applied)."""
+        prob = self.prob
+        allsub = self.data.everything
+        saved = (self.HL, self.nL)
+        self.HL, self.nL = self.data.zeros(), 0
+        ev = self.evaluate(M, allsub)
+        self.HL, self.nL = saved
+        Ap = sph.proj_pm(ev.A)[0]
+        D = ev.asum - 0.5 * self.gamma * ev.a2 - float(np.vdot(Ap, Ap)) / (2 * self.lam)
+        gap = max(ev.P - D, 0.0) + _GAP_PAD * max(1.0, abs(ev.P))
+        out = {}
+        cache: dict[str, Sphere] = {}
+        for kind, rule in specs:
+            if kind not in cache:
+                if kind == "cdgb":
+                    Ma = Ap / self.lam
+                    gd = prob.primal(Ma, self.lam) - D
+                    cache[kind] = cdgb_sphere(Ma, gd + _GAP_PAD * max(1.0, abs(ev.P)),
+                                              self.lam)
+                elif kind in ("rpb", "rrpb") and ref is None:
+                    cache[kind] = dgb_sphere(M, gap, self.lam) if kind == "rrpb" else None
+                else:
+                    sp = self.spheres_at([kind], M, ev, gap, Ap, D, ref, True)
+                    cache[kind] = sp[0] if sp else None
+            sp = cache[kind]
+            if sp is None:
+                out[f"{kind}:{rule}"] = float("nan")
+                continue
+            L, R = _rule_masks(self.data, allsub, sp, rule, self.gamma, sp.halfspace)
+            out[f"{kind}:{rule}"] = float(L.sum() + R.sum()) / self.data.n_t
+        return out
+
+
+def _pad(gap: float, P: float) -> float:
+    return max(gap, 0.0) + _GAP_PAD * max(1.0, abs(P))
+
+
+@dataclass
+class _Opts:
+    screening: tuple[str, ...]
+    rule: str
+    active_set: bool
+    method: str
+    tol: float
+    max_iter: int
+    callback: Any
+    screen_every: int = SCREEN_EVERY
+    want_alpha: bool = True
