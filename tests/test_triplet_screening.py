@@ -613,3 +613,30 @@ def test_explorer_entry_and_generators():
     refv = ENTRY.reference(prob, lam_rel=0.05)
     assert abs(res.primal - refv.value) / abs(refv.value) < 1e-6
     assert ENTRY.reference_refusal(ENTRY.datasets["iris"](seed=0, k=0)) is not None
+
+
+# ----------------------------------------------------------------- structure (issue 12)
+
+
+def test_fingerprint_is_a_hash_of_the_ordered_triplets():
+    # The old checksum sum(3i + 7j + 11l) collided when two triplets of the same class
+    # swapped their middle index; warm starts and the RRPB reference hang on it.
+    from solvers.base import IncompatibleWarmStart
+
+    X, y = _data(31)
+    T = ts.triplets(X, y, 3)
+    rows = np.flatnonzero((T[:, 0] == T[0, 0]) & (T[:, 1] != T[0, 1]))
+    r = int(rows[0])
+    T2 = T.copy()
+    T2[0, 1], T2[r, 1] = T[r, 1], T[0, 1]
+    assert sorted((3 * T[:, 0] + 7 * T[:, 1] + 11 * T[:, 2]).tolist()) == sorted(
+        (3 * T2[:, 0] + 7 * T2[:, 1] + 11 * T2[:, 2]).tolist())  # the old checksum collides
+    p1 = ts.TripletProblem(X, y, triplets=T)
+    p2 = ts.TripletProblem(X, y, triplets=T2)
+    assert p1.fingerprint() != p2.fingerprint()
+    assert ts.TripletProblem(X, y, triplets=T.copy()).fingerprint() == p1.fingerprint()
+    assert ts.TripletProblem(X + 1e-3, y, triplets=T).fingerprint() != p1.fingerprint()
+    lam = 0.1 * p1.lambda_max()
+    r1 = ts.solve(X, y, lam, triplets=p1)
+    with pytest.raises(IncompatibleWarmStart, match="init does not match"):
+        ts.solve(X, y, 0.9 * lam, triplets=p2, init=r1)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._blas import single_threaded_blas
+from ..base import IncompatibleWarmStart
 from ..validation import (
     check_bool,
     check_callback,
@@ -136,8 +137,9 @@ def solve(
             raise TypeError(f"init must be a previous TripletResult (or None), got "
                             f"{type(init).__name__}")
         if tuple(init.fingerprint) != prob.fingerprint():
-            raise ValueError("init does not match this problem (other triplets, dimension or "
-                             "metric type)")
+            raise IncompatibleWarmStart(
+                "init does not match this problem (other triplets, triplet order, data, "
+                "dimension or metric type)")
         M0 = prob.check_metric(init.M, "init.M")
         M0 = sph.proj_pm(M0)[0]
         step0 = init.step * init.lam / lam if math.isfinite(init.step) else None

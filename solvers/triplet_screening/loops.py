@@ -13,7 +13,7 @@ import numpy as np
 from ..apg import APG
 from ..base import Monitor, NumericalError
 from . import spheres as sph
-from .pairs import _diff, _Eval, _quad
+from .pairs import _diff, _Eval, _quad, kkt_alpha
 from .problem import TripletProblem
 from .results import TripletResult
 from .state import _Opts, _pad, _RangeState, _Ref, _Run
@@ -42,9 +42,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
     if opts.want_alpha:
-        m = data.margins(M)
-        u = 1.0 - m
-        alpha = (u > 0).astype(float) if prob.hinge else np.clip(u / prob.gamma, 0.0, 1.0)
+        alpha = kkt_alpha(data.margins(M), prob.gamma, prob.hinge)
         Ls = np.flatnonzero(run.status == 1)
         Rs = np.flatnonzero(run.status == 2)
     else:  # inside path(): the per-lambda arrays are not kept
@@ -206,9 +204,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     cb = opts.callback is not None
 
     def alpha_at(M, sub):
-        q = _quad(sub.F, M)
-        u = 1.0 - (_diff(q, sub.la, sub.lb))
-        return (u > 0).astype(float) if run.hinge else np.clip(u / gamma, 0.0, 1.0)
+        return kkt_alpha(_diff(_quad(sub.F, M), sub.la, sub.lb), gamma, run.hinge)
 
     def make_engine(alpha0, sub, L0):
         Psub = sub.pairs.size
@@ -220,13 +216,13 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
         def value(a):
             Ap, _ = sph.proj_pm(A_of(a))
-            return float(np.vdot(Ap, Ap)) / (2 * lam) - a.sum() + 0.5 * gamma * np.vdot(a, a)
+            return -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
 
         def value_and_grad(a):
             Ap, _ = sph.proj_pm(A_of(a))
             q = _quad(sub.F, Ap / lam)
             g = (_diff(q, sub.la, sub.lb)) - 1.0 + gamma * a
-            f = float(np.vdot(Ap, Ap)) / (2 * lam) - a.sum() + 0.5 * gamma * np.vdot(a, a)
+            f = -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
             return f, g
 
         eng = APG(value_and_grad, lambda v, _s: np.clip(v, 0.0, 1.0), alpha0, value=value,
@@ -238,8 +234,8 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         Ap, Am = sph.proj_pm(A)
         M = Ap / lam
         ev = run.evaluate(M, run.unscr)
-        D = (alpha.sum() + run.nL) - 0.5 * gamma * (np.vdot(alpha, alpha) + run.nL) \
-            - float(np.vdot(Ap, Ap)) / (2 * lam)
+        D = sph.dual_value(alpha.sum() + run.nL, float(np.vdot(alpha, alpha)) + run.nL, Ap,
+                           gamma, lam)
         P_full, exact = run.full_primal(M, ev.P)
         return M, ev, P_full, float(D), _pad(ev.P - D, ev.P), Ap, sph.halfspace_from(A, Am), \
             exact

@@ -20,6 +20,15 @@ from .kernels import (
 # ---------------------------------------------------------------------------
 
 
+def kkt_alpha(margins: np.ndarray, gamma: float, hinge: bool) -> np.ndarray:
+    """The KKT map ``alpha_t = -loss'(<M, H_t>)``, written once: the smoothed hinge
+    gives ``clip((1 - m) / gamma, 0, 1)``, the hinge ``1`` where ``m < 1``."""
+    u = 1.0 - np.asarray(margins, dtype=float)
+    if hinge:
+        return (u > 0).astype(float)
+    return np.clip(u / gamma, 0.0, 1.0)
+
+
 def _quad(F: np.ndarray, M: np.ndarray) -> np.ndarray:
     """Per-pair quadratic forms ``F_p^T M F_p`` (or ``F_p^T m`` for a diagonal metric)."""
     out = np.empty(F.shape[0])

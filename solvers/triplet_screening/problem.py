@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,18 +15,12 @@ from ..validation import (
 )
 from . import spheres as sph
 from .kernels import _loss_only
-from .pairs import _Data, _diff, _quad
+from .pairs import _Data, _diff, _quad, kkt_alpha
 from .rules import _halfspace_delta, _rule_masks
 from .spheres import (
     Sphere,
-    cdgb_sphere,
-    dgb_sphere,
-    gb_sphere,
     linear_bounds,
-    pgb_sphere,
-    rpb_sphere,
     rrpb_ranges,
-    rrpb_sphere,
     sphere_bounds,
 )
 from .triplets import (
@@ -90,11 +84,15 @@ class TripletProblem:
         """``||H_t||_F`` for every triplet (2-norm of the diagonal for diagonal metrics)."""
         return self.data.hn
 
-    def fingerprint(self) -> tuple[int, int, int, bool]:
+    def fingerprint(self) -> tuple[int, int, str, bool]:
+        """``(n_t, d, digest, diagonal)``: a BLAKE2b digest of the ordered triplet array
+        and of ``X``. Warm starts and the RRPB reference need the same triplets in the
+        same order on the same data (an ``init`` from another problem is refused)."""
         if self._fingerprint is None:
-            T = self.data.T
-            s = int((T[:, 0] * 3 + T[:, 1] * 7 + T[:, 2] * 11).sum() % (2**61 - 1))
-            self._fingerprint = (self.data.n_t, self.data.d, s, self.diagonal)
+            h = hashlib.blake2b(digest_size=16)
+            h.update(np.ascontiguousarray(self.data.T, dtype=np.int64).tobytes())
+            h.update(np.ascontiguousarray(self.X, dtype=float).tobytes())
+            self._fingerprint = (self.data.n_t, self.data.d, h.hexdigest(), self.diagonal)
         return self._fingerprint
 
     def check_metric(self, M: Any, name: str = "M") -> np.ndarray:
@@ -121,10 +119,7 @@ class TripletProblem:
 
     def kkt_alpha(self, M: Any) -> np.ndarray:
         """``alpha_t = -loss'(<M, H_t>)`` (hinge: 1 where the margin is below 1)."""
-        u = 1.0 - self.margins(M)
-        if self.hinge:
-            return (u > 0).astype(float)
-        return np.clip(u / self.gamma, 0.0, 1.0)
+        return kkt_alpha(self.margins(M), self.gamma, self.hinge)
 
     def primal(self, M: Any, lam: float) -> float:
         """``P_lam(M) = sum_t loss(<M, H_t>) + lam/2 ||M||_F^2``."""
@@ -157,8 +152,7 @@ class TripletProblem:
         if np.any(alpha < 0) or np.any(alpha > 1) or not np.all(np.isfinite(alpha)):
             raise ValueError("alpha must lie in [0, 1]")
         Ap, _ = sph.proj_pm(self.weighted_sum(alpha))
-        return float(-0.5 * self.gamma * np.vdot(alpha, alpha) + alpha.sum()
-                     - np.vdot(Ap, Ap) / (2.0 * lam))
+        return sph.dual_value(alpha.sum(), float(np.vdot(alpha, alpha)), Ap, self.gamma, lam)
 
     def metric_from_dual(self, alpha: Any, lam: float) -> np.ndarray:
         """``M_lam(alpha) = [sum alpha H]_+ / lam``."""
@@ -198,31 +192,21 @@ class TripletProblem:
         G = lam * M - A
         Ap, _ = sph.proj_pm(A)
         P = self.primal(M, lam)
-        D = float(-0.5 * self.gamma * np.vdot(alpha, alpha) + alpha.sum()
-                  - np.vdot(Ap, Ap) / (2.0 * lam))
+        D = sph.dual_value(alpha.sum(), float(np.vdot(alpha, alpha)), Ap, self.gamma, lam)
         gap = max(P - D, 0.0)
+        if ref is not None:
+            ref = (self.check_metric(ref[0], "ref M0"), float(ref[1]), float(ref[2]))
+
+        def cdgb():
+            Ma = Ap / lam
+            return Ma, self.primal(Ma, lam) - D
+
         out: dict[str, Sphere] = {}
         for kind in kinds:
             check_choice(kind, "kinds", SPHERES)
-            if kind == "gb":
-                out[kind] = gb_sphere(M, G, lam)
-            elif kind == "pgb":
-                out[kind] = pgb_sphere(M, G, lam)
-            elif kind == "dgb":
-                out[kind] = dgb_sphere(M, gap, lam)
-            elif kind == "cdgb":
-                Ma = Ap / lam
-                out[kind] = cdgb_sphere(Ma, self.primal(Ma, lam) - D, lam)
-            elif kind == "rpb":
-                if ref is None:
-                    raise ValueError("rpb needs ref=(M0, lam0, eps)")
-                out[kind] = rpb_sphere(self.check_metric(ref[0], "ref M0"), ref[1], lam)
-            elif kind == "rrpb":
-                if ref is None:
-                    out[kind] = rrpb_sphere(M, lam, lam, math.sqrt(2.0 * gap / lam))
-                else:
-                    out[kind] = rrpb_sphere(self.check_metric(ref[0], "ref M0"), ref[1], lam,
-                                            ref[2])
+            if kind == "rpb" and ref is None:
+                raise ValueError("rpb needs ref=(M0, lam0, eps)")
+            out[kind] = sph.make_sphere(kind, lam, M, grad=G, gap=gap, cdgb=cdgb, ref=ref)
         return out
 
     def bounds(self, sphere: Sphere, rule: str = "sphere", *,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import prox
 from .kernels import _orthant_bounds
 
 __all__: list[str] = []
@@ -44,14 +45,22 @@ RULE_SLACK = 1e-11
 
 
 def proj_pm(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(A_+, A_-)``: projections onto the PSD cone and its polar (``A = A_+ + A_-``)."""
+    """``(A_+, A_-)``: projections onto the PSD cone (:func:`solvers.prox.project_psd`)
+    and its polar (``A = A_+ + A_-``); a diagonal metric stored as a vector is clipped."""
     if A.ndim == 1:
         return np.maximum(A, 0.0), np.minimum(A, 0.0)
-    S = 0.5 * (A + A.T)
-    w, V = np.linalg.eigh(S)
-    Ap = (V * np.maximum(w, 0.0)) @ V.T
-    Am = (V * np.minimum(w, 0.0)) @ V.T
-    return 0.5 * (Ap + Ap.T), 0.5 * (Am + Am.T)
+    Ap = prox.project_psd(A)
+    return Ap, prox.sym(A) - Ap
+
+
+def dual_value(asum: float, a2: float, Ap: np.ndarray, gamma: float, lam: float) -> float:
+    """The dual objective (Appendix A), written once::
+
+        D_lam(alpha) = sum alpha - gamma/2 sum alpha^2 - ||[sum alpha H]_+||^2 / (2 lam)
+
+    from ``asum = sum alpha``, ``a2 = sum alpha^2`` and ``Ap = [sum alpha H]_+``.
+    """
+    return float(asum - 0.5 * gamma * a2 - float(np.vdot(Ap, Ap)) / (2.0 * lam))
 
 
 #: A halfspace normal ``-A_-`` is used only when ``||A_-|| >= HALFSPACE_MIN ||A||``
@@ -144,6 +153,36 @@ def rrpb_sphere(M0: np.ndarray, lam0: float, lam1: float, eps: float) -> Sphere:
     dl = abs(lam0 - lam1)
     r = dl / (2.0 * lam1) * fnorm(M0) + (dl + lam0 + lam1) / (2.0 * lam1) * max(eps, 0.0)
     return Sphere("rrpb", c * M0, r)
+
+
+def make_sphere(kind: str, lam: float, M: np.ndarray, *, grad: np.ndarray | None = None,
+                gap: float = 0.0, cdgb=None, ref: tuple[np.ndarray, float, float] | None = None
+                ) -> Sphere | None:
+    """The one sphere factory: sphere ``kind`` for ``lam`` at the feasible point ``M``.
+
+    ``grad``: gradient of the (reduced) primal at ``M`` (GB, PGB); ``gap``: its
+    duality gap (DGB, and RRPB without reference); ``cdgb``: a callable returning
+    ``(M_lam(alpha), P(M_lam(alpha)) - D(alpha))`` (CDGB); ``ref = (M0, lam0, eps)``:
+    the previous solution (RPB takes it as exact, RRPB with ``||M0 - M0*|| <= eps``).
+    RRPB without reference is taken at ``lam0 = lam`` (it then equals DGB); RPB
+    without reference gives None.
+    """
+    if kind == "gb":
+        return gb_sphere(M, grad, lam)
+    if kind == "pgb":
+        return pgb_sphere(M, grad, lam)
+    if kind == "dgb":
+        return dgb_sphere(M, gap, lam)
+    if kind == "cdgb":
+        Ma, gap_d = cdgb()
+        return cdgb_sphere(Ma, gap_d, lam)
+    if kind == "rrpb":
+        if ref is None:
+            return rrpb_sphere(M, lam, lam, float(np.sqrt(2.0 * max(gap, 0.0) / lam)))
+        return rrpb_sphere(ref[0], ref[1], lam, ref[2])
+    if kind == "rpb":
+        return None if ref is None else rpb_sphere(ref[0], ref[1], lam)
+    raise ValueError(f"unknown sphere {kind!r}")
 
 
 # ---------------------------------------------------------------------------

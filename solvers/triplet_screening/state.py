@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from .kernels import (
 from .pairs import _Eval, _quad, _Sub
 from .problem import TripletProblem
 from .rules import _rule_masks
-from .spheres import Sphere, cdgb_sphere, dgb_sphere, gb_sphere, pgb_sphere, rpb_sphere, rrpb_sphere
+from .spheres import Sphere, dgb_sphere, rrpb_sphere
 from .triplets import _GAP_PAD, SCREEN_EVERY
 
 # ---------------------------------------------------------------------------
@@ -139,9 +138,8 @@ class _Run:
                      a2=a2 + self.nL, margins=mout if margins else None)
 
     def dual_value(self, ev: _Eval) -> tuple[float, np.ndarray]:
-        Ap, Am = sph.proj_pm(ev.A)
-        D = ev.asum - 0.5 * self.gamma * ev.a2 - float(np.vdot(Ap, Ap)) / (2.0 * self.lam)
-        return D, Ap
+        Ap, _ = sph.proj_pm(ev.A)
+        return sph.dual_value(ev.asum, ev.a2, Ap, self.gamma, self.lam), Ap
 
     def extra(self, M: np.ndarray) -> float:
         """``P(M) - P~(M)`` over the screened triplets (>= 0)."""
@@ -238,29 +236,20 @@ class _Run:
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
                    Ap: np.ndarray, D: float, ref: _Ref | None, first: bool) -> list[Sphere]:
+        """The spheres ``kinds`` at ``M`` (RRPB/RPB from ``ref`` only at the first round)."""
         lam = self.lam
-        out = []
-        for kind in kinds:
-            if kind == "gb":
-                out.append(gb_sphere(M, ev.G, lam))
-            elif kind == "pgb":
-                out.append(pgb_sphere(M, ev.G, lam))
-            elif kind == "dgb":
-                out.append(dgb_sphere(M, gap, lam))
-            elif kind == "cdgb":
-                Ma = Ap / lam
-                ev_a = self.evaluate(Ma, self.unscr)
-                gap_d = ev_a.P - D
-                out.append(cdgb_sphere(Ma, gap_d + _GAP_PAD * max(1.0, abs(ev_a.P)), lam))
-            elif kind == "rrpb":
-                if first and ref is not None:
-                    out.append(rrpb_sphere(ref.M, ref.lam, lam, ref.eps))
-                else:
-                    out.append(rrpb_sphere(M, lam, lam, math.sqrt(2.0 * gap / lam)))
-            elif kind == "rpb":
-                if ref is not None:
-                    out.append(rpb_sphere(ref.M, ref.lam, lam))
-        return out
+
+        def cdgb():
+            Ma = Ap / lam
+            ev_a = self.evaluate(Ma, self.unscr)
+            return Ma, _pad(ev_a.P - D, ev_a.P)
+
+        r = (ref.M, ref.lam, ref.eps) if (ref is not None and first) else None
+        r_rpb = (ref.M, ref.lam, ref.eps) if ref is not None else None
+        grad = None if ev is None else ev.G
+        out = [sph.make_sphere(kind, lam, M, grad=grad, gap=gap, cdgb=cdgb,
+                               ref=r_rpb if kind == "rpb" else r) for kind in kinds]
+        return [sp for sp in out if sp is not None]
 
     def range_screen(self, rs: _RangeState, ref: _Ref) -> int:
         """Range-based screening (Thm 4.1) from the reference of the previous lambda."""
@@ -305,8 +294,7 @@ class _Run:
         self.HL, self.nL = self.data.zeros(), 0
         ev = self.evaluate(M, allsub)
         self.HL, self.nL = saved
-        Ap = sph.proj_pm(ev.A)[0]
-        D = ev.asum - 0.5 * self.gamma * ev.a2 - float(np.vdot(Ap, Ap)) / (2 * self.lam)
+        D, Ap = self.dual_value(ev)
         gap = max(ev.P - D, 0.0) + _GAP_PAD * max(1.0, abs(ev.P))
         out = {}
         cache: dict[str, Sphere] = {}
@@ -314,9 +302,9 @@ class _Run:
             if kind not in cache:
                 if kind == "cdgb":
                     Ma = Ap / self.lam
-                    gd = prob.primal(Ma, self.lam) - D
-                    cache[kind] = cdgb_sphere(Ma, gd + _GAP_PAD * max(1.0, abs(ev.P)),
-                                              self.lam)
+                    cache[kind] = sph.make_sphere(
+                        kind, self.lam, M,
+                        cdgb=lambda Ma=Ma: (Ma, _pad(prob.primal(Ma, self.lam) - D, ev.P)))
                 elif kind in ("rpb", "rrpb") and ref is None:
                     cache[kind] = dgb_sphere(M, gap, self.lam) if kind == "rrpb" else None
                 else:
