@@ -640,3 +640,26 @@ def test_fingerprint_is_a_hash_of_the_ordered_triplets():
     r1 = ts.solve(X, y, lam, triplets=p1)
     with pytest.raises(IncompatibleWarmStart, match="init does not match"):
         ts.solve(X, y, 0.9 * lam, triplets=p2, init=r1)
+
+
+def test_hinge_active_set_returns_the_best_certified_iterate():
+    # Issue 12 reproducer: 14 points, 2-D, 4 classes, k=2, lam = 0.026 lam_max. The
+    # working-set refresh used to jump to M = 0 every 20 iterations and solve returned
+    # that last iterate (relative gap 3.15).
+    from explorer.models.triplet_screening import data
+
+    p = data.synthetic(seed=0, n=14, d=2, classes=4, informative=1, k=2)
+    X, y, T = p.data["X"], p.data["y"], p.data["triplets"]
+    prob = ts.TripletProblem(X, y, triplets=T, loss="hinge")
+    lam = 0.026 * prob.lambda_max()
+    exact = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10, max_iter=20_000)
+    for screening in (None, "rrpb+pgb"):
+        r = _quiet(ts.solve, X, y, lam, triplets=prob, loss="hinge", active_set=True,
+                   screening=screening, tol=1e-9, max_iter=600)
+        h = r.history
+        assert np.linalg.norm(r.M) > 0.01
+        assert r.primal == pytest.approx(prob.primal(r.M, lam), rel=1e-12)
+        assert r.primal == pytest.approx(np.min(h.primal), rel=1e-12)  # the best one seen
+        assert np.all(np.diff(h.primal) <= 0) and np.all(np.diff(h.dual) >= 0)
+        assert r.primal - exact.primal <= r.gap + 1e-9 * abs(exact.primal)  # a true bound
+        assert r.rel_gap < 1e-2

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..apg import APG
-from ..base import Monitor, NumericalError
+from ..base import Monitor
+from ..pgd import PGD
 from . import spheres as sph
 from .pairs import _diff, _Eval, _quad, kkt_alpha
 from .problem import TripletProblem
@@ -102,6 +102,10 @@ def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, 
 
 def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
               step0: float | None, rs: _RangeState | None, mon: Monitor, extras: dict):
+    """Section 5's projected gradient (:class:`solvers.pgd.PGD`) with screening.
+
+    Returns the best certified iterate (lowest full primal seen) and the last step.
+    """
     lam = run.lam
     cb = opts.callback is not None
     M = M0.copy()
@@ -127,40 +131,38 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 _refresh(run, ev)
             P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
     if _record(run, mon, 0, M, ev, P_full, D, exact, step, cb):
-        return M, step
-    hist = deque([ev.P], maxlen=_GLL_MEMORY)
+        return run.best_M, step
+
+    def project(A_try):
+        M_new, Am = sph.proj_pm(A_try)
+        return M_new, (A_try, Am)
+
+    eng = PGD(lambda X: run.evaluate(X, run.work), project, M, ev, step=step,
+              memory=_GLL_MEMORY)
     for it in range(1, opts.max_iter + 1):
-        dec_scale = 1e-12 * max(1.0, abs(ev.P))
-        for _ls in range(60):
-            A_try = M - step * ev.G
-            M_new, Am = sph.proj_pm(A_try)
-            ev_new = run.evaluate(M_new, run.work)
-            dec = float(np.vdot(ev.G, M_new - M))
-            if ev_new.P <= max(hist) + 1e-4 * dec + dec_scale:
-                break
-            step *= 0.5
-        if not np.isfinite(ev_new.P):
-            raise NumericalError(f"triplet_screening: non-finite objective at iteration {it}")
-        s = M_new - M
-        yv = ev_new.G - ev.G
-        sy = float(np.vdot(s, yv))
-        if sy > 0:
-            ss = float(np.vdot(s, s))
-            yy = float(np.vdot(yv, yv))
-            bb = 0.5 * abs(sy / yy + ss / sy) if yy > 0 else step
-            if np.isfinite(bb) and bb > 0:
-                step = bb
-        M, ev, Aneg = M_new, ev_new, sph.halfspace_from(A_try, Am)
-        hist.append(ev.P)
+        M = eng.step()
+        ev = eng.ev
+        Aneg = sph.halfspace_from(*eng.aux)
         refresh_now = it % opts.screen_every == 0 or it == opts.max_iter
         if aset:
             if not refresh_now:
                 continue
             ev = run.evaluate(M, run.unscr, margins=True)
-            _refresh(run, ev)
-            hist = deque([ev.P], maxlen=_GLL_MEMORY)
+            if run.full_primal(M, ev.P)[0] > run.best_P:
+                # The working set hid triplets whose loss grew (the reduced objective
+                # fell while the full one rose): return to the best certified point
+                # and keep those triplets in the working set as well.
+                grown = run.unscr.idx[ev.margins < 1.0]
+                M = run.best_M.copy()
+                ev = run.evaluate(M, run.unscr, margins=True)
+                _refresh(run, ev, also=grown)
+                eng.x = M
+                eng.step_size *= 0.5
+            else:
+                _refresh(run, ev)
+            eng.reset(ev)
         P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
-        if _record(run, mon, it, M, ev, P_full, D, exact, step, cb):
+        if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
         if opts.screening and it % opts.screen_every == 0:
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
@@ -168,27 +170,37 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 ev = run.evaluate(M, run.unscr, margins=aset)
                 if aset:
                     _refresh(run, ev)
-                hist = deque([ev.P], maxlen=_GLL_MEMORY)
+                eng.reset(ev)
             extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
-    return M, step
+    return run.best_M, eng.step_size
 
 
-def _refresh(run: _Run, ev: _Eval) -> None:
-    """Active set: working triplets = unscreened ones with positive loss (margin < 1)."""
+def _refresh(run: _Run, ev: _Eval, also: np.ndarray | None = None) -> None:
+    """Active set: working triplets = unscreened ones with positive loss (margin < 1),
+    plus the triplets ``also`` (global indices) when given."""
     m = ev.margins
     idx = run.unscr.idx
-    st = np.where(m < 1.0, 0, 3).astype(np.int8)
+    keep = m < 1.0
+    if also is not None and also.size:
+        keep |= np.isin(idx, also, assume_unique=True)
+    st = np.where(keep, 0, 3).astype(np.int8)
     run.status[idx] = st
-    run.work = run.data.compact(idx[st == 0])
+    run.work = run.data.compact(idx[keep])
 
 
 def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: float,
             D: float, exact: bool, step: float, cb: bool) -> bool:
+    """Record the certificate of the best iterate so far: ``min P`` over the iterates
+    (kept in ``run.best_M``) and ``max D`` over the dual points (every one feasible),
+    so ``gap = min P - max D`` bounds ``P(best_M) - P*``."""
+    if P_full < run.best_P or run.best_M is None:
+        run.best_P, run.best_M = float(P_full), M.copy()
+    run.best_D = max(run.best_D, float(D))
     iterate = None
     if cb:
         iterate = {"M": M.copy(), "status": run.status.copy()}
     return mon.record(
-        it, P_full, D, iterate=iterate,
+        it, run.best_P, run.best_D, iterate=iterate,
         n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
         n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
         reduced_primal=float(ev.P),
@@ -254,7 +266,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             eng, A_of = make_engine(alpha, sub, eng.L)
             M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
     if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
-        return M, 1.0 / eng.L
+        return run.best_M, 1.0 / eng.L
     for it in range(1, opts.max_iter + 1):
         alpha = eng.step()
         M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
@@ -271,4 +283,4 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 eng.x_prev = old.x_prev[keep]
                 eng.t_prev, eng.t_cur = old.t_prev, old.t_cur
             extras["dynamic"].append((run.nL + run.n_R) / data.n_t)
-    return M, 1.0 / eng.L
+    return run.best_M, 1.0 / eng.L

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,6 +104,10 @@ class _Run:
         self.work = self.unscr
         self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
+        # best certified iterate: lowest full primal seen, highest dual seen
+        self.best_P = math.inf
+        self.best_D = -math.inf
+        self.best_M: np.ndarray | None = None
 
     # subsets ------------------------------------------------------------------
     def rebuild(self, remaining: np.ndarray | None = None) -> None:
