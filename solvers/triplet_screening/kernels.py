@@ -272,6 +272,35 @@ def _assemble_diag(F, w, a):  # pragma: no cover - compiled
             a[k] += wp * F[p, k]
 
 
+@njit(cache=True, fastmath=True)
+def _quad_gram(F, pi, pj, Z, out):  # pragma: no cover - compiled
+    # out[p] = <F[p], Z[pi[p]] - Z[pj[p]]> with Z = X M (F[p] = x_pi - x_pj)
+    P, d = F.shape
+    for p in range(P):
+        i = pi[p]
+        j = pj[p]
+        s = 0.0
+        for k in range(d):
+            s += F[p, k] * (Z[i, k] - Z[j, k])
+        out[p] = s
+
+
+@njit(cache=True, fastmath=True)
+def _scatter_gram(F, pi, pj, w, Z):  # pragma: no cover - compiled
+    # Z[i] += w_p F[p], Z[j] -= w_p F[p] for every pair p = (i, j): X^T Z = sum w F F^T
+    P, d = F.shape
+    for p in range(P):
+        wp = w[p]
+        if wp == 0.0:
+            continue
+        i = pi[p]
+        j = pj[p]
+        for k in range(d):
+            v = wp * F[p, k]
+            Z[i, k] += v
+            Z[j, k] -= v
+
+
 @njit(cache=True)
 def _pair_diff(q, la, lb, out):  # pragma: no cover - compiled
     # out[t] = q[la[t]] - q[lb[t]]  (margins / <Q, H_t> from per-pair forms)

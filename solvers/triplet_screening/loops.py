@@ -13,7 +13,7 @@ from ..apg import APG
 from ..base import Monitor
 from ..pgd import PGD
 from . import spheres as sph
-from .pairs import _diff, _Eval, _quad, kkt_alpha
+from .pairs import _diff, _Eval, kkt_alpha
 from .problem import TripletProblem
 from .results import TripletResult
 from .state import _Opts, _pad, _RangeState, _Ref, _Run
@@ -216,7 +216,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     cb = opts.callback is not None
 
     def alpha_at(M, sub):
-        return kkt_alpha(_diff(_quad(sub.F, M), sub.la, sub.lb), gamma, run.hinge)
+        return kkt_alpha(_diff(sub.quad(M), sub.la, sub.lb), gamma, run.hinge)
 
     def make_engine(alpha0, sub, L0):
         Psub = sub.pairs.size
@@ -224,7 +224,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         def A_of(a):
             run.visits += a.size
             w = np.bincount(sub.la, a, Psub) - np.bincount(sub.lb, a, Psub)
-            return data.assemble(sub.F, w) + run.HL
+            return sub.assemble(w) + run.HL
 
         def value(a):
             Ap, _ = sph.proj_pm(A_of(a))
@@ -232,7 +232,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
         def value_and_grad(a):
             Ap, _ = sph.proj_pm(A_of(a))
-            q = _quad(sub.F, Ap / lam)
+            q = sub.quad(Ap / lam)
             g = (_diff(q, sub.la, sub.lb)) - 1.0 + gamma * a
             f = -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
             return f, g

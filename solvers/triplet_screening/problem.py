@@ -15,7 +15,7 @@ from ..validation import (
 )
 from . import spheres as sph
 from .kernels import _loss_only
-from .pairs import _Data, _diff, _quad, kkt_alpha
+from .pairs import _Data, _diff, kkt_alpha
 from .rules import _halfspace_delta, _rule_masks
 from .spheres import (
     Sphere,
@@ -125,7 +125,7 @@ class TripletProblem:
         """``P_lam(M) = sum_t loss(<M, H_t>) + lam/2 ||M||_F^2``."""
         M = self.check_metric(M)
         lam = check_scalar(lam, "lam", low=0.0)
-        q = _quad(self.data.F, M)
+        q = self.data.quad(M)
         loss = _loss_only(q, self.data.pa, self.data.pb, self.gamma, self.hinge)
         return float(loss + 0.5 * lam * np.vdot(M, M))
 
@@ -136,7 +136,7 @@ class TripletProblem:
             raise ValueError(f"weights must have shape ({self.n_triplets},), got {w.shape}")
         P = self.data.n_pairs
         wp = np.bincount(self.data.pa, w, P) - np.bincount(self.data.pb, w, P)
-        return self.data.assemble(self.data.F, wp)
+        return self.data.assemble(wp)
 
     def gradient(self, M: Any, lam: float) -> np.ndarray:
         """``grad P_lam(M) = lam M - sum_t alpha_t H_t`` with the KKT map ``alpha``."""
@@ -220,7 +220,7 @@ class TripletProblem:
         (see :meth:`screen`), it gives no bounds.
         """
         rule = check_choice(rule, "rule", RULES)
-        q = _quad(self.data.F, sphere.center)
+        q = self.data.quad(sphere.center)
         hq = _diff(q, self.data.pa, self.data.pb)
         hn = self.data.hn
         r = sphere.radius
@@ -230,7 +230,7 @@ class TripletProblem:
             P = halfspace if halfspace is not None else sphere.halfspace
             if P is None:
                 return sphere_bounds(hq, hn, r)
-            qp = _quad(self.data.F, P)
+            qp = self.data.quad(P)
             hp = _diff(qp, self.data.pa, self.data.pb)
             return linear_bounds(hq, hn, hp, r, float(np.vdot(P, P)),
                                  float(np.vdot(P, sphere.center)),

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import spheres as sph
 from .kernels import _sphere_rule
-from .pairs import _Data, _diff, _quad, _Sub
+from .pairs import _Data, _diff, _Sub
 from .spheres import Sphere, linear_bounds, sphere_bounds
 
 # ---------------------------------------------------------------------------
@@ -26,7 +26,7 @@ def _rule_masks(data: _Data, sub: _Sub, sphere: Sphere, rule: str, gamma: float,
         return L, R
     Q = sphere.center
     r = sphere.radius
-    q = _quad(sub.F, Q)
+    q = sub.quad(Q)
     if rule == "sphere" or (rule == "linear" and (halfspace is None
                                                    or not np.vdot(halfspace, halfspace) > 0)):
         code = np.zeros(n, dtype=np.int8)
@@ -38,7 +38,7 @@ def _rule_masks(data: _Data, sub: _Sub, sphere: Sphere, rule: str, gamma: float,
     hq = _diff(q, la, lb)
     hn = sub.hn[pos]
     if rule == "linear" and halfspace is not None and np.vdot(halfspace, halfspace) > 0:
-        qp = _quad(sub.F, halfspace)
+        qp = sub.quad(halfspace)
         hp = _diff(qp, la, lb)
         lo, hi = linear_bounds(hq, hn, hp, r, float(np.vdot(halfspace, halfspace)),
                                float(np.vdot(halfspace, Q)), _halfspace_delta(halfspace, Q, r))
@@ -79,7 +79,7 @@ def _sdls_masks(data: _Data, sub: _Sub, pos: np.ndarray, sphere: Sphere, hq: np.
     else:
         Qp, Qm = sph.proj_pm(Q)
         Qm_norm = sph.fnorm(Qm)
-        qq = _quad(sub.F, Qp)
+        qq = sub.quad(Qp)
         hq_plus = _diff(qq, sub.la[pos], sub.lb[pos])
     gidx = sub.idx[pos]
     ga, gb_ = data.pa[gidx], data.pb[gidx]
@@ -96,7 +96,7 @@ def _sdls_masks(data: _Data, sub: _Sub, pos: np.ndarray, sphere: Sphere, hq: np.
         bQb = aQa = 0.0
     else:
         Qm = Q - Qp
-        gq = _quad(data.F, Qm)
+        gq = data.quad(Qm)
         bQb, aQa = gq[gb_], gq[ga]
 
     def feasible_dist2(target, up):

@@ -19,7 +19,7 @@ from .kernels import (
     _range_screen,
     _sphere_rule,
 )
-from .pairs import _Eval, _quad, _Sub
+from .pairs import _Eval, _Sub
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere, rrpb_sphere
@@ -131,11 +131,11 @@ class _Run:
     # evaluation ---------------------------------------------------------------
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
         self.visits += sub.idx.size
-        q = _quad(sub.F, M)
+        q = sub.quad(M)
         w = np.empty(sub.pairs.size)
         mout = np.empty(sub.idx.size if margins else 0)
         loss, asum, a2 = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout)
-        A = self.data.assemble(sub.F, w) + self.HL
+        A = sub.assemble(w) + self.HL
         lam = self.lam
         P = loss + 0.5 * lam * float(np.vdot(M, M)) + (1.0 - 0.5 * self.gamma) * self.nL \
             - float(np.vdot(M, self.HL))
@@ -155,7 +155,7 @@ class _Run:
             Ridx = np.flatnonzero(self.status == 2)
             self._Lcat = (self.data.pa[Lidx], self.data.pb[Lidx])
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
-        q = _quad(self.data.F, M)
+        q = self.data.quad(M)
         self.n_full_evals += 1
         self.visits += self.nL + self.nR
         return float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
@@ -173,7 +173,7 @@ class _Run:
     def _fold(self, cnt: np.ndarray) -> None:
         nz = np.flatnonzero(cnt)
         if nz.size:
-            self.HL = self.HL + self.data.assemble(self.data.F[nz], cnt[nz])
+            self.HL = self.HL + self.data.assemble(cnt)
 
     def apply(self, newL: np.ndarray, newR: np.ndarray) -> None:
         """Move triplets (global indices) into L-hat / R-hat."""
@@ -203,7 +203,7 @@ class _Run:
             hs = sp.halfspace if sp.halfspace is not None else halfspace
             use_kernel = rule == "sphere" or (rule == "linear" and hs is None)
             if use_kernel:
-                q = _quad(sub.F, sp.center)
+                q = sub.quad(sp.center)
                 nl, nr = _sphere_rule(q, sub.la, sub.lb, sub.hn, float(sp.radius),
                                       1.0 - self.gamma, sph.RULE_SLACK, code)
             else:
@@ -262,7 +262,7 @@ class _Run:
         t0 = time.perf_counter()
         rs.refs.append(ref)
         self.visits += self.data.n_t
-        q0 = _quad(self.data.F, ref.M)
+        q0 = self.data.quad(ref.M)
         cnt = np.zeros(self.data.n_pairs)
         used = np.zeros(len(rs.refs), dtype=np.bool_)
         nl, nr = _range_screen(q0, self.data.pa, self.data.pb, self.data.hn,
