@@ -21,17 +21,24 @@ from numba import njit
 __all__: list[str] = []
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
     # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
     # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
     # alpha = -loss'(margin). ``mout`` (length 0 to skip) receives the margins.
+    # Branch-free: with u = 1 - margin, the smoothed hinge has alpha = clip(u/gamma,
+    # 0, 1) and loss = alpha (u - gamma alpha / 2) (0, u^2/(2 gamma), u - gamma/2 on
+    # its three pieces); the hinge alpha = [u > 0], loss = max(u, 0). A triplet at
+    # zero loss adds 0 to the weights, so no test decides which triplets count
+    # (tests on a mixed remainder mispredict).
     for p in range(w.shape[0]):
         w[p] = 0.0
     keep = mout.shape[0] > 0
     loss = 0.0
     asum = 0.0
     a2 = 0.0
+    ig = 1.0 / gamma if gamma > 0.0 else 0.0
+    hg = 0.5 * gamma
     for t in range(pa.shape[0]):
         ia = pa[t]
         ib = pb[t]
@@ -39,17 +46,12 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
         if keep:
             mout[t] = m
         u = 1.0 - m
-        if u <= 0.0:
-            continue
         if hinge:
-            a = 1.0
-            ell = u
-        elif u >= gamma:
-            a = 1.0
-            ell = u - 0.5 * gamma
+            a = 1.0 if u > 0.0 else 0.0
+            ell = max(u, 0.0)
         else:
-            a = u / gamma
-            ell = 0.5 * u * a
+            a = min(max(u * ig, 0.0), 1.0)
+            ell = a * (u - hg * a)
         loss += ell
         asum += a
         a2 += a * a
@@ -395,50 +397,63 @@ def _apply_codes(code, idx, status, pa, pb, cnt):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _range_screen(q0, pa, pb, hn, m0n, lam0, eps, c, lam, side, thr, ref, ref_new, status,
-                  cnt, used):  # pragma: no cover - compiled
-    # Range-based RRPB screening (Theorem 4.1, branch lam <= lam0) at ``lam``.
-    # A triplet keeps its stored range (side 1 L-hat / 2 R-hat on (thr, lam_ref])
-    # while lam > thr; an expired one gets a new range from the reference
-    # (M0 with per-pair forms q0, ||M0|| = m0n, lam0, eps), id ``ref_new``.
-    # Screened triplets get status 1 / 2 (L-hat pair counts into cnt); ``used``
-    # marks the reference ids whose spheres screened something.
+def _range_eval(cand, q0, pa, pb, hn, m0n, lam0, eps, c, lam, status, cnt, thr_out
+                ):  # pragma: no cover - compiled
+    # Range-based RRPB screening (Theorem 4.1, branch lam <= lam0) of the candidate
+    # triplets ``cand`` from the reference (M0 with per-pair forms q0, ||M0|| = m0n,
+    # lam0, eps): a triplet is screened into R-hat (L-hat) on (thr, lam0]. Those
+    # screened at ``lam`` (thr < lam) get status 2 (1, with their pair counts added
+    # to cnt) and thr_out[k] = thr; the others keep status 0 and thr_out[k] = -1.
     nl = 0
     nr = 0
-    for t in range(pa.shape[0]):
-        st = status[t]
-        if st == 1 or st == 2:
-            continue
-        if not (side[t] > 0 and thr[t] < lam):
-            h0 = q0[pa[t]] - q0[pb[t]]
-            mh = m0n * hn[t]
-            e2 = 2.0 * eps * hn[t]
-            s_new = 0
-            t_new = np.inf
-            aR = h0 + mh - 2.0
-            if aR > 0.0:
-                x = lam0 * (mh - h0 + e2) / aR
+    for k in range(cand.shape[0]):
+        t = cand[k]
+        h0 = q0[pa[t]] - q0[pb[t]]
+        mh = m0n * hn[t]
+        e2 = 2.0 * eps * hn[t]
+        side = 0
+        thr = np.inf
+        aR = h0 + mh - 2.0
+        if aR > 0.0:
+            x = lam0 * (mh - h0 + e2) / aR
+            if x < lam0:
+                side = 2
+                thr = x
+        if side == 0:
+            aL = 2.0 * c - h0 + mh
+            if aL > 0.0:
+                x = lam0 * (h0 + mh + e2) / aL
                 if x < lam0:
-                    s_new = 2
-                    t_new = x
-            if s_new == 0:
-                aL = 2.0 * c - h0 + mh
-                if aL > 0.0:
-                    x = lam0 * (h0 + mh + e2) / aL
-                    if x < lam0:
-                        s_new = 1
-                        t_new = x
-            side[t] = s_new
-            thr[t] = t_new * (1.0 + 1e-10) + 1e-300
-            ref[t] = ref_new
-        if side[t] > 0 and thr[t] < lam:
-            used[ref[t]] = True
-            if side[t] == 1:
-                status[t] = 1
+                    side = 1
+                    thr = x
+        thr = thr * (1.0 + 1e-10) + 1e-300 if thr > 0 else thr + 1e-300
+        if side > 0 and thr < lam:
+            status[t] = side
+            thr_out[k] = thr
+            if side == 1:
                 cnt[pa[t]] += 1.0
                 cnt[pb[t]] -= 1.0
                 nl += 1
             else:
-                status[t] = 2
                 nr += 1
+        else:
+            thr_out[k] = -1.0
+    return nl, nr
+
+
+@njit(cache=True)
+def _unscreen(idx, status, pa, pb, cnt):  # pragma: no cover - compiled
+    # Return the triplets idx (screened) to the problem: status 0, L-hat pair counts
+    # removed from cnt. Returns how many were in L-hat and in R-hat.
+    nl = 0
+    nr = 0
+    for k in range(idx.shape[0]):
+        t = idx[k]
+        if status[t] == 1:
+            cnt[pa[t]] -= 1.0
+            cnt[pb[t]] += 1.0
+            nl += 1
+        elif status[t] == 2:
+            nr += 1
+        status[t] = 0
     return nl, nr

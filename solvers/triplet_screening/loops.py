@@ -14,14 +14,15 @@ from ..base import Monitor
 from ..pgd import PGD
 from . import spheres as sph
 from .pairs import _diff, _Eval, kkt_alpha
+from .pathscreen import PathScreen
 from .problem import TripletProblem
 from .results import TripletResult
-from .state import _Opts, _pad, _RangeState, _Ref, _Run
+from .state import _Opts, _pad, _Ref, _Run
 from .triplets import _GLL_MEMORY
 
 
 def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
-               ref: _Ref | None, step0: float | None, rs: _RangeState | None = None,
+               ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
                compare: Sequence[tuple[str, str]] = ()):
     """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``."""
     run = _Run(prob, lam, active_set=opts.active_set)
@@ -35,9 +36,9 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         extras["compare"] = run.compare(compare, M0, ref)
         t_cmp = time.perf_counter() - t0
     if opts.method == "dual":
-        M, step = _dual_loop(run, M0, opts, ref, rs, mon, extras)
+        M, step = _dual_loop(run, M0, opts, ref, ps, mon, extras)
     else:
-        M, step = _pgd_loop(run, M0, opts, ref, step0, rs, mon, extras)
+        M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras)
     fields = mon.result_fields()
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
@@ -55,7 +56,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
         radius=math.sqrt(2.0 * max(fields["gap"], 0.0) / lam), loss_value=loss_value,
         n_triplets=data.n_t, screening_log=log, step=float(step),
-        triplet_visits=int(run.visits),
+        triplet_visits=int(run.visits), profile=dict(run.prof), notes=tuple(run.notes),
         fingerprint=prob.fingerprint(), method=opts.method,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
@@ -70,13 +71,13 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
 
 def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.ndarray,
                      D: float, Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
-                     rs: _RangeState | None, extras: dict) -> bool:
+                     ps: PathScreen | None, extras: dict) -> bool:
     """Regularisation-path screening at iteration 0; returns whether anything changed."""
     n_t = run.data.n_t
     changed = 0
     kinds = list(opts.screening)
-    if rs is not None and ref is not None and "rrpb" in kinds:
-        c = run.range_screen(rs, ref)
+    if ps is not None and ref is not None and "rrpb" in kinds:
+        c = run.path_screen(ps, ref)
         extras["rate_range"] = c / n_t
         extras["by_sphere"]["rrpb"] = c / n_t
         changed += c
@@ -101,7 +102,7 @@ def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, 
 
 
 def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
-              step0: float | None, rs: _RangeState | None, mon: Monitor, extras: dict):
+              step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict):
     """Section 5's projected gradient (:class:`solvers.pgd.PGD`) with screening.
 
     Returns the best certified iterate (lowest full primal seen) and the last step.
@@ -116,7 +117,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     # first, then evaluate the reduced problem (no pass over all triplets).
     ref_only = (ref is not None and set(opts.screening) == {"rrpb"} and opts.rule == "sphere")
     if ref_only:
-        _first_screening(run, M, None, 0.0, None, 0.0, None, opts, ref, rs, extras)
+        _first_screening(run, M, None, 0.0, None, 0.0, None, opts, ref, ps, extras)
     ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
         _refresh(run, ev)
@@ -124,8 +125,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     if opts.screening and not ref_only:
         # halfspace of the linear rule at iteration 0: from a trial gradient step
         A_try = M - step * ev.G
-        Aneg = sph.halfspace_from(A_try, sph.proj_pm(A_try)[1])
-        if _first_screening(run, M, ev, gap_r, Ap, D, Aneg, opts, ref, rs, extras):
+        Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
+        if _first_screening(run, M, ev, gap_r, Ap, D, Aneg, opts, ref, ps, extras):
             ev = run.evaluate(M, run.unscr, margins=aset)
             if aset:
                 _refresh(run, ev)
@@ -134,7 +135,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         return run.best_M, step
 
     def project(A_try):
-        M_new, Am = sph.proj_pm(A_try)
+        M_new, Am = run.proj(A_try)
         return M_new, (A_try, Am)
 
     eng = PGD(lambda X: run.evaluate(X, run.work), project, M, ev, step=step,
@@ -164,9 +165,12 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        if opts.screening and it % opts.screen_every == 0:
+        if opts.screening and run.dynamic_on and it % opts.screen_every == 0:
+            t0 = time.perf_counter()
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
-            if run.screen(spheres, opts.rule, Aneg, it):
+            removed = run.screen(spheres, opts.rule, Aneg, it)
+            run.dynamic_round(time.perf_counter() - t0, removed, it, opts.screen_every)
+            if removed:
                 ev = run.evaluate(M, run.unscr, margins=aset)
                 if aset:
                     _refresh(run, ev)
@@ -208,7 +212,7 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
 
 
 def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
-               rs: _RangeState | None, mon: Monitor, extras: dict):
+               ps: PathScreen | None, mon: Monitor, extras: dict):
     """Accelerated projected gradient on the dual (``solvers.apg``) with screening."""
     lam = run.lam
     gamma = run.gamma
@@ -227,11 +231,11 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             return sub.assemble(w) + run.HL
 
         def value(a):
-            Ap, _ = sph.proj_pm(A_of(a))
+            Ap, _ = run.proj(A_of(a))
             return -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
 
         def value_and_grad(a):
-            Ap, _ = sph.proj_pm(A_of(a))
+            Ap, _ = run.proj(A_of(a))
             q = sub.quad(Ap / lam)
             g = (_diff(q, sub.la, sub.lb)) - 1.0 + gamma * a
             f = -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
@@ -243,7 +247,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
     def certify(alpha, A_of, sub):
         A = A_of(alpha)
-        Ap, Am = sph.proj_pm(A)
+        Ap, Am = run.proj(A)
         M = Ap / lam
         ev = run.evaluate(M, run.unscr)
         D = sph.dual_value(alpha.sum() + run.nL, float(np.vdot(alpha, alpha)) + run.nL, Ap,
@@ -259,7 +263,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     eng, A_of = make_engine(alpha, sub, L0)
     M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
     if opts.screening:
-        if _first_screening(run, M, ev, gap_r, Ap, D, Pneg, opts, ref, rs, extras):
+        if _first_screening(run, M, ev, gap_r, Ap, D, Pneg, opts, ref, ps, extras):
             keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
             sub = run.work
             alpha = alpha[keep]
@@ -272,9 +276,12 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
         if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
             break
-        if opts.screening and it % opts.screen_every == 0:
+        if opts.screening and run.dynamic_on and it % opts.screen_every == 0:
+            t0 = time.perf_counter()
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
-            if run.screen(spheres, opts.rule, Pneg, it):
+            removed = run.screen(spheres, opts.rule, Pneg, it)
+            run.dynamic_round(time.perf_counter() - t0, removed, it, opts.screen_every)
+            if removed:
                 keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
                 sub = run.work
                 old = eng

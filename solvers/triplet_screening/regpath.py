@@ -18,8 +18,9 @@ from ..validation import (
 )
 from .api import _make_problem, _resolve_method
 from .loops import _run_solve
+from .pathscreen import PathScreen
 from .results import PathResult, TripletResult
-from .state import _Opts, _pad, _RangeState, _Ref
+from .state import _Opts, _pad, _Ref
 from .triplets import RULES, SPHERES, _check_loss, _check_screening
 
 
@@ -131,16 +132,18 @@ def path(
         lam_min = check_scalar(lam_min, "lam_min", low=0.0)
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=None, want_alpha=False)
-    rs = None
-    if range_screening:
-        n_t = prob.n_triplets
-        rs = _RangeState(side=np.zeros(n_t, dtype=np.int8), thr=np.full(n_t, np.inf),
-                         ref=np.zeros(n_t, dtype=np.int32), refs=[])
+    # RRPB with the sphere rule screens incrementally along the path (Theorem 4.1 ranges
+    # kept across lambdas: only active and expiring triplets are visited per lambda)
+    ps = PathScreen(prob.data, prob.gamma, lam0, ratio) if (
+        "rrpb" in kinds and rule == "sphere") else None
     rows: dict[str, list] = {k_: [] for k_ in (
         "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",
         "rate_final", "rate_range", "dynamic", "converged", "visits")}
     by_sphere: dict[str, list] = {k_: [] for k_ in kinds}
     cmp_rows: dict[str, list] = {f"{a}:{b}": [] for a, b in specs}
+    prof: dict[str, float] = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0,
+                              "screening": 0.0}
+    notes: list[str] = []
     lam = lam0
     prev: TripletResult | None = None
     terminated = "n_lambdas"
@@ -157,9 +160,12 @@ def path(
                        eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
             step0 = prev.step * prev.lam / lam
         with single_threaded_blas():  # ~1 ms per lambda
-            res, ex = _run_solve(prob, lam, M0, opts, ref, step0, rs=rs,
+            res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,
                                  compare=specs if prev is not None else ())
         rows["lambdas"].append(lam)
+        for key, v in res.profile.items():
+            prof[key] += v
+        notes.extend(f"lam={lam:.4g}: {n}" for n in res.notes)
         rows["Ms"].append(np.array(res.M))
         rows["primal"].append(res.primal)
         rows["dual"].append(res.dual)
@@ -208,6 +214,7 @@ def path(
         n_triplets=prob.n_triplets, lam_max=lmax_true,
         terminated_by=terminated, total_time=time.perf_counter() - t_start,
         converged=np.asarray(rows["converged"], dtype=bool),
+        profile={**prof, "triplets_visited": float(np.sum(rows["visits"]))}, notes=notes,
         params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
                 "screening": "+".join(kinds) or "none", "rule": rule,
                 "range_screening": range_screening, "diagonal": prob.diagonal,

@@ -48,6 +48,14 @@ class TripletResult(Result):
         cost: the naive solver touches every triplet once per iteration).
     fingerprint : tuple
         Identifies the triplet set (warm starts must use the same one).
+    profile : Mapping[str, float]
+        Where the time went (seconds): ``loss_pass`` (passes over the remaining
+        triplets), ``pair_forms`` (per-pair quadratic forms and weighted sums),
+        ``eig`` (``d x d`` eigendecompositions), ``screening`` (rules, status updates,
+        compaction, the screened-triplet check).
+    notes : tuple of str
+        What the solver decided on the fly (e.g. dynamic screening backing off because
+        a round cost more than the loss passes it saved).
     """
 
     M: np.ndarray
@@ -62,9 +70,13 @@ class TripletResult(Result):
     step: float = float("nan")
     fingerprint: tuple = ()
     triplet_visits: int = 0
+    profile: Mapping[str, float] = field(default_factory=dict)
+    notes: tuple = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        object.__setattr__(self, "profile", MappingProxyType(dict(self.profile)))
+        object.__setattr__(self, "notes", tuple(self.notes))
         log = {k: _frozen_array(v) for k, v in dict(self.screening_log).items()}
         object.__setattr__(self, "screening_log", MappingProxyType(log))
 
@@ -119,6 +131,11 @@ class PathResult:
     terminated_by : str
         ``"rule"`` (the paper's loss-decrease rule), ``"n_lambdas"`` or ``"lam_min"``.
     total_time : float
+    profile : Mapping[str, float]
+        Seconds per part summed over the path (see :attr:`TripletResult.profile`) and
+        ``triplets_visited``.
+    notes : tuple of str
+        The per-lambda notes (``"lam=...: ..."``), e.g. dynamic screening backing off.
     params : Mapping[str, Any]
     """
 
@@ -143,6 +160,8 @@ class PathResult:
     total_time: float
     converged: np.ndarray
     params: Mapping[str, Any] = field(default_factory=dict)
+    profile: Mapping[str, float] = field(default_factory=dict)
+    notes: tuple = ()
 
     def __post_init__(self) -> None:
         for name in ("lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time",
@@ -153,6 +172,8 @@ class PathResult:
             d = {k: _frozen_array(v) for k, v in dict(getattr(self, name)).items()}
             object.__setattr__(self, name, MappingProxyType(d))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "profile", MappingProxyType(dict(self.profile)))
+        object.__setattr__(self, "notes", tuple(self.notes))
 
     @property
     def total_iterations(self) -> int:

@@ -16,13 +16,13 @@ from .kernels import (
     _extra_screened,
     _loss_pass,
     _pair_counts,
-    _range_screen,
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub
+from .pathscreen import PathScreen
 from .problem import TripletProblem
 from .rules import _rule_masks
-from .spheres import Sphere, dgb_sphere, rrpb_sphere
+from .spheres import Sphere, dgb_sphere
 from .triplets import _GAP_PAD, SCREEN_EVERY
 
 # ---------------------------------------------------------------------------
@@ -37,14 +37,6 @@ class _Ref:
     M: np.ndarray
     lam: float
     eps: float
-
-
-@dataclass
-class _RangeState:
-    side: np.ndarray
-    thr: np.ndarray
-    ref: np.ndarray
-    refs: list
 
 
 class _Regions:
@@ -104,6 +96,14 @@ class _Run:
         self.work = self.unscr
         self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
+        self.loss_visits = 0
+        #: seconds per part: loss passes over the remaining triplets, per-pair forms and
+        #: weighted sums, d x d eigendecompositions, screening (rules, status updates,
+        #: compaction, the screened-triplet check)
+        self.prof = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0, "screening": 0.0}
+        self.dynamic_on = True
+        self.notes: list[str] = []
+        self._bad_rounds = 0
         # best certified iterate: lowest full primal seen, highest dual seen
         self.best_P = math.inf
         self.best_D = -math.inf
@@ -131,19 +131,34 @@ class _Run:
     # evaluation ---------------------------------------------------------------
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
         self.visits += sub.idx.size
+        self.loss_visits += sub.idx.size
+        pc = time.perf_counter
+        t0 = pc()
         q = sub.quad(M)
+        t1 = pc()
         w = np.empty(sub.pairs.size)
         mout = np.empty(sub.idx.size if margins else 0)
         loss, asum, a2 = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout)
+        t2 = pc()
         A = sub.assemble(w) + self.HL
+        prof = self.prof
+        prof["pair_forms"] += (t1 - t0) + (pc() - t2)
+        prof["loss_pass"] += t2 - t1
         lam = self.lam
         P = loss + 0.5 * lam * float(np.vdot(M, M)) + (1.0 - 0.5 * self.gamma) * self.nL \
             - float(np.vdot(M, self.HL))
         return _Eval(P=P, loss=loss, G=lam * M - A, A=A, asum=asum + self.nL,
                      a2=a2 + self.nL, margins=mout if margins else None)
 
+    def proj(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(A_+, A_-)`` (timed as an eigendecomposition)."""
+        t0 = time.perf_counter()
+        out = sph.proj_pm(A)
+        self.prof["eig"] += time.perf_counter() - t0
+        return out
+
     def dual_value(self, ev: _Eval) -> tuple[float, np.ndarray]:
-        Ap, _ = sph.proj_pm(ev.A)
+        Ap, _ = self.proj(ev.A)
         return sph.dual_value(ev.asum, ev.a2, Ap, self.gamma, self.lam), Ap
 
     def extra(self, M: np.ndarray) -> float:
@@ -155,11 +170,29 @@ class _Run:
             Ridx = np.flatnonzero(self.status == 2)
             self._Lcat = (self.data.pa[Lidx], self.data.pb[Lidx])
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
+        t0 = time.perf_counter()
         q = self.data.quad(M)
         self.n_full_evals += 1
         self.visits += self.nL + self.nR
-        return float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
-                                     self._Rcat[1], self.gamma, self.hinge))
+        out = float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
+                                    self._Rcat[1], self.gamma, self.hinge))
+        self.prof["screening"] += time.perf_counter() - t0
+        return out
+
+    def dynamic_round(self, seconds: float, removed: int, iteration: int,
+                      every: int) -> None:
+        """Back-off rule of dynamic screening, measured on the fly: a round pays when the
+        loss-pass time it saves over the next ``every`` iterations (removed triplets x
+        measured seconds per triplet) exceeds what it cost. After two rounds in a row
+        that did not pay, dynamic screening stops for this lambda (noted in the result)."""
+        per = self.prof["loss_pass"] / max(self.loss_visits, 1)
+        gain = removed * per * every
+        self._bad_rounds = self._bad_rounds + 1 if gain < seconds else 0
+        if self._bad_rounds >= 2:
+            self.dynamic_on = False
+            self.notes.append(
+                f"dynamic screening backed off at iteration {iteration}: a round cost "
+                f"{seconds * 1e3:.2f} ms and saved an estimated {gain * 1e3:.2f} ms")
 
     def exact(self, M: np.ndarray) -> bool:
         return self.regions.contains_all(M)
@@ -191,6 +224,14 @@ class _Run:
 
     def screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
                iteration: int, labels: list[str] | None = None) -> int:
+        t_start = time.perf_counter()
+        try:
+            return self._screen(spheres, rule, halfspace, iteration, labels)
+        finally:
+            self.prof["screening"] += time.perf_counter() - t_start
+
+    def _screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
+                iteration: int, labels: list[str] | None = None) -> int:
         sub = self.unscr
         n = sub.idx.size
         if n == 0 or not spheres:
@@ -256,39 +297,33 @@ class _Run:
                                ref=r_rpb if kind == "rpb" else r) for kind in kinds]
         return [sp for sp in out if sp is not None]
 
-    def range_screen(self, rs: _RangeState, ref: _Ref) -> int:
-        """Range-based screening (Thm 4.1) from the reference of the previous lambda."""
-        lam = self.lam
+    def path_screen(self, ps: PathScreen, ref: _Ref) -> int:
+        """Incremental range-based RRPB screening (section 4) from the previous lambda's
+        solution: only the active and the expiring triplets are visited."""
         t0 = time.perf_counter()
-        rs.refs.append(ref)
-        self.visits += self.data.n_t
-        q0 = self.data.quad(ref.M)
-        cnt = np.zeros(self.data.n_pairs)
-        used = np.zeros(len(rs.refs), dtype=np.bool_)
-        nl, nr = _range_screen(q0, self.data.pa, self.data.pb, self.data.hn,
-                               sph.fnorm(ref.M), ref.lam, ref.eps, 1.0 - self.gamma, lam,
-                               rs.side, rs.thr, rs.ref, len(rs.refs) - 1, self.status, cnt,
-                               used)
-        for r_id in np.flatnonzero(used):
-            R0 = rs.refs[int(r_id)]
-            self.regions.append(rrpb_sphere(R0.M, R0.lam, lam, R0.eps))
-        self._fold(cnt)
-        self.nL += int(nl)
-        self.nR += int(nr)
+        v0 = ps.visited
+        ps.advance(self.lam, ref.M, ref.lam, ref.eps)
+        self.visits += ps.visited - v0
+        self.status = ps.status.copy()
+        self.HL = ps.folded_L()
+        self.nL, self.nR = ps.nL, ps.nR
+        for sp in ps.spheres(self.lam):
+            self.regions.append(sp)
         self._Lcat = None
+        self.rebuild(ps.active)
         lg = self.log
         lg["iteration"].append(0)
         lg["sphere"].append("rrpb-range")
         lg["rule"].append("sphere")
         lg["radius"].append(float("nan"))
-        lg["new_L"].append(int(nl))
-        lg["new_R"].append(int(nr))
+        lg["new_L"].append(int(self.nL))
+        lg["new_R"].append(int(self.nR))
         lg["total_L"].append(self.nL)
         lg["total_R"].append(self.nR)
-        lg["seconds"].append(time.perf_counter() - t0)
-        if nl or nr:
-            self.rebuild()
-        return int(nl + nr)
+        dt = time.perf_counter() - t0
+        lg["seconds"].append(dt)
+        self.prof["screening"] += dt
+        return int(self.nL + self.nR)
 
     def compare(self, specs: Sequence[tuple[str, str]], M: np.ndarray, ref: _Ref | None
                 ) -> dict[str, float]:
