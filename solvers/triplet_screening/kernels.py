@@ -396,64 +396,66 @@ def _apply_codes(code, idx, status, pa, pb, cnt):  # pragma: no cover - compiled
     return rem, nl, nr
 
 
-@njit(cache=True)
-def _range_eval(cand, q0, pa, pb, hn, m0n, lam0, eps, c, lam, status, cnt, thr_out
-                ):  # pragma: no cover - compiled
-    # Range-based RRPB screening (Theorem 4.1, branch lam <= lam0) of the candidate
-    # triplets ``cand`` from the reference (M0 with per-pair forms q0, ||M0|| = m0n,
-    # lam0, eps): a triplet is screened into R-hat (L-hat) on (thr, lam0]. Those
-    # screened at ``lam`` (thr < lam) get status 2 (1, with their pair counts added
-    # to cnt) and thr_out[k] = thr; the others keep status 0 and thr_out[k] = -1.
-    nl = 0
-    nr = 0
-    for k in range(cand.shape[0]):
-        t = cand[k]
-        h0 = q0[pa[t]] - q0[pb[t]]
-        mh = m0n * hn[t]
-        e2 = 2.0 * eps * hn[t]
-        side = 0
-        thr = np.inf
+@njit(cache=True, error_model="numpy")
+def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_of, ref_count,
+               cnt, idx_out, la_out, lb_out, hn_out):  # pragma: no cover - compiled
+    # Incremental range-based RRPB screening (Theorem 4.1, branch lam <= lam0), fused
+    # with the status update and the compaction of the active triplets. A screened
+    # triplet whose interval (thr, lam_ref] still contains lam is skipped (thr is +inf
+    # for the active ones); every other one meets the newest reference (M0 with
+    # per-pair forms q0, ||M0|| = m0n, lam0, eps; id rid >= 1): screened again
+    # (status 1 L-hat / 2 R-hat, new thr, ref_of = rid; L-hat pair counts kept in
+    # cnt) or active (status 0, ref_of = 0; its index, pair ids and ||H|| appended to
+    # idx_out, la_out, lb_out, hn_out). ref_count[r]: triplets certified by reference
+    # r (slot 0 unused). thr and hn32 are float32 rounded up (a later threshold and a
+    # larger ||H|| only make the rule more cautious), which halves the memory the
+    # pass streams through. Both passes are branch-free (selects, 0/1 arithmetic).
+    # Returns (number active, change in |L-hat|, change in |R-hat|, evaluated).
+    ev = 0
+    lam32 = np.float32(lam)
+    for t in range(pa.shape[0]):
+        idx_out[ev] = t
+        ev += thr[t] >= lam32
+    na = 0
+    dl = 0
+    dr = 0
+    for k in range(ev):
+        t = idx_out[k]
+        st = status[t]
+        was = 1 if st != 0 else 0
+        wasL = 1 if st == 1 else 0
+        wasR = was - wasL
+        ia = pa[t]
+        ib = pb[t]
+        h = np.float64(hn32[t])
+        ref_count[ref_of[t]] -= was
+        h0 = q0[ia] - q0[ib]
+        mh = m0n * h
+        e2 = 2.0 * eps * h
         aR = h0 + mh - 2.0
-        if aR > 0.0:
-            x = lam0 * (mh - h0 + e2) / aR
-            if x < lam0:
-                side = 2
-                thr = x
-        if side == 0:
-            aL = 2.0 * c - h0 + mh
-            if aL > 0.0:
-                x = lam0 * (h0 + mh + e2) / aL
-                if x < lam0:
-                    side = 1
-                    thr = x
-        thr = thr * (1.0 + 1e-10) + 1e-300 if thr > 0 else thr + 1e-300
-        if side > 0 and thr < lam:
-            status[t] = side
-            thr_out[k] = thr
-            if side == 1:
-                cnt[pa[t]] += 1.0
-                cnt[pb[t]] -= 1.0
-                nl += 1
-            else:
-                nr += 1
-        else:
-            thr_out[k] = -1.0
-    return nl, nr
-
-
-@njit(cache=True)
-def _unscreen(idx, status, pa, pb, cnt):  # pragma: no cover - compiled
-    # Return the triplets idx (screened) to the problem: status 0, L-hat pair counts
-    # removed from cnt. Returns how many were in L-hat and in R-hat.
-    nl = 0
-    nr = 0
-    for k in range(idx.shape[0]):
-        t = idx[k]
-        if status[t] == 1:
-            cnt[pa[t]] -= 1.0
-            cnt[pb[t]] += 1.0
-            nl += 1
-        elif status[t] == 2:
-            nr += 1
-        status[t] = 0
-    return nl, nr
+        xR = lam0 * (mh - h0 + e2) / aR
+        okR = (aR > 0.0) & (xR < lam0)
+        aL = 2.0 * c - h0 + mh
+        xL = lam0 * (h0 + mh + e2) / aL
+        okL = (aL > 0.0) & (xL < lam0) & (not okR)
+        th = xR if okR else xL
+        th = th * (1.0 + 1e-6) + 1e-300 if th > 0.0 else th
+        th32 = np.float32(th)
+        isR = 1 if (okR & (th32 < lam32) & (th < lam)) else 0
+        isL = 1 if (okL & (th32 < lam32) & (th < lam)) else 0
+        scr = isR + isL
+        status[t] = 2 * isR + isL
+        thr[t] = th32 if scr else np.float32(np.inf)
+        ref_of[t] = rid * scr
+        ref_count[rid] += scr
+        dL = isL - wasL
+        cnt[ia] += dL
+        cnt[ib] -= dL
+        dl += dL
+        dr += isR - wasR
+        idx_out[na] = t
+        la_out[na] = ia
+        lb_out[na] = ib
+        hn_out[na] = h
+        na += 1 - scr
+    return na, dl, dr, ev

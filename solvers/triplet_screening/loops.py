@@ -25,7 +25,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
                compare: Sequence[tuple[str, str]] = ()):
     """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``."""
-    run = _Run(prob, lam, active_set=opts.active_set)
+    run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
                   callback=opts.callback)
     extras: dict[str, Any] = {"compare": {}, "rate_path": 0.0, "rate_range": 0.0,
@@ -40,6 +40,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     else:
         M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras)
     fields = mon.result_fields()
+    run.finish_dynamic(int(fields["n_iter"]))
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
     if opts.want_alpha:

@@ -134,7 +134,7 @@ def path(
                  max_iter=max_iter, callback=None, want_alpha=False)
     # RRPB with the sphere rule screens incrementally along the path (Theorem 4.1 ranges
     # kept across lambdas: only active and expiring triplets are visited per lambda)
-    ps = PathScreen(prob.data, prob.gamma, lam0, ratio) if (
+    ps = PathScreen(prob.data, prob.gamma, n_lambdas) if (
         "rrpb" in kinds and rule == "sphere") else None
     rows: dict[str, list] = {k_: [] for k_ in (
         "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,8 @@ class _Regions:
 class _Run:
     """State of one solve at a fixed ``lam``: screening sets, folded L-hat, subsets."""
 
-    def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool) -> None:
+    def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool,
+                 dynamic: dict | None = None) -> None:
         self.prob = prob
         self.data = prob.data
         self.lam = lam
@@ -101,9 +102,17 @@ class _Run:
         #: weighted sums, d x d eigendecompositions, screening (rules, status updates,
         #: compaction, the screened-triplet check)
         self.prof = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0, "screening": 0.0}
-        self.dynamic_on = True
         self.notes: list[str] = []
         self._bad_rounds = 0
+        self._dyn_cost = 0.0
+        self._dyn_gain = 0.0
+        self.dyn = dynamic if dynamic is not None else {}
+        self.dynamic_on = True
+        if self.dyn.get("skip", 0) > 0:
+            self.dyn["skip"] -= 1
+            self.dynamic_on = False
+            self.notes.append("dynamic screening skipped: on the previous lambda its rounds "
+                              "cost more than the loss passes they saved")
         # best certified iterate: lowest full primal seen, highest dual seen
         self.best_P = math.inf
         self.best_D = -math.inf
@@ -132,7 +141,7 @@ class _Run:
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
         self.visits += sub.idx.size
         self.loss_visits += sub.idx.size
-        pc = time.perf_counter
+        pc = time.process_time
         t0 = pc()
         q = sub.quad(M)
         t1 = pc()
@@ -152,9 +161,9 @@ class _Run:
 
     def proj(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(A_+, A_-)`` (timed as an eigendecomposition)."""
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = sph.proj_pm(A)
-        self.prof["eig"] += time.perf_counter() - t0
+        self.prof["eig"] += time.process_time() - t0
         return out
 
     def dual_value(self, ev: _Eval) -> tuple[float, np.ndarray]:
@@ -170,29 +179,40 @@ class _Run:
             Ridx = np.flatnonzero(self.status == 2)
             self._Lcat = (self.data.pa[Lidx], self.data.pb[Lidx])
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         q = self.data.quad(M)
         self.n_full_evals += 1
         self.visits += self.nL + self.nR
         out = float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
                                     self._Rcat[1], self.gamma, self.hinge))
-        self.prof["screening"] += time.perf_counter() - t0
+        self.prof["screening"] += time.process_time() - t0
         return out
 
     def dynamic_round(self, seconds: float, removed: int, iteration: int,
                       every: int) -> None:
-        """Back-off rule of dynamic screening, measured on the fly: a round pays when the
-        loss-pass time it saves over the next ``every`` iterations (removed triplets x
-        measured seconds per triplet) exceeds what it cost. After two rounds in a row
-        that did not pay, dynamic screening stops for this lambda (noted in the result)."""
+        """Back-off rule of dynamic screening, measured on the fly. A round pays when the
+        loss-pass time it saves (removed triplets x measured seconds per triplet x the
+        iterations still expected at this lambda, estimated from the previous lambda)
+        exceeds what it cost. Two rounds in a row that do not pay stop dynamic screening
+        for this lambda; a lambda on which it did not pay in total skips it on the next
+        three (all noted in the result)."""
         per = self.prof["loss_pass"] / max(self.loss_visits, 1)
-        gain = removed * per * every
+        left = max(int(self.dyn.get("iters", 0)) - iteration, every)
+        gain = removed * per * left
+        self._dyn_cost += seconds
+        self._dyn_gain += gain
         self._bad_rounds = self._bad_rounds + 1 if gain < seconds else 0
         if self._bad_rounds >= 2:
             self.dynamic_on = False
             self.notes.append(
                 f"dynamic screening backed off at iteration {iteration}: a round cost "
                 f"{seconds * 1e3:.2f} ms and saved an estimated {gain * 1e3:.2f} ms")
+
+    def finish_dynamic(self, n_iter: int) -> None:
+        """End of this lambda: remember the iteration count and whether screening paid."""
+        self.dyn["iters"] = n_iter
+        if self._dyn_cost > 0 and self._dyn_gain < self._dyn_cost:
+            self.dyn["skip"] = 3
 
     def exact(self, M: np.ndarray) -> bool:
         return self.regions.contains_all(M)
@@ -224,11 +244,11 @@ class _Run:
 
     def screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
                iteration: int, labels: list[str] | None = None) -> int:
-        t_start = time.perf_counter()
+        t_start = time.process_time()
         try:
             return self._screen(spheres, rule, halfspace, iteration, labels)
         finally:
-            self.prof["screening"] += time.perf_counter() - t_start
+            self.prof["screening"] += time.process_time() - t_start
 
     def _screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
                 iteration: int, labels: list[str] | None = None) -> int:
@@ -239,7 +259,7 @@ class _Run:
         code = np.zeros(n, dtype=np.int8)  # 0 still a candidate, 1 L-hat, 2 R-hat
         totL, totR = self.nL, self.n_R
         for k, sp in enumerate(spheres):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             self.visits += n
             hs = sp.halfspace if sp.halfspace is not None else halfspace
             use_kernel = rule == "sphere" or (rule == "linear" and hs is None)
@@ -268,7 +288,7 @@ class _Run:
             lg["new_R"].append(int(nr))
             lg["total_L"].append(totL)
             lg["total_R"].append(totR)
-            lg["seconds"].append(time.perf_counter() - t0)
+            lg["seconds"].append(time.process_time() - t0)
         if totL == self.nL and totR == self.n_R:
             return 0
         cnt = np.zeros(self.data.n_pairs)
@@ -277,7 +297,13 @@ class _Run:
         self.nL += int(nl)
         self.nR += int(nr)
         self._Lcat = None
-        self.rebuild(rem)
+        if self.active_set:
+            self.rebuild(rem)
+        else:
+            # keep the pair set (its forms cost O(P d)); compact the triplets only
+            keep = code == 0
+            self.unscr = self.work = _Sub(sub.idx[keep], sub.pairs, sub.la[keep],
+                                          sub.lb[keep], sub.hn[keep], sub.forms)
         return int(nl + nr)
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
@@ -300,7 +326,7 @@ class _Run:
     def path_screen(self, ps: PathScreen, ref: _Ref) -> int:
         """Incremental range-based RRPB screening (section 4) from the previous lambda's
         solution: only the active and the expiring triplets are visited."""
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         v0 = ps.visited
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
         self.visits += ps.visited - v0
@@ -310,7 +336,7 @@ class _Run:
         for sp in ps.spheres(self.lam):
             self.regions.append(sp)
         self._Lcat = None
-        self.rebuild(ps.active)
+        self.unscr = self.work = ps.sub
         lg = self.log
         lg["iteration"].append(0)
         lg["sphere"].append("rrpb-range")
@@ -320,7 +346,7 @@ class _Run:
         lg["new_R"].append(int(self.nR))
         lg["total_L"].append(self.nL)
         lg["total_R"].append(self.nR)
-        dt = time.perf_counter() - t0
+        dt = time.process_time() - t0
         lg["seconds"].append(dt)
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
@@ -374,3 +400,5 @@ class _Opts:
     callback: Any
     screen_every: int = SCREEN_EVERY
     want_alpha: bool = True
+    #: shared along a path: whether dynamic screening paid on the previous lambdas
+    dynamic: dict = field(default_factory=dict)
