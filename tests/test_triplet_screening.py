@@ -663,3 +663,26 @@ def test_hinge_active_set_returns_the_best_certified_iterate():
         assert np.all(np.diff(h.primal) <= 0) and np.all(np.diff(h.dual) >= 0)
         assert r.primal - exact.primal <= r.gap + 1e-9 * abs(exact.primal)  # a true bound
         assert r.rel_gap < 1e-2
+
+
+def test_extreme_scales_raise_clear_errors():
+    # issue 14 reproducers: LinAlgError and ZeroDivisionError before
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    y = np.arange(30) % 3
+    with pytest.raises(ValueError, match=r"^X: the triplet matrices"):
+        ts.solve(X * 1e300, y, 1.0, k=3)
+    with pytest.raises(ValueError, match=r"^X: the triplet matrices"):
+        ts.solve(X * 1e300, y, 1.0, k=3, diagonal=True)
+    with pytest.raises(ValueError, match=r"^lam=1e-300 is too small"):
+        ts.solve(X, y, 1e-300)
+
+
+def test_params_declared_once():
+    import inspect
+
+    sig = inspect.signature(ts.solve)
+    for name, spec in ts.PARAMS.items():
+        assert sig.parameters[name].default == spec.default
+    assert ts.LOSSES == ts.PARAMS["loss"].choices and ts.RULES == ts.PARAMS["rule"].choices
+    with pytest.raises(ValueError, match="rule"):
+        ts.solve(*_data(3), 1.0, k=2, rule="nope")

@@ -80,13 +80,25 @@ from .spheres import (
     sdls_dual_value,
     sphere_bounds,
 )
-from .triplets import LOSSES, MAX_TRIPLETS, METHODS, RULES, SCREEN_EVERY, SPHERES, triplets
+from .triplets import (
+    LOSSES,
+    MAX_TRIPLETS,
+    METHODS,
+    PARAMS,
+    RULES,
+    SCREEN_EVERY,
+    SCREENING_PRESETS,
+    SPHERES,
+    triplets,
+)
 
 __all__ = [
     "LOSSES",
     "MAX_TRIPLETS",
     "METHODS",
+    "PARAMS",
     "RULES",
+    "SCREENING_PRESETS",
     "SCREEN_EVERY",
     "SPHERES",
     "PathResult",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -10,18 +11,15 @@ import numpy as np
 from .._blas import single_threaded_blas
 from ..base import IncompatibleWarmStart
 from ..validation import (
-    check_bool,
     check_callback,
     check_choice,
-    check_scalar,
-    check_tol_max_iter,
 )
 from . import spheres as sph
 from .loops import _run_solve
 from .problem import TripletProblem
 from .results import TripletResult
 from .state import _Opts, _pad, _Ref
-from .triplets import METHODS, RULES, _check_loss, _check_screening
+from .triplets import METHODS, PARAMS, _check_lam, _check_loss, _check_screening
 
 # ---------------------------------------------------------------------------
 # Public solvers
@@ -51,16 +49,16 @@ def solve(
     lam: float,
     *,
     triplets: Any = None,
-    k: float = 10,
-    loss: str = "smoothed_hinge",
-    gamma: float = 0.05,
-    screening: Any = ("rrpb", "pgb"),
-    rule: str = "sphere",
-    diagonal: bool = False,
-    active_set: bool = False,
-    method: str = "auto",
-    tol: float = 1e-6,
-    max_iter: int = 5000,
+    k: float = PARAMS.default("k"),
+    loss: str = PARAMS.default("loss"),
+    gamma: float = PARAMS.default("gamma"),
+    screening: str | Sequence[str] | None = PARAMS.default("screening"),
+    rule: str = PARAMS.default("rule"),
+    diagonal: bool = PARAMS.default("diagonal"),
+    active_set: bool = PARAMS.default("active_set"),
+    method: str = PARAMS.default("method"),
+    tol: float = PARAMS.default("tol"),
+    max_iter: int = PARAMS.default("max_iter"),
     init: TripletResult | None = None,
     callback=None,
 ) -> TripletResult:
@@ -114,14 +112,14 @@ def solve(
     -------
     TripletResult
     """
-    lam = check_scalar(lam, "lam", low=0.0)
+    lam = _check_lam(lam)
+    v = PARAMS.validate(rule=rule, diagonal=diagonal, active_set=active_set, tol=tol,
+                        max_iter=max_iter)
+    rule, diagonal, active_set, tol, max_iter = (
+        v["rule"], v["diagonal"], v["active_set"], v["tol"], v["max_iter"])
     loss_n, gamma_v, hinge = _check_loss(loss, gamma)
     kinds = _check_screening(screening)
-    rule = check_choice(rule, "rule", RULES)
-    diagonal = check_bool(diagonal, "diagonal")
-    active_set = check_bool(active_set, "active_set")
     method = _resolve_method(method, hinge, active_set)
-    tol, max_iter = check_tol_max_iter(tol, max_iter)
     callback = check_callback(callback)
     prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
     if isinstance(triplets, TripletProblem) and (prob.loss != loss_n or prob.gamma != gamma_v

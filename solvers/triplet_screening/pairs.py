@@ -124,30 +124,49 @@ class _Data:
         self.pj = (keys % n).astype(np.int32)
         self.Xc = np.ascontiguousarray(X - X.mean(axis=0))
         D = X[self.pi] - X[self.pj]
-        self.sq = np.einsum("ij,ij->i", D, D)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.sq = np.einsum("ij,ij->i", D, D)
         ab = np.empty(self.n_t)
         step = max(1, 4_000_000 // max(d, 1))
         for s in range(0, self.n_t, step):
             sl = slice(s, s + step)
             A = X[i[sl]] - X[l[sl]]
             B = X[i[sl]] - X[j[sl]]
-            ab[sl] = np.einsum("ij,ij->i", A * A, B * B) if diagonal else \
-                np.einsum("ij,ij->i", A, B)
+            with np.errstate(over="ignore", invalid="ignore"):
+                ab[sl] = np.einsum("ij,ij->i", A * A, B * B) if diagonal else \
+                    np.einsum("ij,ij->i", A, B)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: ValueError below
+            hn2 = self._h_norms2(D, ab)
         if diagonal:
-            self.F = D * D
-            f2 = np.einsum("ij,ij->i", self.F, self.F)
-            hn2 = f2[self.pa] + f2[self.pb] - 2.0 * ab
+            with np.errstate(over="ignore"):
+                self.F = D * D
             self.ab = None
         else:
             self.F = D
-            sa, sb = self.sq[self.pa], self.sq[self.pb]
-            hn2 = sa * sa + sb * sb - 2.0 * ab * ab
             self.ab = ab
         self.F = np.ascontiguousarray(self.F)
-        self.hn = np.sqrt(np.maximum(hn2, 0.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.hn = np.sqrt(np.maximum(hn2, 0.0))
+        big = float(np.max(self.hn)) if self.hn.size else 0.0
+        if not (np.isfinite(big) and big <= 1e150):
+            raise ValueError(
+                "X: the triplet matrices H_t = a a^T - b b^T have norms "
+                + (f"up to {big:.3g}" if np.isfinite(big) else "that overflow")
+                + f" (squared pair distances up to {float(np.max(self.sq)):.3g}), beyond what "
+                "the solver can square and invert without overflow; rescale X (e.g. "
+                "standardise its columns)")
         self.forms = _Forms(self.F, self.pi, self.pj, self.Xc, diagonal)
         self.shape = (d,) if diagonal else (d, d)
         self._all: _Sub | None = None
+
+    def _h_norms2(self, D: np.ndarray, ab: np.ndarray) -> np.ndarray:
+        """``||H_t||_F^2 = ||a||^4 + ||b||^4 - 2 (a^T b)^2`` (diagonal: of the diagonal)."""
+        if self.diagonal:
+            S = D * D
+            f2 = np.einsum("ij,ij->i", S, S)
+            return f2[self.pa] + f2[self.pb] - 2.0 * ab
+        sa, sb = self.sq[self.pa], self.sq[self.pb]
+        return sa * sa + sb * sb - 2.0 * ab * ab
 
     # geometry -------------------------------------------------------------
     def zeros(self) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..params import TOL, ParamSpec, ParamSpecs
 from ..validation import (
     check_choice,
     check_int,
@@ -14,14 +15,37 @@ from ..validation import (
     check_scalar,
 )
 
-LOSSES = ("smoothed_hinge", "hinge")
 SPHERES = ("gb", "pgb", "dgb", "cdgb", "rpb", "rrpb")
-RULES = ("sphere", "linear", "sdls")
-METHODS = ("auto", "pgd", "dual")
+#: Screening choices offered by the dashboard and the CLI ("+" joins spheres); any
+#: combination of :data:`SPHERES` (RPB excepted) is accepted by :func:`solve`.
+SCREENING_PRESETS = ("rrpb+pgb", "rrpb", "pgb", "gb", "dgb", "cdgb", "gb+pgb+dgb+cdgb+rrpb",
+                     "none")
+
+#: The parameters of :func:`solve`, declared once (defaults, choices, help).
+PARAMS = ParamSpecs(
+    ParamSpec("k", 10, "neighbourhood size of the default triplets (inf: all)",
+              kind="object"),
+    ParamSpec("loss", "smoothed_hinge", "triplet loss", choices=("smoothed_hinge", "hinge")),
+    ParamSpec("gamma", 0.05, "smoothing of the smoothed hinge (> 0; ignored by the hinge)",
+              low=0.0, low_inclusive=True),
+    ParamSpec("screening", "rrpb+pgb", "spheres used for safe screening ('+'-joined names "
+              "of gb, pgb, dgb, cdgb, rrpb; none: the naive optimisation)", kind="object"),
+    ParamSpec("rule", "sphere", "screening rule", choices=("sphere", "linear", "sdls")),
+    ParamSpec("diagonal", False, "diagonal metric"),
+    ParamSpec("active_set", False, "active-set heuristic (baseline)"),
+    ParamSpec("method", "auto", "optimiser (auto: pgd for the smoothed hinge, dual for the "
+              "hinge)", choices=("auto", "pgd", "dual")),
+    TOL,
+    ParamSpec("max_iter", 5000, "iteration budget", kind="int", low=1, low_inclusive=True),
+)
+LOSSES = PARAMS["loss"].choices
+RULES = PARAMS["rule"].choices
+METHODS = PARAMS["method"].choices
 #: Dynamic screening and active-set refresh period (iterations), as in the paper.
 SCREEN_EVERY = 10
-#: Refuse to build more triplets than this (memory: ~40 bytes per triplet).
-MAX_TRIPLETS = 30_000_000
+#: Refuse to build more triplets than this (memory: ~80 bytes per triplet with the
+#: pair form and the path state; 10M triplets are about 1 GB and seconds per pass).
+MAX_TRIPLETS = 10_000_000
 #: Padding of the gap in sphere radii against rounding in P and D.
 _GAP_PAD = 1e-11
 _GLL_MEMORY = 10
@@ -32,8 +56,18 @@ _GLL_MEMORY = 10
 # ---------------------------------------------------------------------------
 
 
+#: Largest admissible |X| entry: ||H_t|| grows like |x|^4 and must stay far below overflow.
+X_MAX = 1e70
+
+
 def _check_xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     X = check_matrix(X, "X")
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if big > X_MAX:
+        raise ValueError(
+            f"X: the triplet matrices H_t = a a^T - b b^T grow like |x|^4 and overflow for "
+            f"entries as large as {big:.3g} (limit {X_MAX:g}); rescale X (e.g. standardise "
+            "its columns)")
     y_arr = np.asarray(y)
     if y_arr.ndim != 1 or y_arr.shape[0] != X.shape[0]:
         raise ValueError(
@@ -184,3 +218,12 @@ def _check_screening(screening: Any, *, allow_rpb: bool = False) -> tuple[str, .
                          "which no solver has; use 'rrpb' (or path(..., compare=...) for "
                          "RPB's screening rate as a theoretical comparison)")
     return tuple(dict.fromkeys(kinds))
+
+
+def _check_lam(lam: Any) -> float:
+    """``lam > 0`` and large enough that ``1 / lam`` and ``||M||^2 lam`` stay representable."""
+    lam = check_scalar(lam, "lam", low=0.0)
+    if lam < 1e-100:
+        raise ValueError(f"lam={lam:g} is too small: the solver divides by lam (step sizes, "
+                         "sphere radii, M = A / lam); use lam >= 1e-100 (rescale X instead)")
+    return lam

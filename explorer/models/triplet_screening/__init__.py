@@ -1,14 +1,44 @@
-"""Safe triplet screening for distance metric learning (RTLM, Yoshida et al.)."""
+"""Safe triplet screening for distance metric learning (RTLM, Yoshida et al.).
+
+Size maxima keep a page solve within about 30 s and 2 GB: synthetic n <= 600 with
+k <= 30 (k = 0, all triplets, is refused above the solver's MAX_TRIPLETS), digits
+k <= 20 (720k triplets).
+"""
 
 from __future__ import annotations
 
-from ...registry import Dataset, ModelEntry, Param, Problem
+import numpy as np
+
+from solvers.params import ParamSpecs
+
+from ...registry import Dataset, ModelEntry, Param, Problem, ui_param
 from . import data
 
+
+def _specs() -> ParamSpecs:
+    from solvers import triplet_screening
+
+    return triplet_screening.PARAMS
+
+
+def _presets() -> tuple[str, ...]:
+    from solvers import triplet_screening
+
+    return triplet_screening.SCREENING_PRESETS
+
+
 #: Screening choices offered by the CLI and the page ("+" joins spheres).
-SCREENINGS = ("rrpb+pgb", "rrpb", "pgb", "gb", "dgb", "cdgb", "gb+pgb+dgb+cdgb+rrpb", "none")
+SCREENINGS = _presets()
+#: Prepared problems kept (pair forms are the expensive part), bounded by their memory.
+CACHE_BYTES = 1_000_000_000
 
 _cache: dict = {}
+
+
+def _nbytes(prob) -> int:
+    d = prob.data
+    return int(sum(a.nbytes for a in (d.T, d.pa, d.pb, d.hn, d.F, d.sq)
+                   if isinstance(a, np.ndarray)) + (d.ab.nbytes if d.ab is not None else 0))
 
 
 def _problem(problem: Problem, loss: str, gamma: float, diagonal: bool):
@@ -19,13 +49,30 @@ def _problem(problem: Problem, loss: str, gamma: float, diagonal: bool):
     key = (id(T), T.shape, loss, float(gamma), bool(diagonal))
     hit = _cache.get(key)
     if hit is not None and hit[0] is T:  # the page's dataset cache returns the same object
+        _cache[key] = _cache.pop(key)  # most recently used last
         return hit[1]
     prob = TripletProblem(problem.data["X"], problem.data["y"], triplets=T, loss=loss,
                           gamma=gamma, diagonal=diagonal)
-    while len(_cache) >= 6:
-        _cache.pop(next(iter(_cache)))
-    _cache[key] = (T, prob)
+    size = _nbytes(prob)
+    while _cache and sum(v[2] for v in _cache.values()) + size > CACHE_BYTES:
+        _cache.pop(next(iter(_cache)))  # least recently used first
+    if size <= CACHE_BYTES:
+        _cache[key] = (T, prob, size)
     return prob
+
+
+def _lam(prob, lam_rel: float) -> float:
+    """``lam = lam_rel * lam_max``, explained when ``lam_max = 0``."""
+    lmax = prob.lambda_max()
+    if not lmax > 0:
+        raise ValueError(
+            "nothing to learn on this dataset: lambda_max = 0, the optimal metric is M = 0 "
+            "for every lambda. Summed over the triplets, the other-class neighbours are "
+            "nowhere farther than the same-class ones ([sum_t H_t]_+ = 0), which happens "
+            "when the classes overlap (e.g. many classes in few informative directions). "
+            "Use fewer classes, more informative directions, a smaller spread or more "
+            "points per class.")
+    return float(lam_rel) * lmax
 
 
 def prepared(problem: Problem, loss: str = "smoothed_hinge", gamma: float = 0.05,
@@ -37,30 +84,33 @@ def prepared(problem: Problem, loss: str = "smoothed_hinge", gamma: float = 0.05
 def lam_from(problem: Problem, lam_rel: float, loss: str = "smoothed_hinge",
              gamma: float = 0.05, diagonal: bool = False) -> float:
     """``lam = lam_rel * lam_max`` for this dataset."""
-    return float(lam_rel) * _problem(problem, loss, gamma, diagonal).lambda_max()
+    return _lam(_problem(problem, loss, gamma, diagonal), lam_rel)
 
 
 def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=None,
-           lam_rel: float = 0.01, loss: str = "smoothed_hinge", gamma: float = 0.05,
-           screening: str = "rrpb+pgb", rule: str = "sphere", diagonal: bool = False,
-           active_set: bool = False, method: str = "auto"):
+           lam_rel: float = 0.01, loss: str = _specs().default("loss"),
+           gamma: float = _specs().default("gamma"),
+           screening: str = _specs().default("screening"), rule: str = _specs().default("rule"),
+           diagonal: bool = _specs().default("diagonal"),
+           active_set: bool = _specs().default("active_set"),
+           method: str = _specs().default("method")):
     from solvers import triplet_screening as ts
 
     prob = _problem(problem, loss, gamma, diagonal)
-    lam = float(lam_rel) * prob.lambda_max()
+    lam = _lam(prob, lam_rel)
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
                     tol=tol, max_iter=max_iter, init=init, callback=callback)
 
 
-def _reference(problem: Problem, *, lam_rel: float = 0.01, loss: str = "smoothed_hinge",
-               gamma: float = 0.05, diagonal: bool = False, **_ignored):
+def _reference(problem: Problem, *, lam_rel: float = 0.01,
+               loss: str = _specs().default("loss"), gamma: float = _specs().default("gamma"),
+               diagonal: bool = _specs().default("diagonal"), **_ignored):
     from solvers.reference import triplet_screening as ref
 
     prob = _problem(problem, loss, gamma, diagonal)
-    return ref.solve(problem.data["X"], problem.data["y"], float(lam_rel) * prob.lambda_max(),
-                     triplets=prob)
+    return ref.solve(problem.data["X"], problem.data["y"], _lam(prob, lam_rel), triplets=prob)
 
 
 def _cost(problem: Problem) -> int:
@@ -79,8 +129,8 @@ ENTRY = ModelEntry(
     datasets={
         "synthetic": Dataset("synthetic", "Gaussian classes, few informative directions",
                              data.synthetic,
-                             sizes={"n": (90, 12, 2000), "d": (5, 2, 100), "classes": (3, 2, 10),
-                                    "informative": (2, 1, 100), "k": (7, 0, 100),
+                             sizes={"n": (90, 12, 600), "d": (5, 2, 100), "classes": (3, 2, 10),
+                                    "informative": (2, 1, 100), "k": (7, 0, 30),
                                     "spread": (1.0, 0.2, 4.0)}),
         "iris": Dataset("iris", "scikit-learn iris (4-D, 3 classes)", data.real("iris"),
                         sizes={"n": (0, 0, 150), "k": (5, 0, 150)}, real=True),
@@ -95,17 +145,14 @@ ENTRY = ModelEntry(
     params=(
         Param("lam_rel", 0.01, "lambda as a fraction of lambda_max", low=1e-6, high=1.0,
               log=True),
-        Param("loss", "smoothed_hinge", "triplet loss", kind="choice",
-              choices=("smoothed_hinge", "hinge")),
-        Param("gamma", 0.05, "smoothing of the smoothed hinge", low=1e-3, high=0.5, log=True),
-        Param("screening", "rrpb+pgb", "spheres used for safe screening", kind="choice",
-              choices=SCREENINGS),
-        Param("rule", "sphere", "screening rule", kind="choice",
-              choices=("sphere", "linear", "sdls")),
-        Param("diagonal", False, "diagonal metric", kind="bool"),
-        Param("active_set", False, "active-set heuristic (baseline)", kind="bool"),
-        Param("method", "auto", "optimiser (auto: pgd for the smoothed hinge, dual for the "
-              "hinge)", kind="choice", choices=("auto", "pgd", "dual")),
+        ui_param(_specs()["loss"]),
+        ui_param(_specs()["gamma"], low=1e-3, high=0.5, log=True),
+        Param("screening", _specs().default("screening"), _specs()["screening"].doc,
+              kind="choice", choices=SCREENINGS),
+        ui_param(_specs()["rule"]),
+        ui_param(_specs()["diagonal"]),
+        ui_param(_specs()["active_set"]),
+        ui_param(_specs()["method"]),
     ),
     solve=_solve,
     reference=_reference,

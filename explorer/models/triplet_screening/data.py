@@ -46,7 +46,9 @@ def synthetic(seed: int = 0, *, n: int = 60, d: int = 5, classes: int = 3, infor
     if n < 2 * classes:
         raise ValueError(f"n must be >= 2 * classes = {2 * classes}, got {n}")
     if not 1 <= informative <= d:
-        raise ValueError(f"informative must lie in [1, d={d}], got {informative}")
+        raise ValueError(f"informative must lie in [1, d={d}]: the class means differ in "
+                         f"{informative} of the {d} coordinates, which cannot exceed d "
+                         f"(got informative={informative}); raise d or lower informative")
     if spread <= 0:
         raise ValueError(f"spread must be > 0, got {spread}")
     rng = np.random.default_rng(seed)
