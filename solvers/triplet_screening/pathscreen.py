@@ -26,10 +26,13 @@ import time
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _path_scan
-from .pairs import _Data, _Sub
+from .kernels import _compact_pairs, _path_scan
+from .pairs import _Data, _Forms, _Sub
 
 __all__: list[str] = []
+
+#: Compact the pairs of the active triplets when fewer than this share remains in use.
+_PAIR_COMPACTION = 0.7
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -69,7 +72,7 @@ class PathScreen:
         """Screening at ``lam`` from the reference ``(M0, lam_ref, eps)``; returns the
         number of triplets evaluated (active or expired). :attr:`sub` becomes the active
         triplets (with the global pair ids: no pair compaction)."""
-        t0 = time.process_time()
+        t0 = time.thread_time()
         data = self.data
         rid = len(self.refs)
         if rid >= self.ref_count.size:
@@ -81,12 +84,21 @@ class PathScreen:
                                     float(lam_ref), float(eps), self.c, float(lam), rid,
                                     self.status, self.thr, self.ref_of, self.ref_count,
                                     self.cnt, idx, la, lb, hn)
-        self.sub = _Sub(idx[:na].copy(), np.arange(data.n_pairs), la[:na].copy(),
-                        lb[:na].copy(), hn[:na].copy(), data.forms)
+        act = idx[:na].copy()
+        pairs, pla, plb = _compact_pairs(data.pa, data.pb, act, data.n_pairs)
+        if pairs.size < _PAIR_COMPACTION * data.n_pairs:
+            # per-pair forms cost O(P d) per evaluation: drop the pairs no active
+            # triplet uses when that removes a good share of them
+            self.sub = _Sub(act, pairs, pla, plb, hn[:na].copy(),
+                            _Forms(data.F[pairs], data.pi[pairs], data.pj[pairs], data.Xc,
+                                   data.diagonal))
+        else:
+            self.sub = _Sub(act, np.arange(data.n_pairs), la[:na].copy(), lb[:na].copy(),
+                            hn[:na].copy(), data.forms)
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)
-        self.seconds += time.process_time() - t0
+        self.seconds += time.thread_time() - t0
         return int(ev)
     def spheres(self, lam: float) -> list[sph.Sphere]:
         """The RRPB balls at ``lam`` of every reference that still certifies a triplet."""

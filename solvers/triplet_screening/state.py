@@ -141,7 +141,7 @@ class _Run:
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
         self.visits += sub.idx.size
         self.loss_visits += sub.idx.size
-        pc = time.process_time
+        pc = time.thread_time
         t0 = pc()
         q = sub.quad(M)
         t1 = pc()
@@ -161,9 +161,9 @@ class _Run:
 
     def proj(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(A_+, A_-)`` (timed as an eigendecomposition)."""
-        t0 = time.process_time()
+        t0 = time.thread_time()
         out = sph.proj_pm(A)
-        self.prof["eig"] += time.process_time() - t0
+        self.prof["eig"] += time.thread_time() - t0
         return out
 
     def dual_value(self, ev: _Eval) -> tuple[float, np.ndarray]:
@@ -179,13 +179,13 @@ class _Run:
             Ridx = np.flatnonzero(self.status == 2)
             self._Lcat = (self.data.pa[Lidx], self.data.pb[Lidx])
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
-        t0 = time.process_time()
+        t0 = time.thread_time()
         q = self.data.quad(M)
         self.n_full_evals += 1
         self.visits += self.nL + self.nR
         out = float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
                                     self._Rcat[1], self.gamma, self.hinge))
-        self.prof["screening"] += time.process_time() - t0
+        self.prof["screening"] += time.thread_time() - t0
         return out
 
     def dynamic_round(self, seconds: float, removed: int, iteration: int,
@@ -244,11 +244,11 @@ class _Run:
 
     def screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
                iteration: int, labels: list[str] | None = None) -> int:
-        t_start = time.process_time()
+        t_start = time.thread_time()
         try:
             return self._screen(spheres, rule, halfspace, iteration, labels)
         finally:
-            self.prof["screening"] += time.process_time() - t_start
+            self.prof["screening"] += time.thread_time() - t_start
 
     def _screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
                 iteration: int, labels: list[str] | None = None) -> int:
@@ -259,7 +259,7 @@ class _Run:
         code = np.zeros(n, dtype=np.int8)  # 0 still a candidate, 1 L-hat, 2 R-hat
         totL, totR = self.nL, self.n_R
         for k, sp in enumerate(spheres):
-            t0 = time.process_time()
+            t0 = time.thread_time()
             self.visits += n
             hs = sp.halfspace if sp.halfspace is not None else halfspace
             use_kernel = rule == "sphere" or (rule == "linear" and hs is None)
@@ -288,7 +288,7 @@ class _Run:
             lg["new_R"].append(int(nr))
             lg["total_L"].append(totL)
             lg["total_R"].append(totR)
-            lg["seconds"].append(time.process_time() - t0)
+            lg["seconds"].append(time.thread_time() - t0)
         if totL == self.nL and totR == self.n_R:
             return 0
         cnt = np.zeros(self.data.n_pairs)
@@ -326,7 +326,7 @@ class _Run:
     def path_screen(self, ps: PathScreen, ref: _Ref) -> int:
         """Incremental range-based RRPB screening (section 4) from the previous lambda's
         solution: only the active and the expiring triplets are visited."""
-        t0 = time.process_time()
+        t0 = time.thread_time()
         v0 = ps.visited
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
         self.visits += ps.visited - v0
@@ -346,7 +346,7 @@ class _Run:
         lg["new_R"].append(int(self.nR))
         lg["total_L"].append(self.nL)
         lg["total_R"].append(self.nR)
-        dt = time.process_time() - t0
+        dt = time.thread_time() - t0
         lg["seconds"].append(dt)
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
