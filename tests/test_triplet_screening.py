@@ -150,7 +150,7 @@ def test_agrees_with_cvxpy_and_certificate_brackets_it(seed, loss, diagonal):
     prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
     lam = ts.lambda_max(X, y, k=3) * 10 ** np.random.default_rng(seed).uniform(-2.5, -0.5)
     r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, diagonal=diagonal,
-               tol=1e-9, max_iter=50_000)
+               backoff=False, tol=1e-9, max_iter=50_000)
     c = ref.solve(X, y, lam, triplets=prob)
     scale = max(1.0, abs(c.value))
     assert r.converged
@@ -170,7 +170,7 @@ def test_cvxpy_agreement_at_about_5000_triplets():
     prob = ts.TripletProblem(X, y, k=5)
     assert 4000 <= prob.n_triplets <= 5000
     lam = 0.01 * prob.lambda_max()
-    r = ts.solve(X, y, lam, triplets=prob, tol=1e-9)
+    r = ts.solve(X, y, lam, triplets=prob, backoff=False, tol=1e-9)
     c = ref.solve(X, y, lam, triplets=prob)
     assert abs(r.primal - c.value) / abs(c.value) <= 1e-6
     assert r.dual <= c.value * (1 + 1e-7)
@@ -201,7 +201,8 @@ def test_screening_is_safe(seed, loss, diagonal, rule):
         c = 1.0 - prob.gamma
         for spheres in (("gb", "pgb", "dgb", "cdgb", "rrpb"), ("rrpb",)):
             r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, diagonal=diagonal,
-                       screening=spheres, rule=rule, tol=1e-9, max_iter=20_000, init=prev)
+                       screening=spheres, rule=rule, backoff=False, tol=1e-9,
+                       max_iter=20_000, init=prev)
             assert np.all(m[r.screened_L] - unc[r.screened_L] < c), "wrong L-hat"
             assert np.all(m[r.screened_R] + unc[r.screened_R] > 1.0), "wrong R-hat"
             assert not np.intersect1d(r.screened_L, r.screened_R).size
@@ -221,7 +222,7 @@ def test_active_set_and_screening_reach_the_same_optimum(rule):
     lam = 0.02 * prob.lambda_max()
     base = ts.solve(X, y, lam, triplets=prob, screening=None, tol=1e-10)
     for kw in (dict(active_set=True, screening=None), dict(active_set=True)):
-        r = ts.solve(X, y, lam, triplets=prob, rule=rule, tol=1e-10, **kw)
+        r = ts.solve(X, y, lam, triplets=prob, rule=rule, backoff=False, tol=1e-10, **kw)
         assert r.converged and r.primal == pytest.approx(base.primal, rel=1e-8)
         assert np.all(np.diff(r.history.iteration) % ts.SCREEN_EVERY == 0)
         assert r.primal >= r.dual
@@ -423,7 +424,7 @@ def test_lambda_max_closed_form():
     prob = ts.TripletProblem(X, y, k=3)
     lmax = prob.lambda_max()
     assert ts.lambda_max(X, y, k=3) == pytest.approx(lmax)
-    r = ts.solve(X, y, 1.5 * lmax, triplets=prob, tol=1e-12)
+    r = ts.solve(X, y, 1.5 * lmax, triplets=prob, backoff=False, tol=1e-12)
     assert r.converged
     np.testing.assert_allclose(r.M, prob.solution_above_lambda_max(1.5 * lmax), atol=1e-10)
     assert r.screened_L.size == prob.n_triplets
@@ -436,7 +437,7 @@ def test_lambda_max_closed_form():
 def test_path_with_screening_matches_naive_path():
     X, y = _data(12, n=36)
     prob = ts.TripletProblem(X, y, k=4)
-    kw = dict(triplets=prob, n_lambdas=25, tol=1e-9)
+    kw = dict(triplets=prob, n_lambdas=25, tol=1e-9, backoff=False)
     naive = ts.path(X, y, screening=None, **kw)
     assert naive.terminated_by in ("rule", "n_lambdas")
     assert naive.lam_max == pytest.approx(prob.lambda_max())
@@ -474,16 +475,16 @@ def test_warm_start_equals_cold_start_and_rrpb_uses_it():
     X, y = _data(14, n=36)
     prob = ts.TripletProblem(X, y, k=4)
     lam = 0.01 * prob.lambda_max()
-    cold = ts.solve(X, y, lam, triplets=prob, tol=1e-10)
-    prev = ts.solve(X, y, 1.2 * lam, triplets=prob, tol=1e-10)
-    warm = ts.solve(X, y, lam, triplets=prob, tol=1e-10, init=prev)
+    cold = ts.solve(X, y, lam, triplets=prob, backoff=False, tol=1e-10)
+    prev = ts.solve(X, y, 1.2 * lam, triplets=prob, backoff=False, tol=1e-10)
+    warm = ts.solve(X, y, lam, triplets=prob, backoff=False, tol=1e-10, init=prev)
     assert warm.primal == pytest.approx(cold.primal, rel=1e-9)
     assert np.linalg.norm(warm.M - cold.M) <= warm.radius + cold.radius + 1e-12
     log = warm.screening_log
     first = (log["iteration"] == 0) & (log["sphere"] == "rrpb")
     assert (log["new_L"][first] + log["new_R"][first]).sum() > 0.5 * prob.n_triplets
     assert warm.n_iter <= cold.n_iter
-    same = ts.solve(X, y, lam, triplets=prob, tol=1e-10, init=warm)
+    same = ts.solve(X, y, lam, triplets=prob, backoff=False, tol=1e-10, init=warm)
     assert same.n_iter <= 1
 
 
@@ -495,7 +496,7 @@ def test_callback_can_stop_and_sees_the_status():
         seen.append((state.iterate["status"].copy(), state.extras["n_L"]))
         return state.iteration < 3
 
-    r = ts.solve(X, y, 1.0, k=3, tol=1e-14, callback=cb)
+    r = ts.solve(X, y, 1.0, k=3, backoff=False, tol=1e-14, callback=cb)
     assert not r.converged and r.n_iter == 3 and len(seen) == 4
     status, nL = seen[-1]
     assert np.sum(status == 1) == nL
@@ -517,12 +518,12 @@ def test_max_iter_warns_and_history_is_consistent():
 
 def test_diagonal_metric_and_transform():
     X, y = _data(17)
-    r = ts.solve(X, y, 1.0, k=3, diagonal=True, rule="sdls", tol=1e-10)
+    r = ts.solve(X, y, 1.0, k=3, diagonal=True, rule="sdls", backoff=False, tol=1e-10)
     assert r.M.shape == (4,) and np.all(r.M >= 0)
     Z = r.transform(X)
     i, j = 0, 1
     assert np.sum((Z[i] - Z[j]) ** 2) == pytest.approx(np.sum(r.M * (X[i] - X[j]) ** 2))
-    full = ts.solve(X, y, 1.0, k=3, tol=1e-10)
+    full = ts.solve(X, y, 1.0, k=3, backoff=False, tol=1e-10)
     Zf = full.transform(X)
     dv = X[i] - X[j]
     assert np.sum((Zf[i] - Zf[j]) ** 2) == pytest.approx(dv @ full.M @ dv)
@@ -655,7 +656,7 @@ def test_hinge_active_set_returns_the_best_certified_iterate():
     exact = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10, max_iter=20_000)
     for screening in (None, "rrpb+pgb"):
         r = _quiet(ts.solve, X, y, lam, triplets=prob, loss="hinge", active_set=True,
-                   screening=screening, tol=1e-9, max_iter=600)
+                   screening=screening, backoff=False, tol=1e-9, max_iter=600)
         h = r.history
         assert np.linalg.norm(r.M) > 0.01
         assert r.primal == pytest.approx(prob.primal(r.M, lam), rel=1e-12)
@@ -686,3 +687,20 @@ def test_params_declared_once():
     assert ts.LOSSES == ts.PARAMS["loss"].choices and ts.RULES == ts.PARAMS["rule"].choices
     with pytest.raises(ValueError, match="rule"):
         ts.solve(*_data(3), 1.0, k=2, rule="nope")
+
+
+def test_screening_backs_off_when_it_cannot_pay_and_says_so():
+    # a tiny problem: a screening round costs more than all the loss passes it could save
+    X, y = _data(41, n=24)
+    prob = ts.TripletProblem(X, y, k=2)
+    lam = 0.05 * prob.lambda_max()
+    naive = ts.solve(X, y, lam, triplets=prob, screening=None, tol=1e-9)
+    auto = ts.solve(X, y, lam, triplets=prob, tol=1e-9)
+    forced = ts.solve(X, y, lam, triplets=prob, tol=1e-9, backoff=False)
+    assert any("screening skipped" in n for n in auto.notes)
+    assert auto.screening_rate == 0 and forced.screening_rate > 0 and not forced.notes
+    for r in (auto, forced):
+        assert r.primal == pytest.approx(naive.primal, rel=1e-8)
+    assert set(forced.profile) == {"loss_pass", "pair_forms", "eig", "screening"}
+    p = ts.path(X, y, triplets=prob, n_lambdas=8, tol=1e-8)
+    assert p.profile["triplets_visited"] == p.triplet_visits.sum()

@@ -57,6 +57,7 @@ def solve(
     diagonal: bool = PARAMS.default("diagonal"),
     active_set: bool = PARAMS.default("active_set"),
     method: str = PARAMS.default("method"),
+    backoff: bool = PARAMS.default("backoff"),
     tol: float = PARAMS.default("tol"),
     max_iter: int = PARAMS.default("max_iter"),
     init: TripletResult | None = None,
@@ -94,6 +95,10 @@ def solve(
     active_set : bool
         The active-set baseline: gradient over triplets with positive loss only,
         refreshed (and certified) every 10 iterations. Combines with screening.
+    backoff : bool
+        Skip a screening round when, from the costs measured so far, it cannot save
+        more loss-pass time than it costs (dynamic screening: two rounds in a row
+        that did not pay); noted in ``result.notes``. ``False`` always screens.
     method : {"auto", "pgd", "dual"}
         ``"pgd"``: primal projected gradient with the paper's BB step;
         ``"dual"``: accelerated projected gradient on the dual. ``"auto"`` picks
@@ -114,7 +119,8 @@ def solve(
     """
     lam = _check_lam(lam)
     v = PARAMS.validate(rule=rule, diagonal=diagonal, active_set=active_set, tol=tol,
-                        max_iter=max_iter)
+                        max_iter=max_iter, backoff=backoff)
+    backoff = v["backoff"]
     rule, diagonal, active_set, tol, max_iter = (
         v["rule"], v["diagonal"], v["active_set"], v["tol"], v["max_iter"])
     loss_n, gamma_v, hinge = _check_loss(loss, gamma)
@@ -147,7 +153,7 @@ def solve(
             ref = _Ref(M=np.array(init.M), lam=float(init.lam),
                        eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
-                 max_iter=max_iter, callback=callback)
+                 max_iter=max_iter, callback=callback, backoff=backoff)
     with single_threaded_blas():
         res, _ = _run_solve(prob, lam, M0, opts, ref, step0)
     return res

@@ -25,7 +25,8 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
                compare: Sequence[tuple[str, str]] = ()):
     """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``."""
-    run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic)
+    run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
+               backoff=opts.backoff)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
                   callback=opts.callback)
     extras: dict[str, Any] = {"compare": {}, "rate_path": 0.0, "rate_range": 0.0,
@@ -62,7 +63,8 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
                 "diagonal": prob.diagonal, "active_set": opts.active_set,
-                "method": opts.method, "tol": opts.tol, "max_iter": opts.max_iter,
+                "method": opts.method, "backoff": opts.backoff, "tol": opts.tol,
+                "max_iter": opts.max_iter,
                 "n_triplets": data.n_t},
         **fields,
     )
@@ -83,6 +85,9 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.nda
         extras["by_sphere"]["rrpb"] = c / n_t
         changed += c
         kinds.remove("rrpb")
+    if kinds and ev is not None and not run.worth_screening(len(kinds)):
+        kinds = []
+        run.dynamic_on = False
     spheres = run.spheres_at(kinds, M, ev, gap, Ap, D, ref, True)
     if spheres:
         before = len(run.log["new_L"])

@@ -60,6 +60,7 @@ def path(
     diagonal: bool = False,
     active_set: bool = False,
     method: str = "auto",
+    backoff: bool = True,
     tol: float = 1e-6,
     max_iter: int = 5000,
     termination: bool = True,
@@ -76,7 +77,7 @@ def path(
 
     Parameters
     ----------
-    X, y, triplets, k, loss, gamma, diagonal, active_set, method, tol, max_iter
+    X, y, triplets, k, loss, gamma, diagonal, active_set, method, backoff, tol, max_iter
         As in :func:`solve`.
     ratio : float in (0, 1)
         ``lam_t / lam_{t-1}`` (0.9; the paper's fine path uses 0.99).
@@ -131,7 +132,8 @@ def path(
     if lam_min is not None:
         lam_min = check_scalar(lam_min, "lam_min", low=0.0)
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
-                 max_iter=max_iter, callback=None, want_alpha=False)
+                 max_iter=max_iter, callback=None, want_alpha=False,
+                 backoff=check_bool(backoff, "backoff"))
     # RRPB with the sphere rule screens incrementally along the path (Theorem 4.1 ranges
     # kept across lambdas: only active and expiring triplets are visited per lambda)
     ps = PathScreen(prob.data, prob.gamma, n_lambdas) if (

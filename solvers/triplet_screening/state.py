@@ -75,7 +75,8 @@ class _Run:
     """State of one solve at a fixed ``lam``: screening sets, folded L-hat, subsets."""
 
     def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool,
-                 dynamic: dict | None = None) -> None:
+                 dynamic: dict | None = None, backoff: bool = True) -> None:
+        self.backoff = backoff
         self.prob = prob
         self.data = prob.data
         self.lam = lam
@@ -98,6 +99,7 @@ class _Run:
         self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
         self.loss_visits = 0
+        self.n_evals = 0
         #: seconds per part: loss passes over the remaining triplets, per-pair forms and
         #: weighted sums, d x d eigendecompositions, screening (rules, status updates,
         #: compaction, the screened-triplet check)
@@ -108,7 +110,7 @@ class _Run:
         self._dyn_gain = 0.0
         self.dyn = dynamic if dynamic is not None else {}
         self.dynamic_on = True
-        if self.dyn.get("skip", 0) > 0:
+        if backoff and self.dyn.get("skip", 0) > 0:
             self.dyn["skip"] -= 1
             self.dynamic_on = False
             self.notes.append("dynamic screening skipped: on the previous lambda its rounds "
@@ -141,6 +143,7 @@ class _Run:
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
         self.visits += sub.idx.size
         self.loss_visits += sub.idx.size
+        self.n_evals += 1
         pc = time.thread_time
         t0 = pc()
         q = sub.quad(M)
@@ -202,16 +205,39 @@ class _Run:
         self._dyn_cost += seconds
         self._dyn_gain += gain
         self._bad_rounds = self._bad_rounds + 1 if gain < seconds else 0
-        if self._bad_rounds >= 2:
+        if self._bad_rounds >= 2 and self.backoff:
             self.dynamic_on = False
             self.notes.append(
                 f"dynamic screening backed off at iteration {iteration}: a round cost "
                 f"{seconds * 1e3:.2f} ms and saved an estimated {gain * 1e3:.2f} ms")
 
+    def worth_screening(self, n_spheres: int) -> bool:
+        """Whether a screening round can pay at all, from the costs measured so far.
+
+        At best it removes every remaining triplet from the loss passes of the
+        iterations still expected (those of the previous lambda on a path, otherwise
+        ``SCREEN_EVERY``); a round costs about one loss pass and one set of pair forms
+        per sphere. When even that best case loses, screening is skipped and the
+        result says so."""
+        if not self.backoff:
+            return True
+        n = max(self.loss_visits, 1)
+        per_loss = self.prof["loss_pass"] / n
+        per_eval = (self.prof["loss_pass"] + self.prof["pair_forms"]) / max(self.n_evals, 1)
+        iters = max(int(self.dyn.get("iters", SCREEN_EVERY)), 1)
+        best_gain = per_loss * self.unscr.idx.size * iters
+        cost = n_spheres * per_eval + 1e-4
+        if best_gain < cost:
+            self.notes.append(
+                f"screening skipped: at most {best_gain * 1e3:.2f} ms of loss passes to save "
+                f"against about {cost * 1e3:.2f} ms per screening round")
+            return False
+        return True
+
     def finish_dynamic(self, n_iter: int) -> None:
         """End of this lambda: remember the iteration count and whether screening paid."""
         self.dyn["iters"] = n_iter
-        if self._dyn_cost > 0 and self._dyn_gain < self._dyn_cost:
+        if self.backoff and self._dyn_cost > 0 and self._dyn_gain < self._dyn_cost:
             self.dyn["skip"] = 3
 
     def exact(self, M: np.ndarray) -> bool:
@@ -400,5 +426,6 @@ class _Opts:
     callback: Any
     screen_every: int = SCREEN_EVERY
     want_alpha: bool = True
+    backoff: bool = True
     #: shared along a path: whether dynamic screening paid on the previous lambdas
     dynamic: dict = field(default_factory=dict)

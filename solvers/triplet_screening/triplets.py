@@ -35,6 +35,8 @@ PARAMS = ParamSpecs(
     ParamSpec("active_set", False, "active-set heuristic (baseline)"),
     ParamSpec("method", "auto", "optimiser (auto: pgd for the smoothed hinge, dual for the "
               "hinge)", choices=("auto", "pgd", "dual")),
+    ParamSpec("backoff", True, "skip screening rounds whose measured cost exceeds the "
+              "loss-pass time they can save (noted in the result); False: always screen"),
     TOL,
     ParamSpec("max_iter", 5000, "iteration budget", kind="int", low=1, low_inclusive=True),
 )
