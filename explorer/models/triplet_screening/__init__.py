@@ -93,7 +93,8 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
            screening: str = _specs().default("screening"), rule: str = _specs().default("rule"),
            diagonal: bool = _specs().default("diagonal"),
            active_set: bool = _specs().default("active_set"),
-           method: str = _specs().default("method")):
+           method: str = _specs().default("method"),
+           backoff: bool = _specs().default("backoff")):
     from solvers import triplet_screening as ts
 
     prob = _problem(problem, loss, gamma, diagonal)
@@ -101,7 +102,7 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
-                    tol=tol, max_iter=max_iter, init=init, callback=callback)
+                    backoff=backoff, tol=tol, max_iter=max_iter, init=init, callback=callback)
 
 
 def _reference(problem: Problem, *, lam_rel: float = 0.01,
@@ -153,6 +154,7 @@ ENTRY = ModelEntry(
         ui_param(_specs()["diagonal"]),
         ui_param(_specs()["active_set"]),
         ui_param(_specs()["method"]),
+        ui_param(_specs()["backoff"]),
     ),
     solve=_solve,
     reference=_reference,

@@ -84,6 +84,8 @@ _PATH_CMP = "triplet_screening__path_comparison"
 VARIANTS = {
     "naive": {"screening": "none", "active_set": False},
     "screened (RRPB+PGB)": {"screening": "rrpb+pgb", "active_set": False},
+    "screened, no back-off (RRPB+PGB)": {"screening": "rrpb+pgb", "active_set": False,
+                                         "backoff": False},
     "active set": {"screening": "none", "active_set": True, "method": "pgd"},
     "active set + screening (RRPB+PGB)": {"screening": "rrpb+pgb", "active_set": True,
                                           "method": "pgd"},
@@ -125,6 +127,8 @@ def structure(problem, res, c) -> None:
     cols[2].metric("still active", f"{n_t - nL - nR:,}")
     cols[3].metric("screening rate", f"{res.screening_rate:.1%}")
     cols[4].metric("‖M − M*‖_F ≤", f"{res.radius:.2e}")
+    for note in getattr(res, "notes", ()):
+        st.caption(f"Back-off: {note} (turn *backoff* off in the sidebar to screen anyway).")
     left, right = st.columns([3, 2])
     with left:
         cap = st.slider("triplets drawn per status", 0, 200, 30, step=10, key="triplets_drawn",
@@ -291,6 +295,14 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
 # ----------------------------------------------------------------------------- comparison
 
 
+def _where(profile) -> dict:
+    """Where the time goes (CPU ms): loss passes, screening bookkeeping, pair forms, eig."""
+    return {"loss passes [ms]": round(1e3 * profile.get("loss_pass", 0.0), 2),
+            "screening [ms]": round(1e3 * profile.get("screening", 0.0), 2),
+            "pair forms [ms]": round(1e3 * profile.get("pair_forms", 0.0), 2),
+            "eig [ms]": round(1e3 * profile.get("eig", 0.0), 2)}
+
+
 def comparison(problem, res, c) -> None:
     """Screening details of the single-λ variants and the path comparison (Table 2)."""
     runs = ui.stored_comparison(ENTRY)
@@ -298,10 +310,13 @@ def comparison(problem, res, c) -> None:
         t0 = runs["naive"].time if "naive" in runs else float("nan")
         st.dataframe([{"method": m, "screening rate": round(r.screening_rate, 4),
                        "triplet visits": r.triplet_visits,
-                       "speed-up vs naive": round(t0 / r.time, 2) if r.time > 0 else None}
+                       "speed-up vs naive": round(t0 / r.time, 2) if r.time > 0 else None,
+                       **_where(r.profile), "notes": "; ".join(r.notes)}
                       for m, r in runs.items()], hide_index=True)
         st.caption("Single λ from a cold start: no previous solution, so RRPB is DGB and "
-                   "only PGB and dynamic screening work; the path below shows "
+                   "only PGB and dynamic screening work. Screening backs off (see notes) "
+                   "when a round would cost more than the loss passes it can save; the "
+                   "'no back-off' row screens anyway. The path below shows "
                    "regularisation-path screening. With the hinge loss the non-active-set "
                    "variants use the dual solver (method auto), the active-set ones the "
                    "primal projected gradient.")
@@ -347,6 +362,7 @@ def comparison(problem, res, c) -> None:
                      "visits: naive / this": round(v_naive / v, 2),
                      "mean final screening rate": round(float(np.mean(pr.rate_final[1:n]))
                                                         if n > 1 else 0.0, 4),
+                     **_where(pr.profile),
                      "max rel. obj. diff vs naive": diff})
     st.dataframe(rows, hide_index=True)
     lam_rel = base.lambdas[:n] / base.lam_max
