@@ -50,12 +50,13 @@ seed = 0
 
 # %%
 import math
+import time
 import warnings
 
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.datasets import load_real
+from explorer.models.triplet_screening.bench import target_data
 from explorer.models.triplet_screening.data import synthetic
 from explorer.models.triplet_screening.figures import (
     path_rates_figure,
@@ -440,48 +441,57 @@ for loss in ("smoothed_hinge", "hinge"):
 # The paper solves RTLM for $\lambda_t = 0.9\,\lambda_{t-1}$ from $\lambda_{\max}$,
 # warm-starting each $\lambda$ from the previous solution, which is also RRPB's reference
 # (*regularisation-path screening*, before the first step), then screens every 10
-# iterations (*dynamic screening*). It reports several-fold speed-ups. Here: the whole
-# path on wine, naive against RRPB+PGB, same tolerance, same $\lambda$ grid.
+# iterations (*dynamic screening*). Here: the whole path on wine with **all** triplets
+# (features min-max scaled to $[-1, 1]$ as in the authors' data files, 1,232,288
+# triplets), naive against RRPB and RRPB+PGB, same tolerance, same $\lambda$ grid, CPU time.
+#
+# RRPB screens *incrementally* along the path: Theorem 4.1 gives each screened triplet the
+# interval of $\lambda$ on which it stays screened, so a step of $\lambda$ evaluates only
+# the active triplets and those whose interval expired (one sequential pass fused with the
+# status update), instead of re-screening every triplet.
 
 # %%
-Xw, yw = load_real("wine")
+Xw, yw = target_data("wine")
 probw = ts.TripletProblem(Xw, yw, k=path_k if path_k > 0 else np.inf)
 ts.path(Xw[::6], yw[::6], k=3, n_lambdas=3)  # load the compiled kernels before timing
 common = dict(triplets=probw, tol=tol, n_lambdas=path_lambdas)
+cpu = {}
+t0 = time.process_time()
 naive = ts.path(Xw, yw, screening=None, **common)
+cpu["naive"] = time.process_time() - t0
+t0 = time.process_time()
+rrpb = ts.path(Xw, yw, screening=("rrpb",), **common)
+cpu["RRPB"] = time.process_time() - t0
+t0 = time.process_time()
 screened = ts.path(Xw, yw, screening=("rrpb", "pgb"), **common)
-n = min(len(naive.lambdas), len(screened.lambdas))
+cpu["RRPB+PGB"] = time.process_time() - t0
+n = min(len(naive.lambdas), len(screened.lambdas), len(rrpb.lambdas))
 assert np.allclose(naive.lambdas[:n], screened.lambdas[:n])
-rel_obj = np.abs(screened.primal[:n] - naive.primal[:n]) / np.abs(naive.primal[:n])
-t_naive, t_scr = naive.time[:n].sum(), screened.time[:n].sum()
-v_naive, v_scr = naive.triplet_visits[:n].sum(), screened.triplet_visits[:n].sum()
-print(f"wine, k = {'inf' if path_k <= 0 else path_k}: {probw.n_triplets:,} triplets, {n} lambdas "
-      f"(down to {naive.lambdas[n - 1] / naive.lam_max:.2g} lambda_max, "
-      f"stopped by '{naive.terminated_by}')")
-print(f"naive path    {t_naive:7.2f} s, {naive.n_iter[:n].sum():6d} iterations, "
-      f"{v_naive / 1e6:8.1f} M triplet visits")
-print(f"RRPB+PGB path {t_scr:7.2f} s, {screened.n_iter[:n].sum():6d} iterations, "
-      f"{v_scr / 1e6:8.1f} M triplet visits, mean screening rate "
-      f"{np.mean(screened.rate_final[1:n]):.0%}")
-print(f"speed-up in time {t_naive / t_scr:.2f}x, in triplet visits {v_naive / v_scr:.1f}x; "
-      f"largest relative objective difference {rel_obj.max():.1e}")
-assert np.all(screened.converged[:n]) and np.all(naive.converged[:n])
-assert rel_obj.max() <= 10 * tol  # both certified to tol: the same objective at every lambda
-assert v_naive / v_scr > 1.5  # screening removes much of the per-triplet work
+print(f"wine (min-max), k = {'inf' if path_k <= 0 else path_k}: {probw.n_triplets:,} "
+      f"triplets, {n} lambdas (down to {naive.lambdas[n - 1] / naive.lam_max:.2g} lambda_max)")
+print(f"{'path':9s} {'CPU [s]':>8s} {'speed-up':>8s} {'visits [M]':>10s} {'loss':>6s} "
+      f"{'screen':>6s} {'pairs':>6s} {'eig':>6s}  max rel. obj. diff")
+for label, p in (("naive", naive), ("RRPB", rrpb), ("RRPB+PGB", screened)):
+    pr = p.profile
+    rel_obj = np.max(np.abs(p.primal[:n] - naive.primal[:n]) / np.abs(naive.primal[:n]))
+    print(f"{label:9s} {cpu[label]:8.2f} {cpu['naive'] / cpu[label]:7.2f}x "
+          f"{pr['triplets_visited'] / 1e6:10.1f} {pr['loss_pass']:6.2f} {pr['screening']:6.2f} "
+          f"{pr['pair_forms']:6.2f} {pr['eig']:6.2f}  {rel_obj:.1e}")
+    assert np.all(p.converged[:n]) and rel_obj <= 10 * tol  # the same objective everywhere
+assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-triplet work removed
 
 # %% [markdown]
-# **Reading the numbers honestly.** Screening removes a large part of the *per-triplet*
-# work: the triplet visits (triplets touched by loss passes and screening rules) drop by
-# the factor printed above, and by 5–10× on the whole wine path in the phase-1 benchmark.
-# The wall-clock speed-up is much smaller: that benchmark (`dualscope bench
-# triplet_screening`, wine with $k=\infty$, 1.2 M triplets, this 2-core machine) measured
-# **1.07–1.5×**, not the paper's several-fold, and the run above agrees.
-# The reason is the implementation of the *naive* solver: margins come from per-pair
-# quadratic forms computed once per distinct pair, in compiled loops, so a pass over a
-# triplet costs a few nanoseconds; what remains per iteration — the $d\times d$
-# eigendecompositions of the PSD projection, the per-pair forms, the line search — is not
-# reduced by screening. Screening pays most where the per-triplet term dominates: many
-# triplets per pair (large $k$) and many iterations per $\lambda$ (tight tolerances).
+# **Reading the numbers.** Columns: CPU seconds of the whole path and where they went
+# (thread CPU seconds of the loss passes over the remaining triplets, screening
+# bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
+# per-triplet work (the triplet visits), and since the incremental path scan and the
+# branch-free loss pass, most of the time too: on this 2-core machine (shared, so
+# timings vary) `dualscope bench triplet_screening` measured about 2.2-2.5× for RRPB on
+# wine with all triplets at tol 1e-6 (the issue's target is 3×; the authors' C++ gets
+# 4.65× over a naive pass some 40× slower per triplet than ours). What screening cannot
+# remove is the per-iteration part: the $d\times d$ eigendecompositions and Python's
+# step logic. With `DUALSCOPE_NOTEBOOK_SMALL=1` this cell runs wine with $k=10$, where
+# that per-iteration part dominates and the gain is small.
 #
 # Where the screening rate comes from, per sphere, along the same path (Figures 4–5 of the
 # paper; RPB treats the previous solution as exact, a theoretical comparison only), and
