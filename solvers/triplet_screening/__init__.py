@@ -23,8 +23,9 @@ quadratic forms of the distinct pairs (far fewer than triplets) and
 
 Optimiser (section 5): projected gradient on the primal with the
 Barzilai-Borwein step ``1/2 |<dM, dG>/<dG, dG> + <dM, dM>/<dM, dG>|``
-(``method="pgd"``; a non-monotone Grippo-Lampariello-Lucidi safeguard halves
-it when the objective exceeds the last 10 values), PSD projection every step,
+(``method="pgd"``, the generic engine :class:`solvers.pgd.PGD`; a non-monotone
+Grippo-Lampariello-Lucidi safeguard halves it when the objective exceeds the
+last 10 values), PSD projection (:func:`solvers.prox.project_psd`) every step,
 dual point by the KKT map, stop on the relative duality gap. The hinge loss
 is non-smooth, so primal projected (sub)gradient cannot reach small gaps;
 ``method="dual"`` (the default for the hinge) runs accelerated projected
@@ -40,7 +41,17 @@ on the linear part and folded into one running matrix ``H_L``:
     P~(M) = sum_{t active} loss(<M, H_t>) + lam/2 ||M||^2 + (1 - gamma/2)|L-hat| - <M, H_L>.
 
 Screening runs at iteration 0 (regularisation-path screening, RRPB from the
-previous lambda's solution) and every 10 iterations (dynamic screening).
+previous lambda's solution) and every 10 iterations (dynamic screening). Along
+:func:`path`, RRPB with the sphere rule screens incrementally (Theorem 4.1
+ranges kept across lambdas, :mod:`.pathscreen`): a step of lambda evaluates only
+the active triplets and those whose interval expired. Screening backs off when,
+from the costs measured so far, a round cannot save more loss-pass time than it
+costs (``backoff=True``; ``result.notes`` says so).
+
+The solver returns the best certified iterate: the lowest full primal seen,
+with ``gap = min P - max D`` over the certified iterates (every dual point is
+feasible). The active-set refresh returns to that point and keeps the triplets
+whose loss grew when the full objective rose (it used to cycle through M = 0).
 
 Certificate. ``P~ <= P`` everywhere and ``P~ = P`` whenever every screened
 triplet is in its region; that is the case when ``M`` lies in every sphere
@@ -54,11 +65,19 @@ full dual at a feasible ``alpha`` (1 on L-hat, 0 on R-hat) and
 loss, refreshed every 10 iterations) the certificate needs all margins, so it
 is computed, recorded and checked at the refreshes only.
 
-Performance notes: the per-pair forms and scatter-adds are compiled loops
-(``solvers/_triplet_kernels.py``); BLAS/LAPACK is limited to one thread during
-a solve (``threadpoolctl`` if installed), since every dense operation is on a
-``d x d`` matrix. ``result.triplet_visits`` counts the triplets touched by loss
-passes and rules, the machine-independent part of the cost screening removes.
+Performance notes: the per-pair forms go through the points when pairs
+outnumber them (``q_p = <F_p, z_i - z_j>`` with ``Z = X M``), the loss pass is
+branch-free, all compiled (:mod:`.kernels`); BLAS/LAPACK is limited to one
+thread during a solve. ``result.triplet_visits`` counts the triplets touched by
+loss passes and rules; ``result.profile`` splits the time (loss passes,
+screening bookkeeping, pair forms, eigendecompositions).
+
+Layout: :mod:`.triplets` (construction, argument checks, ``PARAMS``),
+:mod:`.pairs` (pair forms, KKT map), :mod:`.problem` (:class:`TripletProblem`),
+:mod:`.spheres` and :mod:`.rules` (section 3), :mod:`.pathscreen` (section 4,
+incremental), :mod:`.state` (one solve's screening state), :mod:`.loops` (the
+optimisation loops), :mod:`.api` (:func:`solve`), :mod:`.regpath` (:func:`path`),
+:mod:`.results`, :mod:`.kernels` (numba).
 """
 
 from __future__ import annotations
