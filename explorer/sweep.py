@@ -274,7 +274,7 @@ def _base_row(chain: Chain, i: int) -> dict[str, Any]:
                step=chain.steps[i], path=chain.path or "")
     for k in CERTIFICATE:
         row[k] = None
-    row.update(score_name=None, score=None, warning=None, error=None, key=chain.keys[i])
+    row.update(score_name=None, score=None, error=None, key=chain.keys[i])
     return row
 
 
@@ -286,6 +286,7 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
     is the same on every backend.
     """
     from solvers._blas import single_threaded_blas
+    from solvers.base import ConvergenceWarning
 
     entry = registry.get(chain.model)
     hooks = entry.hooks()
@@ -305,8 +306,9 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
         row = _base_row(chain, i)
         init = previous if chain.warm else None
         try:
-            with warnings.catch_warnings(record=True) as caught, single_threaded_blas():
-                warnings.simplefilter("always")
+            # the row's converged / stop_reason say what the warning would say
+            with warnings.catch_warnings(), single_threaded_blas():
+                warnings.simplefilter("ignore", ConvergenceWarning)
                 res = _solve(entry, problem, chain, params, init)
             if isinstance(res, tuple):
                 res, init = res
@@ -314,9 +316,6 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
                        rel_gap=float(res.rel_gap), converged=bool(res.converged),
                        stop_reason=str(res.stop_reason), n_iter=int(res.n_iter),
                        time=float(res.time), warm=init is not None)
-            if caught:
-                w = caught[0]
-                row["warning"] = f"{w.category.__name__}: {w.message}"
             previous = res
             _extras(hooks, problem, res, row)
         except Exception as exc:
@@ -436,9 +435,11 @@ class DaskBackend:
 
         if self._client is None:
             if self.scheduler is None:
+                # loopback only; processes=False communicates in-process (inproc://)
+                where = {"host": "127.0.0.1"} if self.processes else {}
                 cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                       processes=self.processes, host="127.0.0.1",
-                                       dashboard_address=None)
+                                       processes=self.processes, dashboard_address=None,
+                                       **where)
                 self._own.append(cluster)
                 self._client = Client(cluster)
                 self._own.insert(0, self._client)
@@ -525,7 +526,7 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     # certificate and bookkeeping last, in a fixed order
     tail = [*CERTIFICATE, "score_name", "score"]
     struct = [c for c in cols if c.startswith(STRUCT_PREFIX)]
-    end = ["warning", "error", "key"]
+    end = ["error", "key"]
     head = [c for c in cols if c not in tail and c not in end and c not in struct]
     return head + [c for c in tail if c in cols] + struct + [c for c in end if c in cols]
 
@@ -788,7 +789,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
     if not rows:
         return "(no rows)"
     varying = [c for c in _columns(rows)
-               if c not in CERTIFICATE and c not in ("key", "warning", "error", "chain", "step",
+               if c not in CERTIFICATE and c not in ("key", "error", "chain", "step",
                                                        "path", "score_name", "model")
                and not c.startswith(STRUCT_PREFIX)
                and len({repr(r.get(c)) for r in rows}) > 1]
