@@ -1,4 +1,4 @@
-"""Sweeps: identical tables on every backend, resume, error rows, warm-started chains, CLI, panel."""
+"""Sweeps: same table on every backend, resume, error rows, warm-started chains, CLI, panel."""
 
 from __future__ import annotations
 
@@ -195,12 +195,12 @@ def test_panel_draws_heatmap_over_two_parameters():
     at = AppTest.from_string(PANEL, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
-    at.multiselect(key="sweep_params").set_value(["C", "method"])
+    at.multiselect(key="sweep_wwsvm_params").set_value(["C", "method"])
     at.run()
-    at.number_input(key="sweep_n_C").set_value(3)
-    at.selectbox(key="sweep_backend").set_value("serial")
-    at.number_input(key="sweep_seeds").set_value(1)
-    at.button(key="sweep_run").click()
+    at.number_input(key="sweep_wwsvm_n_C").set_value(3)
+    at.selectbox(key="sweep_wwsvm_backend").set_value("serial")
+    at.number_input(key="sweep_wwsvm_seeds").set_value(1)
+    at.button(key="sweep_wwsvm_run").click()
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
