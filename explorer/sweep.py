@@ -388,8 +388,13 @@ class ProcessBackend:
         if not chains:
             return
         # forkserver: no fork of a threaded parent (Streamlit, Dask), cheaper than spawn
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods()
-                             else "spawn")
+        # (as with spawn, a script using this backend needs an ``if __name__ == "__main__"``
+        # guard). The server preloads this module, so workers start with it imported.
+        if "forkserver" in mp.get_all_start_methods():
+            ctx = mp.get_context("forkserver")
+            ctx.set_forkserver_preload(["explorer.sweep"])
+        else:  # pragma: no cover - platforms without forkserver
+            ctx = mp.get_context("spawn")
         self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(chains)),
                                          mp_context=ctx)
         futures = [self._pool.submit(run_chain, c) for c in chains]

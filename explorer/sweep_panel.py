@@ -92,6 +92,8 @@ def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[An
     figs = []
     for col, title, log in _quantities(ok):
         data = ok[[*names, "data_seed", col]].dropna(subset=[col])
+        # cross-validation folds: the mean over folds of each (point, seed)
+        data = data.groupby([*names, "data_seed"], sort=True, as_index=False)[col].mean()
         if data.empty:
             continue
         fig = go.Figure()
@@ -159,8 +161,18 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
                                 "(a LocalCluster, or the scheduler address below)")
     scheduler = None
     if backend == "dask":
-        scheduler = c3.text_input("Dask scheduler (empty: local cluster)", value="",
+        scheduler = st.text_input("Dask scheduler (empty: local cluster)", value="",
                                   key=_key(entry, "scheduler")).strip() or None
+    hooks = entry.hooks()
+    cv = 0
+    if hooks is not None and hasattr(hooks, "split"):
+        cv = int(c3.number_input(
+            "cross-validation folds", min_value=0, max_value=10, value=0, step=1,
+            key=_key(entry, "cv"), help="0: no cross-validation; K >= 2: each point is "
+            "solved on K training folds and scored on the held-out fold"))
+        if cv == 1:
+            st.info("Cross-validation needs at least 2 folds (0 turns it off).")
+            return
     empty = [n for n, v in grid.items() if not v]
     if empty:
         st.info(f"Choose at least one value of {', '.join(empty)}.")
@@ -169,8 +181,8 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
     spec = sweep.SweepSpec(
         model=entry.name, grid=grid, sizes={k: [v] for k, v in sizes.items()},
         seeds=list(range(int(seed), int(seed) + n_seeds)), dataset=dataset,
-        fixed={k: v for k, v in params.items() if k not in grid})
-    n_points = math.prod(len(v) for v in grid.values()) * n_seeds
+        fixed={k: v for k, v in params.items() if k not in grid}, cv=cv)
+    n_points = math.prod(len(v) for v in grid.values()) * n_seeds * max(cv, 1)
     b1, b2, b3 = st.columns([1, 1, 3])
     run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary")
     stop_clicked = b2.button("Stop", key=_key(entry, "stop"))
