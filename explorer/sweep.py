@@ -101,7 +101,8 @@ class SweepSpec:
         Folds are an axis; each fold is its own certified solve.
     path : str, optional
         The continuous parameter along which chains are warm-started (default: the
-        first float parameter of ``grid`` with several values). ``""`` disables paths.
+        first float parameter of ``grid`` with several values, preferring one on a log
+        scale, i.e. a regularisation weight). ``""`` disables paths.
     descending : bool
         Solve chains from the largest path value down (e.g. a regularisation path
         from ``lambda_max``).
@@ -182,11 +183,11 @@ def _path_param(entry: registry.ModelEntry, spec: SweepSpec) -> str | None:
                              f"(axes: {list(spec.grid)})")
         entry.param(spec.path)
         return spec.path
-    for name, values in spec.grid.items():
-        if name in {p.name for p in entry.params} and entry.param(name).kind == "float" \
-                and len(_as_list(values)) > 1:
-            return name
-    return None
+    axes = [name for name, values in spec.grid.items()
+            if entry.param(name).kind == "float" and len(_as_list(values)) > 1]
+    # prefer a parameter that spans decades (a regularisation weight) over a shape parameter
+    logs = [name for name in axes if entry.param(name).log]
+    return (logs or axes or [None])[0]
 
 
 def _sort_value(v: Any) -> tuple[int, Any]:
