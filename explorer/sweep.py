@@ -796,7 +796,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
         return "(no rows)"
     varying = [c for c in _columns(rows)
                if c not in CERTIFICATE and c not in ("key", "error", "chain", "step",
-                                                       "path", "score_name", "model")
+                                                       "path", "score_name", "score", "model")
                and not c.startswith(STRUCT_PREFIX)
                and len({repr(r.get(c)) for r in rows}) > 1]
     cols = [*varying, "primal", "gap", "rel_gap", "converged", "n_iter", "time", "warm"]
