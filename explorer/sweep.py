@@ -48,6 +48,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -197,6 +198,28 @@ def _sort_value(v: Any) -> tuple[int, Any]:
         return (1, str(v))
 
 
+def _cast_like(default: Any, v: Any) -> Any:
+    """A size value with the type of its default (so ``n=60`` and ``n=60.0`` are one point)."""
+    if isinstance(default, bool) or not isinstance(v, (int, float, np.number)):
+        return v
+    if isinstance(default, int):
+        return int(v) if float(v).is_integer() else float(v)
+    if isinstance(default, float):
+        return float(v)
+    return v
+
+
+def _cast_param(p: registry.Param, v: Any) -> Any:
+    """A grid value in the parameter's kind (``C=1`` and ``C=1.0`` are one point)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if p.kind == "float" and isinstance(v, (int, float, np.number)):
+        return float(v)
+    if p.kind == "int" and isinstance(v, (int, np.integer)):
+        return int(v)
+    return _jsonable(v)
+
+
 def plan(spec: SweepSpec) -> list[Chain]:
     """The chains of a sweep, in a deterministic order (raises on unknown names)."""
     entry = registry.get(spec.model)
@@ -226,13 +249,16 @@ def plan(spec: SweepSpec) -> list[Chain]:
     max_iter = int(spec.max_iter if spec.max_iter is not None else entry.max_iter)
     path = _path_param(entry, spec)
 
-    size_axes = {k: _as_list(v) for k, v in spec.sizes.items()}
     base_sizes = {k: v[0] for k, v in ds.sizes.items()}
-    grid_axes = {k: _as_list(v) for k, v in spec.grid.items()}
+    size_axes = {k: [_cast_like(base_sizes[k], x) for x in _as_list(v)]
+                 for k, v in spec.sizes.items()}
+    grid_axes = {k: [_cast_param(entry.param(k), x) for x in _as_list(v)]
+                 for k, v in spec.grid.items()}
     other = {k: v for k, v in grid_axes.items() if k != path}
     path_values = sorted(grid_axes[path], key=_sort_value, reverse=spec.descending) \
         if path else [None]
     defaults = entry.default_params()
+    fixed_params = {k: _cast_param(entry.param(k), v) for k, v in spec.fixed.items()}
     folds: list[int | None] = list(range(int(spec.cv))) if spec.cv else [None]
 
     chains: list[Chain] = []
@@ -241,7 +267,8 @@ def plan(spec: SweepSpec) -> list[Chain]:
         for seed in seeds:
             for fold in folds:
                 for combo in itertools.product(*other.values()):
-                    fixed = dict(defaults, **spec.fixed, **dict(zip(other, combo, strict=True)))
+                    fixed = dict(defaults, **fixed_params,
+                                 **dict(zip(other, combo, strict=True)))
                     points, keys, steps = [], [], []
                     for step, pv in enumerate(path_values):
                         params = dict(fixed) if path is None else dict(fixed, **{path: pv})
@@ -307,9 +334,10 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
         row = _base_row(chain, i)
         init = previous if chain.warm else None
         try:
-            # the row's converged / stop_reason say what the warning would say
-            with warnings.catch_warnings(), single_threaded_blas():
-                warnings.simplefilter("ignore", ConvergenceWarning)
+            # the row's converged / stop_reason say what the warning would say; the
+            # warnings filters are process-global, so only the main thread touches them
+            # (Dask runs tasks in worker threads)
+            with _quiet(ConvergenceWarning), single_threaded_blas():
                 res = _solve(entry, problem, chain, params, init)
             if isinstance(res, tuple):
                 res, init = res
@@ -323,6 +351,16 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
             row["error"] = _error_text(exc)
             row["warm"] = init is not None
         yield row
+
+
+@contextlib.contextmanager
+def _quiet(category: type[Warning]) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category)
+        yield
 
 
 def _solve(entry, problem, chain: Chain, params, init):
