@@ -50,6 +50,7 @@ import os
 import sys
 import threading
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -411,6 +412,23 @@ class SerialBackend:
         pass
 
 
+@contextlib.contextmanager
+def _main_not_needed() -> Iterator[None]:
+    """Hide ``__main__`` from ``multiprocessing`` while worker processes start.
+
+    forkserver/spawn children re-import the parent's main module unless it is guarded;
+    inside Streamlit ``__main__`` is the app script itself, so every worker would run the
+    page. The work sent to workers lives in this module and never needs ``__main__``.
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 class ProcessBackend:
     """Local worker processes (:class:`~concurrent.futures.ProcessPoolExecutor`)."""
 
@@ -427,8 +445,7 @@ class ProcessBackend:
         if not chains:
             return
         # forkserver: no fork of a threaded parent (Streamlit, Dask), cheaper than spawn
-        # (as with spawn, a script using this backend needs an ``if __name__ == "__main__"``
-        # guard). The server preloads this module, so workers start with it imported.
+        # The server preloads this module, so workers start with it imported.
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
             ctx.set_forkserver_preload(["explorer.sweep"])
@@ -436,7 +453,8 @@ class ProcessBackend:
             ctx = mp.get_context("spawn")
         self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(chains)),
                                          mp_context=ctx)
-        futures = [self._pool.submit(run_chain, c) for c in chains]
+        with _main_not_needed():  # workers start (synchronously) during submit
+            futures = [self._pool.submit(run_chain, c) for c in chains]
         try:
             for fut in as_completed(futures):
                 yield fut.result()
@@ -481,9 +499,10 @@ class DaskBackend:
             if self.scheduler is None:
                 # loopback only; processes=False communicates in-process (inproc://)
                 where = {"host": "127.0.0.1"} if self.processes else {}
-                cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                       processes=self.processes, dashboard_address=None,
-                                       **where)
+                with _main_not_needed():
+                    cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                           processes=self.processes, dashboard_address=None,
+                                           **where)
                 self._own.append(cluster)
                 self._client = Client(cluster)
                 self._own.insert(0, self._client)

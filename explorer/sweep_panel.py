@@ -163,6 +163,12 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
     if backend == "dask":
         scheduler = st.text_input("Dask scheduler (empty: local cluster)", value="",
                                   key=_key(entry, "scheduler")).strip() or None
+    t1, t2, _ = st.columns(3)
+    tol = float(t1.number_input("tolerance (relative gap)", min_value=1e-14, max_value=1e-1,
+                                value=float(entry.tol), format="%g", key=_key(entry, "tol")))
+    max_iter = int(t2.number_input("iteration budget", min_value=1, max_value=10_000_000,
+                                   value=int(entry.max_iter), step=100,
+                                   key=_key(entry, "max_iter")))
     hooks = entry.hooks()
     cv = 0
     if hooks is not None and hasattr(hooks, "split"):
@@ -181,16 +187,21 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
     spec = sweep.SweepSpec(
         model=entry.name, grid=grid, sizes={k: [v] for k, v in sizes.items()},
         seeds=list(range(int(seed), int(seed) + n_seeds)), dataset=dataset,
-        fixed={k: v for k, v in params.items() if k not in grid}, cv=cv)
+        fixed={k: v for k, v in params.items() if k not in grid}, cv=cv, tol=tol,
+        max_iter=max_iter)
     n_points = math.prod(len(v) for v in grid.values()) * n_seeds * max(cv, 1)
     b1, b2, b3 = st.columns([1, 1, 3])
     run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary")
     stop_clicked = b2.button("Stop", key=_key(entry, "stop"))
     b3.caption(f"{n_points} points")
     state_key = _key(entry, "result")
-    # Stop: the click reruns the script, which interrupts a running sweep at its next
-    # progress update; the interrupted run keeps its rows and cancels the pending work.
-    del stop_clicked
+    # Stop: the click reruns the script. With fast reruns the new run starts while the old
+    # one is still waiting for its next row: flag it; at that row the old run cancels the
+    # pending work (its rows so far stay in session state and are shown).
+    running = st.session_state.get(state_key)
+    if stop_clicked and running and running.get("running"):
+        running["cancel"] = True
+        running["stopped"] = True
 
     if run_clicked:
         rows: list[dict[str, Any]] = []
@@ -209,18 +220,23 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
         finished = False
         try:
             sweep.run(spec, backend=backend, scheduler=scheduler, progress=False,
-                      on_row=on_row, workers=os.cpu_count())
+                      on_row=on_row, workers=os.cpu_count(),
+                      should_stop=lambda: bool(stored.get("cancel")))
             finished = True
         except (ValueError, TypeError, KeyError, ImportError, OSError) as exc:
             finished = True
             st.warning(f"sweep failed: {type(exc).__name__}: {exc}")
         finally:
             stored["running"] = False
-            stored["stopped"] = not finished
+            stored["stopped"] = stored["stopped"] or not finished
         bar.empty()
 
     stored = st.session_state.get(state_key)
-    if not stored or not stored["rows"]:
+    if not stored:
+        return
+    if not stored["rows"]:
+        if stored.get("stopped"):
+            st.caption("Stopped before any point finished.")
         return
     _show(st, entry, stored)
 
@@ -231,7 +247,8 @@ def _show(st: Any, entry: ModelEntry, stored: dict[str, Any]) -> None:
     sort_cols = [c for c in ("chain", "step") if c in frame]
     frame = frame.sort_values(sort_cols).reset_index(drop=True)
     n_err = int(frame["error"].notna().sum()) if "error" in frame else 0
-    status = "stopped" if stored.get("stopped") else "done"
+    status = ("stopped" if stored.get("stopped") else
+              "running in another run of the page" if stored.get("running") else "done")
     st.caption(f"{len(frame)} rows of {stored['n_points']} ({status}, {n_err} failed, "
                f"{int(frame['converged'].fillna(False).astype(bool).sum())} converged) on "
                f"{stored['backend']} in {stored['seconds']:.1f} s")
