@@ -429,6 +429,19 @@ def _main_not_needed() -> Iterator[None]:
             sys.modules["__main__"] = main
 
 
+def _preload() -> list[str]:
+    """Modules the forkserver imports once for all workers: this one, the model packages
+    and the solver modules this process has loaded (seconds per worker otherwise)."""
+    registry.entries()
+    names = ["explorer.sweep"]
+    for name in sorted(sys.modules):
+        parts = name.split(".")
+        if (parts[:2] == ["explorer", "models"] and len(parts) == 3) or (
+                parts[0] == "solvers" and len(parts) == 2 and not parts[1].startswith("_")):
+            names.append(name)
+    return names
+
+
 class ProcessBackend:
     """Local worker processes (:class:`~concurrent.futures.ProcessPoolExecutor`)."""
 
@@ -448,7 +461,7 @@ class ProcessBackend:
         # The server preloads this module, so workers start with it imported.
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(["explorer.sweep"])
+            ctx.set_forkserver_preload(_preload())
         else:  # pragma: no cover - platforms without forkserver
             ctx = mp.get_context("spawn")
         self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(chains)),
