@@ -63,7 +63,8 @@ from . import registry
 
 __all__ = [
     "BACKENDS", "CERTIFICATE", "Chain", "SweepSpec", "SweepTable", "add_cli", "iter_rows",
-    "make_backend", "parse_values", "plan", "read_table", "run", "run_chain", "write_table",
+    "make_backend", "parse_values", "plan", "read_table", "run", "run_chain", "split_tasks",
+    "write_table",
 ]
 
 #: Backend names accepted by :func:`run` and the CLI.
@@ -382,8 +383,11 @@ def _extras(hooks: Any, problem: Any, res: Any, row: dict[str, Any]) -> None:
         return
     if hasattr(hooks, "score"):
         value = hooks.score(problem, res)
+        name = getattr(hooks, "SCORE", "score")
+        if isinstance(value, tuple):  # (name, value): the score depends on the point
+            name, value = value
         if value is not None:
-            row["score_name"] = getattr(hooks, "SCORE", "score")
+            row["score_name"] = name
             row["score"] = float(value)
     if hasattr(hooks, "structure"):
         for k, v in hooks.structure(problem, res).items():
@@ -393,6 +397,41 @@ def _extras(hooks: Any, problem: Any, res: Any, row: dict[str, Any]) -> None:
 def run_chain(chain: Chain) -> list[dict[str, Any]]:
     """All rows of ``chain`` (the function every backend runs)."""
     return list(iter_chain(chain))
+
+
+def split_tasks(problem: Any, n_folds: int, fold: int, seed: int = 0) -> Any:
+    """Cross-validation fold of a multitask problem (``data = {"Xs": [...], "ys": [...]}``).
+
+    Each task's rows are shuffled (``seed``) and cut into ``n_folds`` parts; part ``fold``
+    is held out. The training rows stay in ``data``; the held-out rows go to
+    ``info["Xs_test"]`` / ``info["ys_test"]``. Per-task arrays in ``info`` with one entry
+    per row (e.g. sign targets) are split the same way (``info[key + "_test"]``).
+    Sweep hooks of multitask models call this from their ``split``.
+    """
+    from dataclasses import replace
+
+    Xs, ys = problem.data["Xs"], problem.data["ys"]
+    rng = np.random.default_rng(seed)
+    parts = []
+    for X in Xs:
+        order = rng.permutation(np.asarray(X).shape[0])
+        test = np.sort(np.array_split(order, n_folds)[fold])
+        parts.append((np.setdiff1d(np.arange(order.size), test), test))
+
+    def cut(arrays):
+        return ([np.asarray(a)[tr] for a, (tr, _) in zip(arrays, parts, strict=True)],
+                [np.asarray(a)[te] for a, (_, te) in zip(arrays, parts, strict=True)])
+
+    Xtr, Xte = cut(Xs)
+    ytr, yte = cut(ys)
+    info = dict(problem.info, Xs_test=Xte, ys_test=yte)
+    for key, value in problem.info.items():
+        if (isinstance(value, (list, tuple)) and len(value) == len(Xs)
+                and all(np.ndim(v) >= 1 and np.shape(v)[0] == np.shape(X)[0]
+                        for v, X in zip(value, Xs, strict=True))):
+            info[key], info[key + "_test"] = cut(value)
+    return replace(problem, data=dict(problem.data, Xs=Xtr, ys=ytr), info=info,
+                   description=f"{problem.description} (fold {fold + 1}/{n_folds})")
 
 
 # --------------------------------------------------------------------------- backends

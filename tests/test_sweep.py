@@ -212,3 +212,21 @@ def test_panel_draws_heatmap_over_two_parameters():
     figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert any(t.get("type") == "heatmap" for f in figs for t in f["data"]), figs
     assert any("6 rows" in m.value for m in at.caption), [m.value for m in at.caption]
+
+
+def test_split_tasks_partitions_every_task():
+    problem = registry.get("caso").datasets["subspace"](seed=0, d=4, m=3, n=10)
+    folds = [sweep.split_tasks(problem, 3, f, seed=1) for f in range(3)]
+    for t, X in enumerate(problem.data["Xs"]):
+        held = np.vstack([f.info["Xs_test"][t] for f in folds])
+        assert held.shape == X.shape  # every row held out exactly once
+        assert np.array_equal(np.sort(held, axis=0), np.sort(X, axis=0))
+        for f in folds:  # training and held-out rows are disjoint and complete
+            both = np.vstack([f.data["Xs"][t], f.info["Xs_test"][t]])
+            assert np.array_equal(np.sort(both, axis=0), np.sort(X, axis=0))
+            assert len(f.info["ys_sign"][t]) == len(f.data["ys"][t])
+    table = sweep.run(sweep.SweepSpec("caso", grid={"alpha": [0.1]}, cv=2,
+                                      sizes={"d": [4], "m": [3], "n": [10]}),
+                      backend="serial", progress=False)
+    assert [r["score_name"] for r in table] == ["test_mse", "test_mse"]
+    assert all(r["score"] > 0 and r["error"] is None for r in table)

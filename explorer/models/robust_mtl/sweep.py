@@ -1,4 +1,5 @@
-"""Sweep hooks of robust temporal MTL: row sparsity and rank of the task weights."""
+"""Sweep hooks of robust temporal MTL: cross-validation split, robust held-out error,
+row sparsity and rank of the task weights."""
 
 from __future__ import annotations
 
@@ -7,6 +8,26 @@ from typing import Any
 import numpy as np
 
 from ...registry import Problem
+from ...sweep import split_tasks
+
+#: Name of the held-out score (robust to the heavy-tailed outliers of the data).
+SCORE = "test_median_abs_error"
+
+
+def split(problem: Problem, n_folds: int, fold: int, seed: int = 0) -> Problem:
+    """Hold out fold ``fold`` of every task's rows (``info["Xs_test"]``, ...)."""
+    return split_tasks(problem, n_folds, fold, seed)
+
+
+def score(problem: Problem, result: Any) -> float | None:
+    """Median absolute residual of ``x^T w_t`` over all tasks' held-out rows."""
+    if "Xs_test" not in problem.info:
+        return None
+    W = np.asarray(result.W)
+    res = np.concatenate([np.asarray(X) @ W[:, t] - np.asarray(y) for t, (X, y) in
+                          enumerate(zip(problem.info["Xs_test"], problem.info["ys_test"],
+                                        strict=True))])
+    return float(np.median(np.abs(res)))
 
 
 def structure(problem: Problem, result: Any) -> dict[str, float]:
