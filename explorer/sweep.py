@@ -559,7 +559,7 @@ class DaskBackend:
                 self._client = Client(cluster)
                 self._own.insert(0, self._client)
             elif isinstance(self.scheduler, str):
-                self._client = Client(self.scheduler, timeout=30)
+                self._client = Client(self.scheduler, timeout=15)
                 self._own.append(self._client)
             else:
                 self._client = self.scheduler
@@ -933,8 +933,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """``dualscope sweep MODEL``: run a sweep, print its table, write ``--out``."""
     try:
         return _cmd_sweep(args)
-    except ImportError as exc:
-        print(f"dualscope: {exc}", file=sys.stderr)
+    except (ImportError, OSError) as exc:  # no dask / pyarrow; scheduler unreachable
+        print(f"dualscope: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
 
 
