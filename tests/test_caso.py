@@ -373,7 +373,7 @@ def test_history_callback_and_predictions():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        res = caso.solve(Xs, ys, loss="hinge", tol=1e-14, callback=cb)
+        res = caso.solve(Xs, ys, loss="hinge", method="apg", tol=1e-14, callback=cb)
     assert res.n_iter == 4 and not res.converged
     assert [s[0] for s in seen] == [1, 2, 3, 4]
     assert seen[0][1] == (8, 6) and seen[0][2] == (8, 8)
