@@ -589,14 +589,15 @@ class Monitor:
 
 
 def _caller_stacklevel() -> int:
-    """``stacklevel`` that points a warning at the first frame outside :mod:`solvers`."""
+    """``stacklevel`` pointing a warning at the first frame outside :mod:`solvers` (and sklearn)."""
     import sys
 
     frame = sys._getframe(1)
     level = 1
     while frame is not None:
         mod = frame.f_globals.get("__name__", "")
-        if not (mod == "solvers" or mod.startswith("solvers.")):
+        # scikit-learn's wrappers too (``_fit_context`` around an estimator's fit)
+        if not (mod in ("solvers", "sklearn") or mod.startswith(("solvers.", "sklearn."))):
             return level
         frame = frame.f_back
         level += 1

@@ -471,21 +471,22 @@ class RobustTemporalMTLRegressor(RegressorMixin, _SolverEstimator):
 
 
 def _tree_nodes(tree: Any) -> list[list[Any]]:
-    """The leaf sets of every subtree of a nested-sequence tree (root first)."""
+    """The leaf sets of every subtree of a nested-sequence tree (pre-order: root first)."""
     nodes: list[list[Any]] = []
 
     def walk(t: Any) -> list[Any]:
-        if isinstance(t, (list, tuple)):
+        slot = len(nodes)
+        nodes.append([])
+        if isinstance(t, (list, tuple, np.ndarray)):
             if len(t) == 0:
                 raise ValueError("tree must not contain empty groups")
             leaves = [leaf for child in t for leaf in walk(child)]
         else:
             leaves = [t]
-        nodes.append(leaves)
+        nodes[slot] = leaves
         return leaves
 
     walk(tree)
-    nodes.reverse()
     return nodes
 
 
