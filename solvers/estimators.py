@@ -115,7 +115,7 @@ def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | No
             names.append(name)
             defaults[name] = default
             constraints[name] = cons
-            docs.append(f"{name} : {what or 'see below'}, default={default!r}\n"
+            docs.append(f"{name} : {what + ', ' if what else ''}default={default!r}\n"
                         f"    {doc[:1].upper() + doc[1:]}.")
         for name, ex in extra.items():
             names.append(name)

@@ -195,6 +195,12 @@ def test_tasks_are_routed_as_metadata(cls):
         grid.fit(X, y, tasks=ids, groups=np.arange(X.shape[0]) % 2)
         assert grid.best_estimator_.tasks_.size == 3
         assert np.isfinite(grid.score(X, y, tasks=ids))
+        # predict requests: a pipeline hands tasks to the estimator's predict
+        fitted = grid.best_estimator_.set_predict_request(tasks=True)
+        pipe = make_pipeline(StandardScaler(), fitted)
+        pipe.fit(X, y, tasks=ids)
+        same = np.testing.assert_array_equal if classify else np.testing.assert_allclose
+        same(pipe.predict(X, tasks=ids), pipe[-1].predict(pipe[0].transform(X), ids))
 
 
 def test_defaults_come_from_the_spec_and_constraints_validate():
