@@ -403,7 +403,7 @@ def _check_problem(Xs, ys, alpha, eta, h, loss):
         ys = [check_binary_labels(y, f"ys[{t}]") for t, y in enumerate(ys)]
     d = Xs[0].shape[1]
     if h > d:
-        raise ValueError(f"h must lie in (0, d] with d = n_features={d}, got h={h:g}")
+        raise ValueError(f"h must lie in (0, {d}] (d = n_features={d}), got {h:g}")
     return _Tasks(Xs, ys), alpha, eta, h, loss
 
 

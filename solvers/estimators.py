@@ -343,7 +343,7 @@ class ConvexASORegressor(RegressorMixin, _CASOBase):
         Orthonormal basis ``Theta`` of the learned shared subspace (top eigenvectors of M).
     M_ : ndarray, shape (n_features, n_features)
         The relaxed shared structure.
-    task_similarities_ : ndarray, shape (n_tasks, n_tasks)
+    task_similarity_ : ndarray, shape (n_tasks, n_tasks)
         Cosine similarity of the learned task weight vectors.
     result_ : solvers.caso.CASOResult
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
@@ -384,7 +384,7 @@ class ConvexASOClassifier(ClassifierMixin, _CASOBase):
     Attributes
     ----------
     classes_ : ndarray, shape (2,)
-    tasks_, coef_, shared_subspace_, M_, task_similarities_, result_
+    tasks_, coef_, shared_subspace_, M_, task_similarity_, result_
         As in :class:`ConvexASORegressor`.
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
     """

@@ -331,7 +331,7 @@ def _check_G(G: Any) -> np.ndarray:
 
 def _check_kernels(kernel: Any, n: int, M: int) -> list[np.ndarray] | None:
     if isinstance(kernel, str):
-        check_choice(kernel, "kernel", ("linear",))
+        check_choice(kernel, "kernel", (PARAMS.default("kernel"),))
         return None
     if isinstance(kernel, np.ndarray) and kernel.ndim == 2:
         mats = [kernel]
@@ -353,7 +353,7 @@ def _prepare(X: Any, y: Any, tasks: Any, G: Any, kernel: Any) -> _Data:
     M, T = Gs.shape[0], Gs.shape[1]
     linear = isinstance(kernel, str)
     if linear:
-        check_choice(kernel, "kernel", ("linear",))
+        check_choice(kernel, "kernel", (PARAMS.default("kernel"),))
         X = check_matrix(X, "X")
         n = X.shape[0]
         Ks = None
@@ -503,15 +503,16 @@ def _check_alpha(alpha: Any, n: int, C: float | None) -> np.ndarray:
     return alpha
 
 
-def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, kernel: Any = "linear"
-               ) -> np.ndarray:
+def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *,
+               kernel: Any = PARAMS.default("kernel")) -> np.ndarray:  # noqa: B008 (a str)
     """``s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T)`` for every view m."""
     data = _prepare(X, y, tasks, G, kernel)
     return _view_norms(data, _check_alpha(alpha, data.n, None))
 
 
 def dual_objective(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, C: float | None = None,
-                   p: float = 2.0, kernel: Any = "linear") -> float:
+                   p: float = PARAMS.default("p"),
+                   kernel: Any = PARAMS.default("kernel")) -> float:  # noqa: B008 (a str)
     """Problem 3: ``sum alpha - 1/2 ||(s_m(alpha))_m||_{p*}``.
 
     With ``C`` given, ``alpha`` must lie in [0, C] (``ValueError`` otherwise).
@@ -549,7 +550,7 @@ def _check_theta_feasible(theta: Any, M: int, p: float) -> np.ndarray:
 
 
 def primal_objective(W: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any, C: float,
-                     *, p: float = 2.0) -> float:
+                     *, p: float = PARAMS.default("p")) -> float:
     r"""Problem 1 at ``(W, theta)`` (linear features).
 
     ``1/2 sum_m tr(W_m Q_m W_m^T) / theta_m + C sum_i max(0, 1 - y_i sum_m <w_{m tau(i)}, x_i>)``

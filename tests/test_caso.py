@@ -414,7 +414,7 @@ YS0 = [np.array([1.0, -1, 1, -1, 1]), np.array([-1.0, 1, 1, -1])]
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
-        ({"h": 3.5}, ValueError, r"h must lie in \(0, d\] with d = n_features=3"),
+        ({"h": 3.5}, ValueError, r"h must lie in \(0, 3\] \(d = n_features=3\)"),
         # extreme eta / alpha (issue 14): under/overflow of c = alpha eta (1 + eta)
         ({"eta": 1e-300, "method": "bcd"}, ValueError, r"eta must lie in \[1e-08, 1e\+08\]"),
         ({"eta": 1e300, "method": "apg"}, ValueError, r"eta must lie in \[1e-08, 1e\+08\]"),
