@@ -666,6 +666,26 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
         check_is_fitted(self)
         return self.components_.T @ self.components_
 
+    def pair_distance(self, pairs: Any) -> np.ndarray:
+        """Learned distances ``sqrt((u - v)^T M (u - v))`` of pairs (n_pairs, 2, n_features)."""
+        check_is_fitted(self)
+        P = np.asarray(pairs, dtype=np.float64)
+        d = self.components_.shape[1]
+        if P.ndim != 3 or P.shape[1:] != (2, d) or not np.all(np.isfinite(P)):
+            raise ValueError(f"pairs must be a finite array of shape (n_pairs, 2, {d}), got "
+                             f"shape {P.shape}")
+        return np.linalg.norm((P[:, 0] - P[:, 1]) @ self.components_.T, axis=1)
+
+    def get_metric(self):
+        """A function ``metric(u, v)`` computing the learned distance of two points."""
+        check_is_fitted(self)
+        L = self.components_.copy()
+
+        def metric(u: Any, v: Any) -> float:
+            return float(np.linalg.norm(L @ (np.asarray(u, float) - np.asarray(v, float))))
+
+        return metric
+
     def transform(self, X: Any) -> np.ndarray:
         """``X L^T``: Euclidean distances there are the learned Mahalanobis distances."""
         check_is_fitted(self)

@@ -151,6 +151,10 @@ def test_triplet_learner_equals_solve_and_follows_metric_learn():
     np.testing.assert_allclose(est.transform(X), X @ L.T)
     diff = X[0] - X[1]
     assert np.sum((L @ diff) ** 2) == pytest.approx(diff @ res.M @ diff, rel=1e-8)
+    assert est.get_metric()(X[0], X[1]) ** 2 == pytest.approx(diff @ res.M @ diff, rel=1e-8)
+    pairs = np.stack([X[:5], X[5:10]], axis=1)
+    dists = [np.sqrt((a - b) @ res.M @ (a - b)) for a, b in zip(X[:5], X[5:10], strict=True)]
+    np.testing.assert_allclose(est.pair_distance(pairs), dists, rtol=1e-8)
     assert est.n_triplets_ == res.n_triplets and 0.0 <= est.screening_rate_ <= 1.0
     assert est.n_screened_L_ + est.n_screened_R_ == res.screened_L.size + res.screened_R.size
     # explicit triplets
