@@ -134,9 +134,11 @@ def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | No
         cls._parameter_constraints = constraints
         cls._solver_model = model
         cls._spec_names = tuple(n for n in specs if n not in exclude)
-        cls.__doc__ = (cls.__doc__ or "").rstrip() + (
-            "\n\n    Parameters\n    ----------\n    "
-            + "\n    ".join(d.replace("\n", "\n    ") for d in docs) + "\n")
+        params_doc = ("    Parameters\n    ----------\n    "
+                      + "\n    ".join(d.replace("\n", "\n    ") for d in docs) + "\n\n")
+        doc = cls.__doc__ or ""
+        at = doc.find("    Attributes\n")  # numpydoc order: Parameters, then Attributes
+        cls.__doc__ = doc[:at] + params_doc + doc[at:] if at >= 0 else doc + "\n" + params_doc
         return cls
 
     return decorate
