@@ -121,9 +121,9 @@ PARAMS = ParamSpecs(
     ParamSpec("seed", 0, "seed of the sample order", low=0, low_inclusive=True),
 )
 METHODS = PARAMS["method"].choices
-#: Largest admissible magnitude of a similarity entry: products of two such entries
-#: (and sums of them) stay finite in float64.
-_G_MAX = 1e150
+#: Largest admissible magnitude of a similarity or kernel entry: products of two such
+#: entries (and sums of them) stay finite in float64.
+_MAX_ENTRY = 1e150
 
 #: Algorithm 1's exact W-step: inner relative-gap target and epoch budget.
 _INNER_TOL_MAX = 1e-2
@@ -300,6 +300,16 @@ def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
+def _check_scale(A: Any, name: str) -> np.ndarray:
+    """A finite matrix whose entries stay below ``_MAX_ENTRY`` (no overflow downstream)."""
+    A = check_matrix(A, name)
+    big = float(np.max(np.abs(A)))
+    if big > _MAX_ENTRY:
+        raise ValueError(f"{name} has entries up to {big:.3g}, above {_MAX_ENTRY:g}: products "
+                         "of them would overflow; rescale it")
+    return A
+
+
 def _check_G(G: Any) -> np.ndarray:
     if G is None:
         raise TypeError("G is required: a list of M task-similarity matrices (T x T)")
@@ -319,13 +329,8 @@ def _check_G(G: Any) -> np.ndarray:
         raise ValueError("G must contain at least one task-similarity matrix")
     first = check_matrix(mats[0], "G[0]")
     T = first.shape[0]
-    for m, g in enumerate(mats):
-        big = float(np.max(np.abs(check_matrix(g, f"G[{m}]"))))
-        if big > _G_MAX:
-            raise ValueError(f"G[{m}] has entries up to {big:.3g}, above {_G_MAX:g}: products "
-                             "of similarities would overflow; rescale G (theta absorbs a "
-                             "common factor)")
-    out = [check_psd(g, f"G[{m}]", size=T) for m, g in enumerate(mats)]
+    out = [check_psd(_check_scale(g, f"G[{m}]"), f"G[{m}]", size=T)
+           for m, g in enumerate(mats)]
     return np.ascontiguousarray(np.stack(out))
 
 
@@ -344,7 +349,8 @@ def _check_kernels(kernel: Any, n: int, M: int) -> list[np.ndarray] | None:
     if len(mats) not in (1, M):
         raise ValueError(f"kernel must be one precomputed kernel or a list of M={M} "
                          f"(one per matrix in G), got {len(mats)}")
-    return [np.ascontiguousarray(check_psd(K, f"kernel[{k}]", size=n))
+    return [np.ascontiguousarray(check_psd(_check_scale(K, f"kernel[{k}]"), f"kernel[{k}]",
+                                           size=n))
             for k, K in enumerate(mats)]
 
 
