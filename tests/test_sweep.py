@@ -156,7 +156,7 @@ def test_cross_validation_scores_each_fold():
     assert all(r["score_name"] == "accuracy" and 0.0 <= r["score"] <= 1.0 for r in table)
     assert np.mean([r["score"] for r in table]) > 0.5  # three blobs: far above chance 1/3
     with pytest.raises(ValueError, match="cross-validation"):
-        sweep.plan(sweep.SweepSpec("robust_mtl", grid={"lam": [1.0]}, cv=2))
+        sweep.plan(sweep.SweepSpec("mtmkl", grid={"C": [1e-3]}, cv=2))
 
 
 def test_parse_values():
