@@ -23,8 +23,10 @@ SCREENING_PRESETS = ("rrpb+pgb", "rrpb", "pgb", "gb", "dgb", "cdgb", "gb+pgb+dgb
 
 #: The parameters of :func:`solve`, declared once (defaults, choices, help).
 PARAMS = ParamSpecs(
-    ParamSpec("k", 10, "neighbourhood size of the default triplets (inf: all)",
-              kind="object"),
+    ParamSpec("lam", 1.0, "regularisation weight lambda > 0 (solve's positional argument)",
+              low=0.0),
+    ParamSpec("k", 10.0, "neighbourhood size of the default triplets (inf: all)", low=1.0,
+              low_inclusive=True, allow_inf=True),
     ParamSpec("loss", "smoothed_hinge", "triplet loss", choices=("smoothed_hinge", "hinge")),
     ParamSpec("gamma", 0.05, "smoothing of the smoothed hinge (> 0; ignored by the hinge)",
               low=0.0, low_inclusive=True),
@@ -224,7 +226,7 @@ def _check_screening(screening: Any, *, allow_rpb: bool = False) -> tuple[str, .
 
 def _check_lam(lam: Any) -> float:
     """``lam > 0`` and large enough that ``1 / lam`` and ``||M||^2 lam`` stay representable."""
-    lam = check_scalar(lam, "lam", low=0.0)
+    lam = PARAMS["lam"].validate(lam)
     if lam < 1e-100:
         raise ValueError(f"lam={lam:g} is too small: the solver divides by lam (step sizes, "
                          "sphere radii, M = A / lam); use lam >= 1e-100 (rescale X instead)")
