@@ -82,7 +82,7 @@ def solve(
     loss : {"smoothed_hinge", "hinge"}
     gamma : float
         Smoothed-hinge parameter (> 0).
-    screening : sequence of {"gb", "pgb", "dgb", "cdgb", "rrpb"} or None
+    screening : str, sequence of {"gb", "pgb", "dgb", "cdgb", "rrpb"} or None
         Spheres used for safe screening at iteration 0 and every 10 iterations.
         ``"rrpb"`` uses ``init`` (solved at another lambda) as its reference at
         iteration 0 and equals DGB afterwards (``lam1 = lam0``). ``None``: the

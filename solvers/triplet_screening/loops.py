@@ -172,10 +172,10 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
         if opts.screening and run.dynamic_on and it % opts.screen_every == 0:
-            t0 = time.perf_counter()
+            n_before = run.unscr.idx.size
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
             removed = run.screen(spheres, opts.rule, Aneg, it)
-            run.dynamic_round(time.perf_counter() - t0, removed, it, opts.screen_every)
+            run.dynamic_round(n_before, len(spheres), removed, it, opts.screen_every)
             if removed:
                 ev = run.evaluate(M, run.unscr, margins=aset)
                 if aset:
@@ -283,10 +283,10 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
             break
         if opts.screening and run.dynamic_on and it % opts.screen_every == 0:
-            t0 = time.perf_counter()
+            n_before = run.unscr.idx.size
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
             removed = run.screen(spheres, opts.rule, Pneg, it)
-            run.dynamic_round(time.perf_counter() - t0, removed, it, opts.screen_every)
+            run.dynamic_round(n_before, len(spheres), removed, it, opts.screen_every)
             if removed:
                 keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
                 sub = run.work

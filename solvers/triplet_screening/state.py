@@ -39,6 +39,12 @@ class _Ref:
     eps: float
 
 
+#: Fixed work of a screening round (building spheres, their eigendecompositions, the
+#: status update, compaction and re-evaluation) in triplet-visit units: about 0.2 ms
+#: on this machine, where a loss pass costs 2-4 ns per triplet.
+ROUND_OVERHEAD = 60_000
+
+
 class _Regions:
     """The spheres that screened something, stacked for one vectorised membership test."""
 
@@ -191,46 +197,49 @@ class _Run:
         self.prof["screening"] += time.thread_time() - t0
         return out
 
-    def dynamic_round(self, seconds: float, removed: int, iteration: int,
+    def _round_cost(self, n_spheres: int) -> float:
+        """Cost of a screening round in triplet-visit units: one rule pass over the
+        remaining triplets and one set of pair forms per sphere, plus the fixed work of
+        a round (spheres, eigendecompositions, status update, re-evaluation)."""
+        sub = self.unscr
+        return n_spheres * (sub.idx.size + sub.pairs.size * self.data.d) + ROUND_OVERHEAD
+
+    def dynamic_round(self, n_before: int, n_spheres: int, removed: int, iteration: int,
                       every: int) -> None:
-        """Back-off rule of dynamic screening, measured on the fly. A round pays when the
-        loss-pass time it saves (removed triplets x measured seconds per triplet x the
-        iterations still expected at this lambda, estimated from the previous lambda)
-        exceeds what it cost. Two rounds in a row that do not pay stop dynamic screening
-        for this lambda; a lambda on which it did not pay in total skips it on the next
-        three (all noted in the result)."""
-        per = self.prof["loss_pass"] / max(self.loss_visits, 1)
+        """Back-off rule of dynamic screening, from what the rounds achieved so far. A
+        round pays when the loss-pass work it saves (removed triplets x the iterations
+        still expected at this lambda, estimated from the previous lambda) exceeds its
+        cost (:meth:`_round_cost`), all counted in triplet visits, so the decisions (and
+        the iterates) do not depend on the machine's load. Two rounds in a row that do
+        not pay stop dynamic screening for this lambda; a lambda on which it did not pay
+        in total skips it on the next three (all noted in the result)."""
         left = max(int(self.dyn.get("iters", 0)) - iteration, every)
-        gain = removed * per * left
-        self._dyn_cost += seconds
+        gain = float(removed) * left
+        cost = n_spheres * (n_before + self.unscr.pairs.size * self.data.d) + ROUND_OVERHEAD
+        self._dyn_cost += cost
         self._dyn_gain += gain
-        self._bad_rounds = self._bad_rounds + 1 if gain < seconds else 0
+        self._bad_rounds = self._bad_rounds + 1 if gain < cost else 0
         if self._bad_rounds >= 2 and self.backoff:
             self.dynamic_on = False
             self.notes.append(
-                f"dynamic screening backed off at iteration {iteration}: a round cost "
-                f"{seconds * 1e3:.2f} ms and saved an estimated {gain * 1e3:.2f} ms")
+                f"dynamic screening backed off at iteration {iteration}: a round cost about "
+                f"{cost:,.0f} triplet visits and saved about {gain:,.0f}")
 
     def worth_screening(self, n_spheres: int) -> bool:
-        """Whether a screening round can pay at all, from the costs measured so far.
-
-        At best it removes every remaining triplet from the loss passes of the
-        iterations still expected (those of the previous lambda on a path, otherwise
-        ``SCREEN_EVERY``); a round costs about one loss pass and one set of pair forms
-        per sphere. When even that best case loses, screening is skipped and the
+        """Whether a screening round can pay at all: at best it removes every remaining
+        triplet from the loss passes of the iterations still expected (those of the
+        previous lambda on a path, otherwise ``SCREEN_EVERY``). When even that best case
+        costs less than the round (:meth:`_round_cost`), screening is skipped and the
         result says so."""
         if not self.backoff:
             return True
-        n = max(self.loss_visits, 1)
-        per_loss = self.prof["loss_pass"] / n
-        per_eval = (self.prof["loss_pass"] + self.prof["pair_forms"]) / max(self.n_evals, 1)
         iters = max(int(self.dyn.get("iters", SCREEN_EVERY)), 1)
-        best_gain = per_loss * self.unscr.idx.size * iters
-        cost = n_spheres * per_eval + 1e-4
+        best_gain = float(self.unscr.idx.size) * iters
+        cost = self._round_cost(n_spheres)
         if best_gain < cost:
             self.notes.append(
-                f"screening skipped: at most {best_gain * 1e3:.2f} ms of loss passes to save "
-                f"against about {cost * 1e3:.2f} ms per screening round")
+                f"screening skipped: at most {best_gain:,.0f} triplet visits of loss passes "
+                f"to save against about {cost:,.0f} per screening round")
             return False
         return True
 

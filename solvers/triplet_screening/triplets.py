@@ -30,8 +30,9 @@ PARAMS = ParamSpecs(
     ParamSpec("loss", "smoothed_hinge", "triplet loss", choices=("smoothed_hinge", "hinge")),
     ParamSpec("gamma", 0.05, "smoothing of the smoothed hinge (> 0; ignored by the hinge)",
               low=0.0, low_inclusive=True),
-    ParamSpec("screening", "rrpb+pgb", "spheres used for safe screening ('+'-joined names "
-              "of gb, pgb, dgb, cdgb, rrpb; none: the naive optimisation)", kind="object"),
+    ParamSpec("screening", "rrpb+pgb", "spheres used for safe screening ('+'-joined; none: "
+              "the naive optimisation; solve also takes any sequence of sphere names)",
+              choices=SCREENING_PRESETS),
     ParamSpec("rule", "sphere", "screening rule", choices=("sphere", "linear", "sdls")),
     ParamSpec("diagonal", False, "diagonal metric"),
     ParamSpec("active_set", False, "active-set heuristic (baseline)"),
