@@ -88,9 +88,11 @@ def path(
     screening, rule
         Spheres and rule used to screen (``None``: the naive path).
     range_screening : bool
-        Replace RRPB's per-lambda rule evaluation by the range-based extension
-        (Theorem 4.1): a triplet screened on ``(lam_a, lam_ref]`` is not
-        re-evaluated while the path stays in that range.
+        Require the range-based extension (Theorem 4.1): a triplet screened on
+        ``(lam_a, lam_ref]`` is not re-evaluated while the path stays in that
+        range. RRPB with the sphere rule always screens this way along the path
+        (:mod:`.pathscreen`, a superset of the per-lambda RRPB rule); the flag
+        checks that ``screening`` and ``rule`` allow it.
     compare : sequence of "sphere:rule" or (sphere, rule)
         Extra (sphere, rule) pairs whose screening rate at the start of each
         lambda is recorded (not used to screen; ``"rpb"`` treats the previous
