@@ -419,6 +419,12 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
     na = 0
     dl = 0
     dr = 0
+    # reference counts: the new reference's in a register, the old ones' decrements
+    # accumulated while consecutive triplets share a reference (no read-modify-write
+    # of the same memory word at every triplet)
+    n_new = 0
+    last = 0
+    acc = 0
     for k in range(ev):
         t = idx_out[k]
         st = status[t]
@@ -428,7 +434,12 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
         ia = pa[t]
         ib = pb[t]
         h = np.float64(hn32[t])
-        ref_count[ref_of[t]] -= was
+        r_old = ref_of[t]
+        if r_old != last:
+            ref_count[last] -= acc
+            last = r_old
+            acc = 0
+        acc += was
         h0 = q0[ia] - q0[ib]
         mh = m0n * h
         e2 = 2.0 * eps * h
@@ -447,10 +458,11 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
         status[t] = 2 * isR + isL
         thr[t] = th32 if scr else np.float32(np.inf)
         ref_of[t] = rid * scr
-        ref_count[rid] += scr
+        n_new += scr
         dL = isL - wasL
-        cnt[ia] += dL
-        cnt[ib] -= dL
+        if dL != 0:  # rare: most re-evaluated triplets keep their side
+            cnt[ia] += dL
+            cnt[ib] -= dL
         dl += dL
         dr += isR - wasR
         idx_out[na] = t
@@ -458,4 +470,6 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
         lb_out[na] = ib
         hn_out[na] = h
         na += 1 - scr
+    ref_count[last] -= acc
+    ref_count[rid] += n_new
     return na, dl, dr, ev

@@ -42,6 +42,10 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras)
     fields = mon.result_fields()
     run.finish_dynamic(int(fields["n_iter"]))
+    if ps is not None and run.backoff:
+        note = ps.account(int(fields["n_iter"]))
+        if note:
+            run.notes.append(note)
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
     if opts.want_alpha:
@@ -79,7 +83,10 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.nda
     n_t = run.data.n_t
     changed = 0
     kinds = list(opts.screening)
-    if ps is not None and ref is not None and "rrpb" in kinds:
+    if ps is not None and ref is not None and "rrpb" in kinds and run.backoff and ps.skip():
+        kinds.remove("rrpb")
+        run.notes.append("path screening skipped at this lambda (backing off)")
+    elif ps is not None and ref is not None and "rrpb" in kinds:
         c = run.path_screen(ps, ref)
         extras["rate_range"] = c / n_t
         extras["by_sphere"]["rrpb"] = c / n_t

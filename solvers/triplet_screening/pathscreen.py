@@ -33,6 +33,19 @@ __all__: list[str] = []
 
 #: Compact the pairs of the active triplets when fewer than this share remains in use.
 _PAIR_COMPACTION = 0.7
+#: Cost of the path scan in loss-pass visits: one evaluation of a triplet against the
+#: reference (scattered reads and writes of its state) and the threshold pass per
+#: triplet; measured on wine and digits, 2-core machine (an evaluation costs 5-15 loss
+#: visits).
+SCAN_WEIGHT = 6.0
+PASS_WEIGHT = 0.5
+#: Lambdas over which path screening's gain and cost are compared (once per path), and
+#: the margin the gain must clear (the per-lambda work besides the scan: status copy,
+#: compaction, the reference spheres). Measured ratios over the warm-up: wine all
+#: triplets 3.3 and k=10 3.3 (screening pays: 1.7-2.5x and 1.2x), digits PCA 16/20
+#: 1.3/1.0 (it does not: 0.9x and 0.7x).
+WARMUP = 6
+PAY_MARGIN = 2.0
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -60,9 +73,16 @@ class PathScreen:
         # scratch of the scan, allocated once (fresh pages would fault at every lambda)
         self._bufs = (np.empty(n_t, dtype=np.int64), np.empty(n_t, dtype=np.int32),
                       np.empty(n_t, dtype=np.int32), np.empty(n_t))
-        # cost accounting (reported by the path)
+        # cost accounting (reported by the path) and the back-off state
         self.visited = 0
         self.seconds = 0.0
+        self._last_cost = 0.0
+        self._skip = 0
+        self._gain = 0.0
+        self._cost = 0.0
+        self._n_acc = 0
+        self._decided = False
+        self.advanced = False
 
     @property
     def active(self) -> np.ndarray:
@@ -99,7 +119,46 @@ class PathScreen:
         self.nR += int(dr)
         self.visited += int(ev)
         self.seconds += time.thread_time() - t0
+        self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
+        self.advanced = True
         return int(ev)
+
+    def skip(self) -> bool:
+        """Whether path screening backs off at this lambda (see :meth:`account`)."""
+        self.advanced = False
+        if self._skip > 0:
+            self._skip -= 1
+            return True
+        return False
+
+    def account(self, n_iter: int) -> str | None:
+        """After a lambda screened by :meth:`advance`: does path screening pay? Gain: the
+        screened triplets times the iterations run (loss-pass visits saved); cost: the
+        scan, in the same units (an evaluation of a triplet against a reference costs
+        about ``SCAN_WEIGHT`` loss-pass visits, the threshold pass ``PASS_WEIGHT`` per
+        triplet). Decided once, over lambdas 2 to ``1 + WARMUP`` (the first scan builds
+        the state and is not counted): when the gain is below ``PAY_MARGIN`` times the
+        cost, path screening
+        stops for the rest of the path and a note says so. Counts, not clocks: the
+        decision does not depend on the machine's load."""
+        if not self.advanced:
+            return None
+        self.advanced = False
+        self._n_acc += 1
+        if self._n_acc == 1 or self._decided:
+            return None
+        self._gain += float(self.data.n_t - self.active.size) * max(n_iter, 1)
+        self._cost += self._last_cost
+        if self._n_acc < 1 + WARMUP:
+            return None
+        self._decided = True
+        if self._gain >= PAY_MARGIN * self._cost:
+            return None
+        self._skip = 10**9
+        return (f"path screening backs off for the rest of the path: over {WARMUP} lambdas it "
+                f"saved about {self._gain:,.0f} triplet visits and cost about "
+                f"{self._cost:,.0f}")
+
     def spheres(self, lam: float) -> list[sph.Sphere]:
         """The RRPB balls at ``lam`` of every reference that still certifies a triplet."""
         return [sph.rrpb_sphere(M0, l0, lam, e0)

@@ -19,7 +19,7 @@ from .kernels import (
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub
-from .pathscreen import PathScreen
+from .pathscreen import PAY_MARGIN, PathScreen
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
@@ -43,6 +43,9 @@ class _Ref:
 #: status update, compaction and re-evaluation) in triplet-visit units: about 0.2 ms
 #: on this machine, where a loss pass costs 2-4 ns per triplet.
 ROUND_OVERHEAD = 60_000
+#: A rule round per remaining triplet (rule pass, status update, compaction, the
+#: re-evaluation that follows) in loss-pass visits.
+RULE_WEIGHT = 4.0
 
 
 class _Regions:
@@ -198,11 +201,12 @@ class _Run:
         return out
 
     def _round_cost(self, n_spheres: int) -> float:
-        """Cost of a screening round in triplet-visit units: one rule pass over the
-        remaining triplets and one set of pair forms per sphere, plus the fixed work of
-        a round (spheres, eigendecompositions, status update, re-evaluation)."""
+        """Cost of a screening round in triplet-visit units: per sphere ``RULE_WEIGHT``
+        visits per remaining triplet and one set of pair forms, plus the fixed work of
+        a round (spheres, eigendecompositions)."""
         sub = self.unscr
-        return n_spheres * (sub.idx.size + sub.pairs.size * self.data.d) + ROUND_OVERHEAD
+        return n_spheres * (RULE_WEIGHT * sub.idx.size + sub.pairs.size * self.data.d) \
+            + ROUND_OVERHEAD
 
     def dynamic_round(self, n_before: int, n_spheres: int, removed: int, iteration: int,
                       every: int) -> None:
@@ -215,7 +219,8 @@ class _Run:
         in total skips it on the next three (all noted in the result)."""
         left = max(int(self.dyn.get("iters", 0)) - iteration, every)
         gain = float(removed) * left
-        cost = n_spheres * (n_before + self.unscr.pairs.size * self.data.d) + ROUND_OVERHEAD
+        cost = n_spheres * (RULE_WEIGHT * n_before + self.unscr.pairs.size * self.data.d) \
+            + ROUND_OVERHEAD
         self._dyn_cost += cost
         self._dyn_gain += gain
         self._bad_rounds = self._bad_rounds + 1 if gain < cost else 0
@@ -229,14 +234,14 @@ class _Run:
         """Whether a screening round can pay at all: at best it removes every remaining
         triplet from the loss passes of the iterations still expected (those of the
         previous lambda on a path, otherwise ``SCREEN_EVERY``). When even that best case
-        costs less than the round (:meth:`_round_cost`), screening is skipped and the
-        result says so."""
+        is below ``PAY_MARGIN`` times the round's cost (:meth:`_round_cost`), screening
+        is skipped and the result says so."""
         if not self.backoff:
             return True
         iters = max(int(self.dyn.get("iters", SCREEN_EVERY)), 1)
         best_gain = float(self.unscr.idx.size) * iters
         cost = self._round_cost(n_spheres)
-        if best_gain < cost:
+        if best_gain < PAY_MARGIN * cost:
             self.notes.append(
                 f"screening skipped: at most {best_gain:,.0f} triplet visits of loss passes "
                 f"to save against about {cost:,.0f} per screening round")
