@@ -69,7 +69,8 @@ lam_grid = [float(v) for v in np.geomspace(0.9, 1e-3, n_lambdas)]
 spec = sweep.SweepSpec(
     "triplet_screening",
     grid={"lam_rel": lam_grid, "screening": ["rrpb+pgb", "none"]},
-    sizes={"n": [triplet_n]}, seeds=seeds, descending=True)
+    sizes={"n": [triplet_n]}, seeds=seeds, descending=True,
+    fixed={"backoff": False})  # screen even where it cannot pay at this size
 chains = sweep.plan(spec)
 print(f"{sum(len(c.keys) for c in chains)} points in {len(chains)} chains, "
       f"path parameter: {chains[0].path}")
