@@ -22,6 +22,7 @@ from numba import njit
 
 __all__ = [
     "clip_sum_root",
+    "clip_sum_root_sorted",
     "group_shrink_rows",
     "project_bounded_simplex",
     "project_box",
@@ -32,6 +33,7 @@ __all__ = [
     "project_psd",
     "project_simplex",
     "soft_threshold",
+    "sort_prefix",
     "svt",
     "sym",
 ]
@@ -108,6 +110,14 @@ def _clip_sum_root_sorted(sa, n, upper, a, b):  # pragma: no cover - compiled
     if tau > prev:
         tau = prev
     return tau
+
+
+#: Compiled kernels shared with other compiled code (e.g. the Weston–Watkins block
+#: solver in :mod:`solvers._wwsvm_kernels`): ``sort_prefix(a, n)`` sorts ``a[:n]``
+#: ascending in place; ``clip_sum_root_sorted(sa, n, upper, a, b)`` is
+#: :func:`clip_sum_root` on an already sorted ``sa[:n]`` (no allocation).
+sort_prefix = _sort_prefix
+clip_sum_root_sorted = _clip_sum_root_sorted
 
 
 @njit(cache=True)
