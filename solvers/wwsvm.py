@@ -118,7 +118,8 @@ _CERT_WARMUP = 10
 _CERT_MAX = 5
 #: Acceleration: largest dense system (its side), and the back-off cap (epochs).
 _ACCEL_MAX_DIM = 1000
-_ACCEL_MAX_BACKOFF = 256
+_ACCEL_MAX_BACKOFF = 64
+_ACCEL_SHARE = 0.5
 _ACCEL_INNER = 20
 _ACCEL_RANK_TOL = 1e-11
 _BLAS3_SPEEDUP = 6.0
@@ -364,9 +365,32 @@ def _box_qp(G: np.ndarray, g: np.ndarray, a: np.ndarray, C: float, rank_bound: i
             if info < 0 or rank < 1:
                 break
             basis = piv[:rank] - 1
+            L = (c[:rank, :rank], True)
+            if rank < f.size:
+                # Z_F u = 0 for u = (-G_BB^{-1} G_Bt, e_t), t off the basis: along u
+                # W does not move and q is linear with slope r^T u = sum(u); go to
+                # the box's edge in the ascending sense (one variable leaves F)
+                t_idx = piv[rank] - 1
+                u = np.zeros(f.size)
+                u[basis] = -sla.cho_solve(L, Gff[basis, t_idx], check_finite=False)
+                u[t_idx] = 1.0
+                slope = float(r[f] @ u)
+                if slope < 0.0:
+                    u, slope = -u, -slope
+                xf = x[f]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    lim = np.where(u > 0, (C - xf) / u, np.where(u < 0, -xf / u, np.inf))
+                step = float(lim.min())
+                if slope > 1e-14 * (1.0 + abs(q)) and np.isfinite(step) and step > 0.0:
+                    x = x.copy()
+                    x[f] = np.clip(xf + step * u, 0.0, C)
+                    x[f[np.argmin(lim)]] = 0.0 if u[np.argmin(lim)] < 0 else C
+                    dx = x - a
+                    q = float(g @ dx) - 0.5 * float(dx @ (G @ dx))
+                    r = g - G @ dx
+                    continue
             df = np.zeros(f.size)
-            df[basis] = sla.cho_solve((c[:rank, :rank], True), r[f[basis]],
-                                      check_finite=False)
+            df[basis] = sla.cho_solve(L, r[f[basis]], check_finite=False)
         if not np.all(np.isfinite(df)):
             break
         t = 1.0
@@ -540,7 +564,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     next_cert = 1
     n_cert = 0
     last_cert_epoch, last_gap = 0, None
-    next_accel, backoff, n_accel = _CERT_WARMUP, 1, 0
+    next_accel, backoff, n_accel, accel_spent = _CERT_WARMUP, 1, 0, 0.0
     inner_used = 4  # inner iterations of the last free-block step (its cost model)
     last_dual = -math.inf
     best = [math.inf, None]  # the lowest primal value seen and its W (d x k)
@@ -570,12 +594,14 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
                   else ratio * first_gap)
         accel_gain = 0.0
         p = counts[1]
-        if (accelerate and epoch >= next_accel and gap > target
-                and 0 < p <= _ACCEL_MAX_DIM):
-            epoch_flops = 2.0 * d * k * (visited_last + n / _CERT_MAX) + 1.0
-            cost_epochs = _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
+        epoch_flops = 2.0 * d * k * (visited_last + n / _CERT_MAX) + 1.0
+        if (accelerate and epoch >= next_accel and gap > target and 0 < p <= _ACCEL_MAX_DIM
+                and accel_spent + _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
+                <= _ACCEL_SHARE * epoch):
+            # (the steps' total cost, in epochs, stays below _ACCEL_SHARE x the sweeps')
             step = _free_block_step(X, y, A, Wt, S, C, p)
             accepted = False
+            cost_epochs = _accel_cost(p, min(p, n), d, 1) / epoch_flops
             if step is not None:
                 ii, jj, new_vals, dWt, inner_used = step
                 cost_epochs = _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
@@ -602,7 +628,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
                     Wt -= dWt
             if not accepted:
                 backoff = min(2 * backoff, _ACCEL_MAX_BACKOFF)
-            next_accel = epoch + max(backoff, math.ceil(cost_epochs))
+            accel_spent += cost_epochs
+            next_accel = epoch + backoff
         stop_now = gap <= target
         if n_cert % _RESYNC_EVERY == 0 or epoch == max_iter or stop_now:
             # Recompute W(alpha) exactly (drops rounding drift of the incremental
