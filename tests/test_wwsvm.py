@@ -184,6 +184,7 @@ def test_history_and_counts_are_consistent():
     assert h.gap_ratio[0] == pytest.approx(1.0)
     assert res.gap_ratio == pytest.approx(h.gap_ratio[-1])
     assert np.all(np.isin(res.predict(X), np.arange(k)))
+    assert res.n_certificates == len(h.iteration)  # one history row per certificate
 
 
 def test_seed_changes_the_order_not_the_optimum():
@@ -229,11 +230,14 @@ Y0 = np.array([0, 1, 2, 0, 1, 2])
         ({"X": X0[:, 0]}, ValueError, "X must be 2-dimensional"),
         ({"X": np.where(np.eye(6, 2) > 0, np.nan, X0)}, ValueError, "X contains"),
         ({"X": np.full((6, 2), np.inf)}, ValueError, "X contains"),
-        ({"y": Y0[:5]}, ValueError, "y must be a 1-D array of 6 labels"),
-        ({"y": np.zeros(6, dtype=int)}, ValueError, "single class"),
-        ({"y": Y0 - 1}, ValueError, "labels 0..k-1"),
-        ({"y": Y0 + 0.5}, ValueError, "non-integers"),
-        ({"y": np.array(list("abcabc"))}, TypeError, "integer class labels"),
+        ({"y": Y0[:5]}, ValueError, "y must have length 6"),
+        ({"y": np.zeros(6, dtype=int)}, ValueError, "y must contain at least 2 distinct"),
+        ({"y": np.array([0, 1, np.nan, 0, 1, 2])}, ValueError, "y contains NaN"),
+        ({"y": np.zeros((6, 2))}, ValueError, "y must be 1-dimensional"),
+        ({"accelerate": "yes"}, TypeError, "accelerate"),
+        ({"stopping": "paper"}, ValueError, "stopping must be one of"),
+        ({"ratio": 0.0}, ValueError, "ratio must lie in"),
+        ({"ratio": 1.0}, ValueError, "ratio must lie in"),
         ({"C": 0.0}, ValueError, "C must lie in"),
         ({"C": -1.0}, ValueError, "C must lie in"),
         ({"C": float("nan")}, ValueError, "C must be finite"),
@@ -263,3 +267,13 @@ def test_subproblem_rejects_bad_input():
         wwsvm.solve_subproblem([1.0], 0.0)
     with pytest.raises(ValueError, match="v contains"):
         wwsvm.solve_subproblem([np.nan], 1.0)
+    with pytest.raises(ValueError, match="tol must lie in"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, tol=-1)
+    with pytest.raises(ValueError, match="tol must be finite"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, tol=float("nan"))
+    with pytest.raises(ValueError, match="max_steps must be >= 1"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, max_steps=0)
+    with pytest.raises(ValueError, match="b0"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, b0=[0.0])
+    with pytest.raises(ValueError, match="C must lie in"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], -1.0)

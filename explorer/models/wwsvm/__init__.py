@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from solvers.params import ParamSpecs
 
 from ...registry import Dataset, ModelEntry, Problem, ui_param
@@ -30,7 +32,7 @@ def _reference(problem: Problem, *, C: float = _specs().default("C"), **_ignored
 
 def _cost(problem: Problem) -> int:
     X = problem.data["X"]
-    k = int(problem.data["y"].max()) + 1
+    k = int(np.unique(problem.data["y"]).size)
     return X.shape[0] * k + X.shape[1] * k
 
 
@@ -57,6 +59,9 @@ ENTRY = ModelEntry(
         ui_param(_specs()["C"], low=1e-3, high=1e3, log=True),
         ui_param(_specs()["method"]),
         ui_param(_specs()["seed"], high=10_000),
+        ui_param(_specs()["accelerate"]),
+        ui_param(_specs()["stopping"]),
+        ui_param(_specs()["ratio"], low=1e-4, high=0.1, log=True),
     ),
     solve=_solve,
     reference=_reference,
