@@ -103,45 +103,96 @@ def walrus_block_fullsort(v, C, out, work):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _sift_down(h, n, pos):  # pragma: no cover - compiled
+    # restore the min-heap property of h[:n] below pos
+    x = h[pos]
+    while True:
+        c = 2 * pos + 1
+        if c >= n:
+            break
+        if c + 1 < n and h[c + 1] < h[c]:
+            c += 1
+        if h[c] >= x:
+            break
+        h[pos] = h[c]
+        pos = c
+    h[pos] = x
+
+
+@njit(cache=True)
 def walrus_block(v, C, out, work):  # pragma: no cover - compiled
     # The same minimiser with partial selection. gamma is the root of
-    # gamma = phi(gamma) = sum_j clip(v_j - gamma, 0, C). For the t largest
-    # entries, the root gamma_t of the restricted equation is a lower bound of
-    # gamma (phi_t <= phi, phi - id decreasing); if gamma_t >= every other entry,
-    # those contribute 0 at gamma_t, so gamma_t = gamma exactly. Otherwise every
-    # entry <= gamma_t is inactive at the solution and is dropped; t grows x4.
+    # gamma = phi(gamma) = sum_j clip(v_j - gamma, 0, C). For any set T of the
+    # largest entries, the root gamma_T of the restricted equation is a lower bound
+    # of gamma (phi_T <= phi, phi - id decreasing); if gamma_T >= every other entry,
+    # those contribute 0 at gamma_T, so gamma_T = gamma exactly.
+    # Stage 1: one pass keeps the _FIRST_TOP largest positive entries in a min-heap
+    # (most entries cost one comparison) and the largest entry left out.
+    # Stage 2 (rarely): entries <= gamma_T are inactive at the solution and are
+    # dropped; the rest is handled by quickselect with a growing selection.
     m = v.shape[0]
+    T = _FIRST_TOP if _FIRST_TOP < m else m
+    hn = 0
+    rest = -np.inf
     n_pos = 0
     for j in range(m):
-        if v[j] > 0.0:
-            work[n_pos] = v[j]
-            n_pos += 1
+        x = v[j]
+        if x <= 0.0:
+            continue
+        n_pos += 1
+        if hn < T:
+            # push: sift up
+            pos = hn
+            hn += 1
+            while pos > 0:
+                par = (pos - 1) // 2
+                if work[par] <= x:
+                    break
+                work[pos] = work[par]
+                pos = par
+            work[pos] = x
+        elif x > work[0]:
+            if work[0] > rest:
+                rest = work[0]
+            work[0] = x
+            _sift_down(work, hn, 0)
+        elif x > rest:
+            rest = x
     if n_pos == 0:
         for j in range(m):
             out[j] = 0.0
         return 0.0
-    t = _FIRST_TOP
-    while True:
-        if n_pos <= _SORT_ALL or t >= n_pos:
-            sort_prefix(work, n_pos)
-            gamma = clip_sum_root_sorted(work, n_pos, C, 0.0, 1.0)
-            break
-        select_top(work, n_pos, t)
-        sort_prefix(work, t)
-        gamma = clip_sum_root_sorted(work, t, C, 0.0, 1.0)
-        rest = -np.inf
-        for q in range(t, n_pos):
-            if work[q] > rest:
-                rest = work[q]
-        if gamma >= rest:
-            break
-        cnt = 0
-        for q in range(n_pos):
-            if work[q] > gamma:
-                work[cnt] = work[q]
-                cnt += 1
-        n_pos = cnt
-        t *= 4
+    sort_prefix(work, hn)
+    gamma = clip_sum_root_sorted(work, hn, C, 0.0, 1.0)
+    if gamma < rest:
+        # stage 2: keep the entries above the lower bound gamma and select again
+        n_pos = 0
+        for j in range(m):
+            if v[j] > gamma:
+                work[n_pos] = v[j]
+                n_pos += 1
+        t = 4 * _FIRST_TOP
+        while True:
+            if n_pos <= _SORT_ALL or t >= n_pos:
+                sort_prefix(work, n_pos)
+                gamma = clip_sum_root_sorted(work, n_pos, C, 0.0, 1.0)
+                break
+            select_top(work, n_pos, t)
+            sort_prefix(work, t)
+            gamma = clip_sum_root_sorted(work, t, C, 0.0, 1.0)
+            rest = -np.inf
+            for q in range(t, n_pos):
+                if work[q] > rest:
+                    rest = work[q]
+            if gamma >= rest:
+                break
+            cnt = 0
+            for q in range(n_pos):
+                if work[q] > gamma:
+                    work[cnt] = work[q]
+                    cnt += 1
+            n_pos = cnt
+            t *= 4
     for j in range(m):
         bj = v[j] - gamma
         out[j] = 0.0 if bj < 0.0 else (C if bj > C else bj)

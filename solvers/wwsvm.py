@@ -114,7 +114,7 @@ _SKIP_CAP = 16
 _RESYNC_EVERY = 10
 #: Certificate schedule: every epoch for the first ``_CERT_WARMUP`` epochs, then at
 #: most every ``_CERT_MAX`` epochs, sooner when the gap's trend predicts the target.
-_CERT_WARMUP = 10
+_CERT_WARMUP = 5
 _CERT_MAX = 5
 #: Acceleration: largest dense system (its side), and the back-off cap (epochs).
 _ACCEL_MAX_DIM = 1000
