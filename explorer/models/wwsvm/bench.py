@@ -44,8 +44,8 @@ def _vs_cvxpy(n: int, d: int, k: int, spreads: tuple[float, ...], progress,
     C = 1.0
     table = BenchTable(
         f"Walrus vs cvxpy/Clarabel, n={n}, d={d}, k={k}, C={C:g} (Gaussian blobs), CPU time",
-        ["spread", "solver", "CPU [s]", "epochs", "certificates", "Newton steps",
-         "objective", "rel. diff vs cvxpy", "certified rel. gap", "speed-up vs cvxpy"],
+        ["spread", "solver", "CPU [s]", "epochs", "objective", "rel. diff vs cvxpy",
+         "certified rel. gap", "speed-up vs cvxpy", "certificates", "Newton steps"],
     )
     for spread in spreads:
         prob = blobs(seed=1, n=n, k=k, d=d, spread=spread)
@@ -54,8 +54,8 @@ def _vs_cvxpy(n: int, d: int, k: int, spreads: tuple[float, ...], progress,
         t_ref, r = _cpu(lambda X=X, y=y: ref.solve(X, y, C))
         progress(f"cvxpy done in {t_ref:.1f} s CPU")
         wwsvm.solve(X[:50], y[:50], C, max_iter=2)  # compile / load the cache
-        table.add(spread, "cvxpy (Clarabel)", t_ref, float("nan"), float("nan"),
-                  float("nan"), r.value, 0.0, float("nan"), 1.0)
+        table.add(spread, "cvxpy (Clarabel)", t_ref, float("nan"), r.value, 0.0,
+                  float("nan"), 1.0, float("nan"), float("nan"))
         for label, accelerate, rep in (("walrus + free-block steps (default)", True, repeat),
                                        ("walrus, paper's sweeps only", False, 1)):
             def run(X=X, y=y, accelerate=accelerate):
@@ -66,8 +66,8 @@ def _vs_cvxpy(n: int, d: int, k: int, spreads: tuple[float, ...], progress,
             progress(f"{label}: {t:.3f} s CPU, {res.n_iter} epochs")
             scale = 1e-9 * max(1.0, abs(r.value))
             inside = res.dual <= r.value + scale and r.value <= res.primal + scale
-            table.add(spread, label, t, res.n_iter, res.n_certificates, res.n_accel_steps,
-                      res.primal, rel_diff(res.primal, r.value), res.rel_gap, t_ref / t)
+            table.add(spread, label, t, res.n_iter, res.primal, rel_diff(res.primal, r.value),
+                      res.rel_gap, t_ref / t, res.n_certificates, res.n_accel_steps)
             table.notes.append(
                 f"spread {spread}, {label}: training accuracy "
                 f"{np.mean(res.predict(X) == y):.3f}; cvxpy's optimum inside the certified "
