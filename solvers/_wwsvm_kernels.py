@@ -28,6 +28,7 @@ __all__ = [
     "hinge_and_counts",
     "iterative_block",
     "select_top",
+    "shuffle",
     "step_to_w",
     "walrus_block",
     "walrus_block_fullsort",
@@ -393,3 +394,22 @@ def step_to_w(X, y, ii, jj, delta, dWt):  # pragma: no cover - compiled
             xf = da * X[i, f]
             dWt[yi, f] += xf
             dWt[j, f] -= xf
+
+
+@njit(cache=True)
+def shuffle(order, state):  # pragma: no cover - compiled
+    # In-place Fisher-Yates shuffle driven by a splitmix64 generator whose state
+    # (one uint64) lives in ``state[0]``: reproducible from the seed, no allocation.
+    n = order.shape[0]
+    z = state[0]
+    for i in range(n - 1, 0, -1):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        r = z
+        r = (r ^ (r >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        r = (r ^ (r >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        r = r ^ (r >> np.uint64(31))
+        j = np.int64(r % np.uint64(i + 1))
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+    state[0] = z

@@ -123,6 +123,7 @@ _ACCEL_SHARE = 0.5
 _ACCEL_INNER = 20
 _ACCEL_RANK_TOL = 1e-11
 _BLAS3_SPEEDUP = 6.0
+_ACCEL_GOOD = 2.0
 _ACCEL_MIN_VIOLATORS = 10
 
 
@@ -344,6 +345,7 @@ def _box_qp(G: np.ndarray, g: np.ndarray, a: np.ndarray, C: float, rank_bound: i
     r = g.copy()  # gradient of q at x
     q = 0.0
     its = 0
+    null_first = False
     for _ in range(_ACCEL_INNER):
         its += 1
         eps = 1e-12 * C
@@ -356,6 +358,7 @@ def _box_qp(G: np.ndarray, g: np.ndarray, a: np.ndarray, C: float, rank_bound: i
         # stay): the exact maximiser of q over that subset.
         Gff = G[np.ix_(f, f)]
         df = None
+        rank_deficient = False
         if f.size <= rank_bound:
             c, info = sla.lapack.dpotrf(Gff, lower=1, clean=0)
             if info == 0:
@@ -366,7 +369,8 @@ def _box_qp(G: np.ndarray, g: np.ndarray, a: np.ndarray, C: float, rank_bound: i
                 break
             basis = piv[:rank] - 1
             L = (c[:rank, :rank], True)
-            if rank < f.size:
+            rank_deficient = rank < f.size
+            if rank < f.size and null_first:
                 # Z_F u = 0 for u = (-G_BB^{-1} G_Bt, e_t), t off the basis: along u
                 # W does not move and q is linear with slope r^T u = sum(u); go to
                 # the box's edge in the ascending sense (one variable leaves F)
@@ -393,19 +397,30 @@ def _box_qp(G: np.ndarray, g: np.ndarray, a: np.ndarray, C: float, rank_bound: i
             df[basis] = sla.cho_solve(L, r[f[basis]], check_finite=False)
         if not np.all(np.isfinite(df)):
             break
-        t = 1.0
+        # step sizes along the projected arc: halving from the full step down to the
+        # longest step inside the box (q rises along a Newton direction up to t = 1)
+        xf = x[f]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lim = np.where(df > 0, (C - xf) / df, np.where(df < 0, -xf / df, np.inf))
+        t_in = float(min(1.0, lim.min()))
+        halving = [0.5 ** i for i in range(30)]
+        steps = [t for t in halving if t > t_in] + ([t_in] if t_in > 0.0 else []) + [
+            t for t in halving if t < t_in]
         improved = False
-        for _ls in range(30):
+        for t in steps:
             xn = x.copy()
-            xn[f] = np.clip(x[f] + t * df, 0.0, C)
+            xn[f] = np.clip(xf + t * df, 0.0, C)
             dx = xn - a
             qn = float(g @ dx) - 0.5 * float(dx @ (G @ dx))
             if qn > q:
                 improved = True
                 break
-            t *= 0.5
         if not improved:
+            if rank_deficient and not null_first:
+                null_first = True  # no Newton progress: leave the degenerate face
+                continue
             break
+        null_first = False
         gain_rel = (qn - q) / max(abs(qn), 1e-300)
         x, q = xn, qn
         r = g - G @ (x - a)
@@ -552,7 +567,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         A[np.arange(n), y] = 0.0
     sqn = np.einsum("ij,ij->i", X, X)
     Wt = np.ascontiguousarray(_weights(A, X, y).T)
-    rng = np.random.default_rng(seed)
+    order = np.arange(n, dtype=np.int64)
+    rng_state = np.array([seed], dtype=np.uint64)  # splitmix64 state of the sample order
     exact = method == "walrus"
     max_steps = _INNER_STEPS_PER_CLASS * max(k - 1, 1)
     inner_eps = _INNER_EPS
@@ -577,7 +593,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         return best[0]
     inner_total, visited_last = 0, 0
     for epoch in range(1, max_iter + 1):
-        order = rng.permutation(n).astype(np.int64)
+        K.shuffle(order, rng_state)
         inner, visited = K.epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps,
                                  skip, wait, cap)
         inner_total += inner
@@ -616,7 +632,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
                     # worth repeating soon if it gained more than the sweeps would
                     # have in the epochs its cost buys
                     sweep_rate = max(dual - last_dual, 0.0) / max(1, epoch - last_cert_epoch)
-                    good = accel_gain >= 2.0 * sweep_rate * max(1.0, cost_epochs)
+                    good = accel_gain >= _ACCEL_GOOD * sweep_rate * max(1.0, cost_epochs)
                     backoff = 1 if good else min(2 * backoff, _ACCEL_MAX_BACKOFF)
                     primal, dual, counts, S = cert
                     primal = keep_best(primal)
