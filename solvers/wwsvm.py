@@ -118,6 +118,7 @@ _CERT_WARMUP = 5
 _CERT_MAX = 5
 #: Acceleration: largest dense system (its side), and the back-off cap (epochs).
 _ACCEL_MAX_DIM = 1000
+_ACCEL_RANK_SLACK = 1.1
 _ACCEL_MAX_BACKOFF = 64
 _ACCEL_SHARE = 0.5
 _ACCEL_INNER = 20
@@ -582,6 +583,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     last_cert_epoch, last_gap = 0, None
     next_accel, backoff, n_accel, accel_spent = _CERT_WARMUP, 1, 0, 0.0
     inner_used = 4  # inner iterations of the last free-block step (its cost model)
+    # free-block steps once the free set is near the rank d(k-1) of its Gram matrix
+    max_dim = min(_ACCEL_MAX_DIM, int(_ACCEL_RANK_SLACK * d * (k - 1)) + 50)
     last_dual = -math.inf
     best = [math.inf, None]  # the lowest primal value seen and its W (d x k)
 
@@ -611,7 +614,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         accel_gain = 0.0
         p = counts[1]
         epoch_flops = 2.0 * d * k * (visited_last + n / _CERT_MAX) + 1.0
-        if (accelerate and epoch >= next_accel and gap > target and 0 < p <= _ACCEL_MAX_DIM
+        if (accelerate and epoch >= next_accel and gap > target and 0 < p <= max_dim
                 and accel_spent + _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
                 <= _ACCEL_SHARE * epoch):
             # (the steps' total cost, in epochs, stays below _ACCEL_SHARE x the sweeps')
