@@ -137,7 +137,7 @@ def _vs_iterative(n: int, d: int, ks: tuple[int, ...], repeat: int, progress
     epochs.notes.append(
         "CPU seconds of the Walrus run (sweeps only) to gap <= 0.001 x first gap (best of "
         f"{repeat}) divided by its epochs, certificates included (computed every epoch for "
-        "the first 10 epochs, then every 1-5 epochs as the gap's trend allows). The exact "
+        "the first 5 epochs, then every 1-5 epochs as the gap's trend allows). The exact "
         "block solver selects only the largest entries of v (about 13 of 999 end up "
         "nonzero at k=1000) instead of sorting them all."
     )
