@@ -55,9 +55,10 @@ class Dataset:
 
     ``memory(sizes) -> bytes`` and ``seconds(sizes) -> seconds`` are optional
     estimates of one solve at default parameters (``sizes``: every size keyword,
-    defaults filled in) on a 2-core machine; :meth:`estimate` falls back to a
-    rough guess from the sizes (8 bytes x the product of the integer sizes x 8
-    working copies) and no time estimate.
+    defaults filled in) on a 2-core machine, given as callables or as
+    ``"module:function"`` strings (imported on use; see :mod:`explorer.estimates`);
+    :meth:`estimate` falls back to a rough guess from the sizes (8 bytes x the
+    product of the integer sizes x 8 working copies) and no time estimate.
     """
 
     name: str
@@ -65,8 +66,8 @@ class Dataset:
     make: Callable[..., Problem]
     sizes: Mapping[str, tuple[Any, Any, Any]] = field(default_factory=dict)
     real: bool = False
-    memory: Callable[[Mapping[str, Any]], float] | None = None
-    seconds: Callable[[Mapping[str, Any]], float] | None = None
+    memory: Callable[[Mapping[str, Any]], float] | str | None = None
+    seconds: Callable[[Mapping[str, Any]], float] | str | None = None
 
     def full_sizes(self, **sizes: Any) -> dict[str, Any]:
         """``sizes`` with the defaults of the sizes not given."""
@@ -75,15 +76,17 @@ class Dataset:
     def estimate(self, sizes: Mapping[str, Any]) -> tuple[float, float | None]:
         """``(bytes, seconds or None)`` of one solve at ``sizes`` (defaults filled in)."""
         full = self.full_sizes(**sizes)
-        if self.memory is not None:
-            mem = float(self.memory(full))
+        memory = _load(self.memory) if isinstance(self.memory, str) else self.memory
+        seconds = _load(self.seconds) if isinstance(self.seconds, str) else self.seconds
+        if memory is not None:
+            mem = float(memory(full))
         else:
             prod = 1.0
             for v in full.values():
                 if isinstance(v, int) and not isinstance(v, bool) and v > 0:
                     prod *= v
             mem = 8.0 * 8.0 * prod
-        secs = float(self.seconds(full)) if self.seconds is not None else None
+        secs = float(seconds(full)) if seconds is not None else None
         return mem, secs
 
     def __call__(self, seed: int = 0, **sizes: Any) -> Problem:

@@ -330,8 +330,29 @@ def test_every_dataset_estimates_its_default_size_within_limits(entry):
         assert 0 < mem <= cli.MEMORY_LIMIT, (ds.name, mem)
         assert secs is None or secs >= 0
         # the largest allowed sizes are estimated too (finite, positive)
-        mem_hi, _ = ds.estimate({k: v[2] for k, v in ds.sizes.items()})
-        assert mem_hi >= mem
+        mem_hi, secs_hi = ds.estimate({k: v[2] for k, v in ds.sizes.items()})
+        assert 0 < mem_hi < float("inf") and (secs_hi is None or secs_hi >= 0)
+
+
+def test_estimate_hook_and_default():
+    calls = []
+    ds = registry.Dataset("toy", "toy", lambda seed=0, **s: None,
+                          sizes={"n": (10, 1, 100), "d": (3, 1, 9), "spread": (1.0, 0, 2)})
+    mem, secs = ds.estimate({"n": 100})
+    assert mem == 8 * 8 * 100 * 3 and secs is None  # default: from the integer sizes
+    ds2 = registry.Dataset("toy", "toy", lambda seed=0, **s: None, sizes=ds.sizes,
+                           memory=lambda s: calls.append(dict(s)) or 123.0,
+                           seconds="explorer.estimates:wwsvm_blobs_seconds")
+    with pytest.raises(KeyError):  # the named estimate is resolved and called
+        ds2.estimate({"n": 5})
+    assert calls == [{"n": 5, "d": 3, "spread": 1.0}]
+
+
+def test_mtmkl_paper_maximum_needs_force(capsys):
+    # the MT-MKL size extremes need > 10 GB (issue 14): refused without --force
+    code, _, errors = _run(["solve", "mtmkl", "--size", "depth=7", "--size", "d=1000",
+                            "--size", "n_test=5000"], capsys)
+    assert code == 2 and "more than 2.0 GB" in errors[0] and "--force" in errors[0]
 
 
 def test_list_shows_ranges_and_help(capsys):
