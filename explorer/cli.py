@@ -123,6 +123,8 @@ def describe_error(exc: BaseException) -> str:
                 "reduce the --size values")
     if isinstance(exc, OSError):
         return msg
+    if type(exc).__module__.split(".")[0] in ("cvxpy", "clarabel"):
+        return (f"the cvxpy reference failed: {type(exc).__name__}: {msg} ({debug_hint})")
     return (f"internal error: {type(exc).__name__}: {msg} ({debug_hint}, and please report "
             "it)")
 

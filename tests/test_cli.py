@@ -233,6 +233,7 @@ def _raiser(exc):
         (MemoryError(), "out of memory"),
         (RuntimeError("boom\nsecond line"), "internal error: RuntimeError: boom second line"),
         (AssertionError(), "internal error: AssertionError"),
+        ("solver-error", "the cvxpy reference failed: SolverError: Solver 'CLARABEL' failed"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v)[:20],
 )
@@ -241,6 +242,10 @@ def test_every_error_is_one_line_exit_2(exc, expected, extra_subcommand, capsys)
         from solvers import NumericalError
 
         exc = NumericalError("solver: non-finite gap at iteration 3")
+    elif exc == "solver-error":
+        from cvxpy.error import SolverError
+
+        exc = SolverError("Solver 'CLARABEL' failed. Try another solver.")
     extra_subcommand(cli.Subcommand("boom", "raise", lambda p: None, _raiser(exc)))
     code, _, errors = _run(["boom"], capsys)
     assert code == 2

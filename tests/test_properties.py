@@ -60,6 +60,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 #: Issue-14 reproducers that the model owners fix: the xfail reasons below (the lead
 #: removes the marks at integration).
 KNOWN = {
+    "triplet-scaled-helper": (
+        "triplet_screening.lambda_max(X * 1e300, y, k=1) -> LinAlgError 'Eigenvalues did not "
+        "converge' (the same path as solve(X * 1e300, ...)) — fixed by the issue-14 triplet "
+        "owner"
+    ),
     "wwsvm-labels": (
         "wwsvm.solve(X, y in {1, 5, 9}) fits 10 classes; a label 10**9 allocates n x 10**9 "
         "floats (MemoryError) — fixed by the issue-14 wwsvm owner"
@@ -481,13 +486,21 @@ def test_triplet_screening_solve_contract(kw):
         certified(res)
 
 
-@given(data=st.data(), X=clean_matrices(n=(2, 8), d=(1, 3)))
-def test_triplets_and_lambda_max_contract(data, X):
+@st.composite
+def triplet_helper_cases(draw):
+    X = draw(clean_matrices(n=(2, 8), d=(1, 3)))
     n = X.shape[0]
-    kw, bad = data.draw(arguments(
+    kw, _ = draw(arguments(
         valid={"X": st.just(X), "y": labels(n), "k": st.sampled_from([1, 3, math.inf])},
         junk={"X": nonfinite.map(lambda v: _with_nan(X, v)), "y": labels(n, bad=True),
               "k": st.sampled_from([0, -2, 1.5, None, "3"])}))
+    return kw
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN["triplet-scaled-helper"])
+@given(kw=triplet_helper_cases())
+@example(kw={"X": _XT[:3, :3] * 1e300, "y": [True, False, True], "k": 1})
+def test_triplets_and_lambda_max_contract(kw):
     t = call(triplet_screening.triplets, **kw)
     if t is not None:
         assert t.ndim == 2 and t.shape[1] == 3
