@@ -133,8 +133,6 @@ def test_issue14_solver_reproducers_give_one_line_or_succeed(argv, capsys):
         assert "(final)" in out
 
 
-@pytest.mark.xfail(strict=True, reason="caso.solve(eta=1e300) says 'non-finite "
-                   "primal_objective' without naming eta — fixed by the issue-14 caso owner")
 def test_issue14_caso_huge_eta_names_eta(capsys):
     code, _, errors = _run(["solve", "caso", "--set", "eta=1e300", "--quiet"], capsys)
     assert code == 0 or "eta" in errors[0]

@@ -40,6 +40,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, event, example, given, settings
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 from solvers import NumericalError, caso, mtmkl, prox, robust_mtl, triplet_screening, wwsvm
 from solvers import validation as V
@@ -69,62 +70,31 @@ KNOWN = {
         "wwsvm.solve(X, y in {1, 5, 9}) fits 10 classes; a label 10**9 allocates n x 10**9 "
         "floats (MemoryError) — fixed by the issue-14 wwsvm owner"
     ),
-    'R0': (
-        'caso.solve(..., eta=1e-300) -> ZeroDivisionError/LinAlgError; alpha=eta=1e-300, '
-        'method="apg" -> "L0 must be a positive finite number" (names no argument) — fixed by'
-        ' the issue-14 caso owner'
-    ),
-    'R1': (
-        'caso.sum_largest([nan], 0.5) -> nan; caso.subspace_dim(0.0 or -5.0) -> 1 — fixed by '
-        'the issue-14 caso owner'
-    ),
-    'R2': (
-        'caso.m_step_gamma([0.126], eta=1e-300, h=0.5) -> ZeroDivisionError (the numba '
-        'kernel) — fixed by the issue-14 caso owner'
-    ),
-    'R3': (
+    "robust-solve": (
         'robust_mtl.solve with tiny lam/gamma/zeta/rho/mu -> OverflowError (34) and "L0 must '
         'be a positive finite number, got inf" — fixed by the issue-14 robust_mtl owner'
     ),
-    'R4': (
+    "triplet-solve": (
         'triplet_screening.solve(X, y, lam=1e-300) -> ZeroDivisionError (pgb_sphere); X*1e300'
         ' -> LinAlgError — fixed by the issue-14 triplet owner'
     ),
-    'R5': (
-        "caso.solve(Xs, ys, eta=1e-300, method='bcd') -> LinAlgError 'Singular matrix' (CLI: "
-        'ZeroDivisionError) — fixed by the issue-14 caso owner'
-    ),
-    'R6': (
-        'caso.solve(Xs, ys, eta=1e300) -> NumericalError naming no eta — fixed by the '
-        'issue-14 caso owner'
-    ),
-    'R7': (
+    "robust-overflow": (
         'robust_mtl.solve([[[0.]], [[1e300]]], [[0.], [0.]]) -> OverflowError — fixed by the '
         'issue-14 robust_mtl owner'
     ),
-    'R8': (
+    "triplet-scaled": (
         'triplet_screening.solve(X*1e300, y, 1.0, k=3) -> LinAlgError — fixed by the issue-14'
         ' triplet owner'
     ),
-    'R9': (
+    "triplet-lam-tiny": (
         'triplet_screening.solve(X, y, 1e-300) -> ZeroDivisionError — fixed by the issue-14 '
         'triplet owner'
     ),
-    'R10': (
-        'mtmkl.solve(..., G=[np.full((3, 3), 1.79e308)]) -> LinAlgError in validation — fixed'
-        ' by the issue-14 mtmkl owner'
-    ),
-    'R11': (
+    "wwsvm-sparse-labels": (
         'wwsvm.solve(X, labels in {1, 5, 9}) fits 10 classes — fixed by the issue-14 wwsvm '
         'owner'
     ),
-    'R12': (
-        'caso.sum_largest([nan, 2.], 1.) -> nan — fixed by the issue-14 caso owner'
-    ),
-    'R13': (
-        'caso.subspace_dim(-5.) -> 1 — fixed by the issue-14 caso owner'
-    ),
-    'R14': (
+    "subproblem-negative-tol": (
         'wwsvm.solve_subproblem_iterative(v, C, tol=-1) accepted — fixed by the issue-14 '
         'wwsvm owner'
     ),
@@ -160,6 +130,12 @@ def matrices(draw, n=(1, 8), d=(1, 4)):
 
 
 # --------------------------------------------------------------------------- the contract
+
+
+def _event(text: str) -> None:
+    """Record an outcome for ``--hypothesis-show-statistics`` (no-op outside a test)."""
+    if currently_in_test_context():
+        event(text)
 
 
 def _names(fn, extra: tuple[str, ...] = ()) -> set[str]:
@@ -207,14 +183,14 @@ def call(fn, extra_names: tuple[str, ...] = (), **kwargs) -> Any:
             with np.errstate(all="ignore"):
                 out = fn(**kwargs)
     except NumericalError as exc:
-        event("NumericalError")
+        _event("NumericalError")
         assert "iteration" in str(exc), f"NumericalError without its iteration: {exc}"
     except (ValueError, TypeError) as exc:
-        event(f"{type(exc).__name__}: {str(exc)[:70]}")
+        _event(f"{type(exc).__name__}: {str(exc)[:70]}")
         assert _names_an_argument(str(exc), _names(fn, extra_names)), (
             f"{type(exc).__name__} names no argument of {fn.__name__}: {exc}")
     if out is not None:
-        event("returned")
+        _event("returned")
     for k, v in kwargs.items():
         assert _same(v, before[k]), f"{fn.__name__} mutated its argument {k!r}"
     return out
@@ -382,7 +358,6 @@ _XS = [_R.standard_normal((6, 3)) for _ in range(3)]
 _YS = [X @ np.ones(3) for X in _XS]
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN['R0'])
 @given(kw=caso_cases())
 @example(kw={"Xs": _XS, "ys": _YS, "eta": 1e-300, "method": "bcd"})
 @example(kw={"Xs": _XS, "ys": _YS, "alpha": 1e-300, "eta": 1e-300, "method": "apg"})
@@ -392,7 +367,6 @@ def test_caso_solve_contract(kw):
         certified(res)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN['R1'])
 @given(eigs=st.lists(st.sampled_from([0.0, 1.0, -2.0, 3.5, 1e300, -1e300, math.nan,
                                       math.inf]), min_size=0, max_size=5),
        h=st.sampled_from([0.0, 0.5, 1.0, 2.5, 5.0, -5.0, math.nan, math.inf, "x", None]))
@@ -409,7 +383,6 @@ def test_caso_helpers_contract(eigs, h):
         assert float(h) > 0, f"subspace_dim({h}) = {k}: h must be positive"
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN['R2'])
 @given(sigma=matrices(n=(1, 1), d=(1, 5)), eta=param,
        h=st.sampled_from([0.5, 1.0, 2.0, 0.0, -1.0, 10.0, math.nan]),
        method=st.sampled_from(["median", "sort"]))
@@ -442,7 +415,7 @@ def robust_cases(draw):
     return kw
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN['R3'])
+@pytest.mark.xfail(strict=True, reason=KNOWN["robust-solve"])
 @given(kw=robust_cases())
 @example(kw={"Xs": [[[0.0]], [[1e300]]], "ys": [[0.0], [0.0]]})
 def test_robust_mtl_solve_contract(kw):
@@ -476,7 +449,7 @@ _XT = _R.standard_normal((30, 4))
 _YT = np.arange(30) % 3
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN['R4'])
+@pytest.mark.xfail(strict=True, reason=KNOWN["triplet-solve"])
 @given(kw=triplet_cases())
 @example(kw={"X": _XT, "y": _YT, "lam": 1e-300, "k": 3})
 @example(kw={"X": _XT * 1e300, "y": _YT, "lam": 1.0, "k": 3})
@@ -687,26 +660,21 @@ _y = np.arange(30) % 3
 @pytest.mark.parametrize(
     "case",
     [
-        pytest.param('caso-eta-tiny-bcd', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R5'])),
-        pytest.param('caso-eta-huge', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R6'])),
+        "caso-eta-tiny-bcd",
+        "caso-eta-huge",
         pytest.param('robust-overflow', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R7'])),
+            strict=True, reason=KNOWN["robust-overflow"])),
         pytest.param('triplet-scaled', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R8'])),
+            strict=True, reason=KNOWN["triplet-scaled"])),
         pytest.param('triplet-lam-tiny', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R9'])),
-        pytest.param('mtmkl-huge-G', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R10'])),
+            strict=True, reason=KNOWN["triplet-lam-tiny"])),
+        "mtmkl-huge-G",
         pytest.param('wwsvm-sparse-labels', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R11'])),
-        pytest.param('sum_largest-nan', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R12'])),
-        pytest.param('subspace_dim-negative', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R13'])),
+            strict=True, reason=KNOWN["wwsvm-sparse-labels"])),
+        "sum_largest-nan",
+        "subspace_dim-negative",
         pytest.param('subproblem-negative-tol', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN['R14'])),
+            strict=True, reason=KNOWN["subproblem-negative-tol"])),
     ],
 )
 def test_issue14_reproducers(case):
