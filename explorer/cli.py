@@ -580,6 +580,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
+    except BrokenPipeError:  # `dualscope list | head`: the reader left, stop quietly
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except SystemExit as exc:  # --help / --version (argparse errors are _UsageError)
         if exc.code in (0, None):
             raise
