@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -109,8 +110,7 @@ def _run(argv, capsys):
     assert "Traceback" not in err and "Traceback" not in out, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert all(ln.startswith("dualscope: ") for ln in lines), err
-    errors = [ln for ln in lines if not ln.startswith("dualscope: warning: ")
-              and not ln.startswith("dualscope: [")]
+    errors = [ln for ln in lines if not ln.startswith("dualscope: warning: ")]
     if code == 2:
         assert len(errors) == 1, err  # exactly one error line
     return code, out, errors
@@ -265,6 +265,26 @@ def test_keyboard_interrupt_exits_130(extra_subcommand, capsys):
                                     _raiser(KeyboardInterrupt())))
     assert cli.main(["boom"]) == 130
     assert capsys.readouterr().err == "dualscope: interrupted\n"
+
+
+def test_closed_pipe_ends_quietly(extra_subcommand, capsys):
+    extra_subcommand(cli.Subcommand("boom", "raise", lambda p: None,
+                                    _raiser(BrokenPipeError(32, "Broken pipe"))))
+    fd = os.dup(1)
+    try:
+        assert cli.main(["boom"]) == 141
+    finally:
+        os.dup2(fd, 1)
+        os.close(fd)
+    assert capsys.readouterr().err == ""
+
+
+def test_console_run_prints_no_traceback():
+    """The real entry point in a subprocess (one run: the in-process tests cover the rest)."""
+    out = subprocess.run([sys.executable, "-m", "explorer.cli", "solve", "wwsvm", "--size",
+                          "n=inf"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr == "dualscope: --size n must be finite, got 'inf'\n"
 
 
 def test_registered_subcommand_gets_output_checks(extra_subcommand, tmp_path, capsys):
