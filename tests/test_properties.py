@@ -541,6 +541,47 @@ def test_mtmkl_helpers_contract(s, p, M):
         assert np.all(np.isfinite(th)) and np.all(th >= 0)
 
 
+# ------------------------------------------------------------- weak duality at any point
+
+moderate = st.sampled_from([1e-8, 1e-3, 1.0, 1e3, 1e8])
+
+
+@given(seed=st.integers(0, 2**16), extra=st.integers(0, 6), d=st.integers(1, 3),
+       k=st.integers(2, 4), scale=moderate, wscale=moderate, C=moderate)
+def test_wwsvm_weak_duality_at_any_point(seed, extra, d, k, scale, wscale, C):
+    """``dual(alpha) <= primal(W)`` for every feasible alpha and every W: the certificate
+    the solver reports is a true bound wherever it stops."""
+    rng = np.random.default_rng(seed)
+    n = k + extra  # every class present
+    X = rng.standard_normal((n, d)) * scale
+    y = np.arange(n) % k
+    W = rng.standard_normal((d, k)) * wscale
+    alpha = rng.uniform(0, C, size=(n, k))
+    alpha[np.arange(n), y] = 0.0
+    p = wwsvm.primal_objective(W, X, y, C)
+    dv = wwsvm.dual_objective(alpha, X, y, C)
+    assert math.isfinite(p) and math.isfinite(dv)
+    assert dv <= p + 1e-9 * max(1.0, abs(p), abs(dv)), (dv, p)
+
+
+@given(seed=st.integers(0, 2**16), n=st.integers(4, 9), d=st.integers(1, 3),
+       scale=moderate, mscale=moderate, lam=moderate,
+       loss=st.sampled_from(["smoothed_hinge", "hinge"]), diagonal=st.booleans())
+def test_triplet_weak_duality_at_any_point(seed, n, d, scale, mscale, lam, loss, diagonal):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * scale
+    y = np.arange(n) % 2
+    T = triplet_screening.triplets(X, y, k=2)
+    A = rng.standard_normal((d, d)) * mscale
+    M = np.abs(np.diag(A)) if diagonal else A @ A.T
+    alpha = rng.uniform(0, 1, size=T.shape[0])
+    kw = {"triplets": T, "loss": loss, "diagonal": diagonal}
+    p = triplet_screening.primal_objective(M, X, y, lam, **kw)
+    dv = triplet_screening.dual_objective(alpha, X, y, lam, **kw)
+    assert math.isfinite(p) and math.isfinite(dv)
+    assert dv <= p + 1e-9 * max(1.0, abs(p), abs(dv)), (dv, p)
+
+
 # --------------------------------------------------------------------------- validation
 
 
