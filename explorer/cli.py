@@ -125,6 +125,8 @@ def describe_error(exc: BaseException) -> str:
         return msg
     if type(exc).__module__.split(".")[0] in ("cvxpy", "clarabel"):
         return (f"the cvxpy reference failed: {type(exc).__name__}: {msg} ({debug_hint})")
+    if len(msg) > 300:  # e.g. a compiler's multi-page message, folded into one line
+        msg = msg[:297] + "..."
     return (f"internal error: {type(exc).__name__}: {msg} ({debug_hint}, and please report "
             "it)")
 
@@ -147,6 +149,9 @@ def _readable_warnings() -> Iterator[None]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
+        for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
+                      ResourceWarning):  # Python hides these by default: so do we
+            warnings.filterwarnings("ignore", category=quiet)
         warnings.showwarning = show
         yield
 

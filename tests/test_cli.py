@@ -231,6 +231,7 @@ def _raiser(exc):
         (MemoryError(), "out of memory"),
         (RuntimeError("boom\nsecond line"), "internal error: RuntimeError: boom second line"),
         (AssertionError(), "internal error: AssertionError"),
+        (RuntimeError("x" * 1000), "internal error: RuntimeError: " + "x" * 297 + "... ("),
         ("solver-error", "the cvxpy reference failed: SolverError: Solver 'CLARABEL' failed"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v)[:20],
@@ -310,6 +311,7 @@ def test_warnings_become_one_readable_line(extra_subcommand, capsys):
         for _ in range(3):  # repeated warnings are printed once
             warnings.warn("Solution may be\n inaccurate.", UserWarning, stacklevel=1)
         warnings.warn("stopped at max_iter", ConvergenceWarning, stacklevel=1)
+        warnings.warn("old API", DeprecationWarning, stacklevel=1)  # hidden, as by Python
         return 0
 
     extra_subcommand(cli.Subcommand("warny", "warn", lambda p: None, run))
