@@ -561,6 +561,16 @@ def make_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(s.name, help=s.help, description=s.help, parents=[common])
         s.configure(sp)
         sp.set_defaults(_subcommand=s)
+
+    # the sweep sub-command lives in explorer/sweep.py (it registers its own parser); it
+    # gets --debug, the --out check and the error contract like the others
+    from . import sweep
+
+    sp = sweep.add_cli(sub, _models())
+    sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                    help="print the Python traceback of an error")
+    sp.set_defaults(_subcommand=Subcommand("sweep", sp.description or "", lambda _: None,
+                                           lambda a: a.func(a), outputs=("out",)))
     return p
 
 

@@ -419,3 +419,16 @@ def test_app_host_option(monkeypatch, capsys):
     assert cmd[cmd.index("--server.address") + 1] == "0.0.0.0"
     assert cmd[cmd.index("--server.port") + 1] == "9000"
     assert "reachable from other machines" in err
+
+
+def test_sweep_subcommand_shares_the_error_contract(capsys):
+    code, out, errors = _run(["sweep", "wwsvm", "--grid", "C=0.1,1", "--size", "n=60",
+                              "--backend", "serial", "--out", "/no/such/dir/runs.csv"], capsys)
+    assert code == 2 and "--out '/no/such/dir/runs.csv'" in errors[0] and out == ""
+    code, _, errors = _run(["sweep", "wwsvm", "--grid", "C=0.1", "--bogus"], capsys)
+    assert code == 2 and "unrecognized arguments: --bogus" in errors[0]
+    code = cli.main(["sweep", "wwsvm", "--grid", "C=-1", "--size", "n=60", "--quiet",
+                     "--backend", "serial", "--debug"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" in err
+    assert err.rstrip().splitlines()[-1].startswith("dualscope: ") and "C" in err
