@@ -104,10 +104,14 @@ ENTRY = ModelEntry(
             "temporal", "Synthetic temporal tasks (sparse rows, low rank, drift, outliers)",
             data.temporal_tasks,
             sizes={"m": (12, 2, 100), "d": (30, 2, 400), "n": (40, 5, 400),
-                   "rank": (3, 1, 20), "outliers": (0.0, 0.0, 0.3)}),
+                   "rank": (3, 1, 20), "outliers": (0.0, 0.0, 0.3)},
+            memory="explorer.estimates:robust_temporal_memory",
+            seconds="explorer.estimates:robust_temporal_seconds"),
         "diabetes": Dataset(
             "diabetes", "scikit-learn diabetes split by age (an illustration)",
-            data.diabetes_in_time, sizes={"m": (8, 2, 40)}, real=True),
+            data.diabetes_in_time, sizes={"m": (8, 2, 40)}, real=True,
+            memory="explorer.estimates:robust_diabetes_memory",
+            seconds="explorer.estimates:robust_diabetes_seconds"),
     },
     params=(
         Param("lam", 3.0, "l2,1 weight (row sparsity)", low=1e-3, high=100.0, log=True),
