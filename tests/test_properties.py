@@ -66,10 +66,6 @@ KNOWN = {
         "converge' (the same path as solve(X * 1e300, ...)) — fixed by the issue-14 triplet "
         "owner"
     ),
-    "wwsvm-labels": (
-        "wwsvm.solve(X, y in {1, 5, 9}) fits 10 classes; a label 10**9 allocates n x 10**9 "
-        "floats (MemoryError) — fixed by the issue-14 wwsvm owner"
-    ),
     "robust-solve": (
         'robust_mtl.solve with tiny lam/gamma/zeta/rho/mu -> OverflowError (34) and "L0 must '
         'be a positive finite number, got inf" — fixed by the issue-14 robust_mtl owner'
@@ -89,14 +85,6 @@ KNOWN = {
     "triplet-lam-tiny": (
         'triplet_screening.solve(X, y, 1e-300) -> ZeroDivisionError — fixed by the issue-14 '
         'triplet owner'
-    ),
-    "wwsvm-sparse-labels": (
-        'wwsvm.solve(X, labels in {1, 5, 9}) fits 10 classes — fixed by the issue-14 wwsvm '
-        'owner'
-    ),
-    "subproblem-negative-tol": (
-        'wwsvm.solve_subproblem_iterative(v, C, tol=-1) accepted — fixed by the issue-14 '
-        'wwsvm owner'
     ),
 }
 
@@ -270,7 +258,6 @@ _R = np.random.default_rng(0)
 _X9 = _R.standard_normal((9, 2))
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["wwsvm-labels"])
 @given(kw=wwsvm_cases())
 @example(kw={"X": _X9, "y": np.array([1, 5, 9] * 3)})
 @example(kw={"X": _X9, "y": np.array([0, 10**9] * 4 + [0])})
@@ -710,12 +697,10 @@ _y = np.arange(30) % 3
         pytest.param('triplet-lam-tiny', marks=pytest.mark.xfail(
             strict=True, reason=KNOWN["triplet-lam-tiny"])),
         "mtmkl-huge-G",
-        pytest.param('wwsvm-sparse-labels', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN["wwsvm-sparse-labels"])),
+        "wwsvm-sparse-labels",
         "sum_largest-nan",
         "subspace_dim-negative",
-        pytest.param('subproblem-negative-tol', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN["subproblem-negative-tol"])),
+        "subproblem-negative-tol",
     ],
 )
 def test_issue14_reproducers(case):
