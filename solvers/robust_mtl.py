@@ -91,23 +91,28 @@ import numpy as np
 
 from ._blas import single_threaded_blas
 from .apg import APG
-from .base import Monitor, Result
-from .prox import project_l2_ball, project_lq_ball, svt
+from .base import IncompatibleWarmStart, Monitor, Result
+from .params import TOL, ParamSpec, ParamSpecs
+from .prox import (
+    project_l2_ball,
+    project_lq_ball,
+    project_row_ball,
+    project_spectral_ball,
+    svt,
+)
 from .validation import (
-    check_bool,
     check_callback,
-    check_choice,
     check_init,
     check_int,
     check_matrix,
     check_scalar,
     check_task_lists,
-    check_tol_max_iter,
     check_vector,
 )
 
 __all__ = [
     "METHODS",
+    "PARAMS",
     "P_VALUES",
     "RobustMTLResult",
     "certificate",
@@ -118,11 +123,44 @@ __all__ = [
     "solve",
 ]
 
-METHODS = ("dual", "smoothing")
+#: The parameters of :func:`solve`, declared once (defaults, ranges, choices, help).
+PARAMS = ParamSpecs(
+    ParamSpec("lam", 3.0, "l2,1 weight (row sparsity)", low=0.0, low_inclusive=True),
+    ParamSpec("gamma", 1.0, "ridge weight (strong convexity, > 0)", low=0.0),
+    ParamSpec("zeta", 1.0, "temporal smoothness weight", low=0.0, low_inclusive=True),
+    ParamSpec("rho", 3.0, "nuclear-norm weight (low rank)", low=0.0, low_inclusive=True),
+    ParamSpec("p", 2, "loss norm", choices=(2, 1, math.inf)),
+    ParamSpec("method", "exact_dual",
+              "exact_dual: accelerated projected gradient on the exact dual (floor-free, "
+              "default); dual: the paper's accelerated dual ascent; smoothing: the paper's "
+              "pure-smoothing baseline", choices=("exact_dual", "dual", "smoothing")),
+    ParamSpec("mu", 1e-3, "smoothing parameter of the dual and smoothing methods: their "
+              "certified gap cannot go below a floor that shrinks with mu (about lam d mu / 4 "
+              "at most); smaller mu is slower", low=0.0),
+    TOL,
+    ParamSpec("max_iter", None, "outer-iteration budget (default per method: exact_dual "
+              "100000, dual 2000, smoothing 100000)", kind="int", low=1, low_inclusive=True),
+    ParamSpec("max_svd", 100_000, "total work budget: spectral decompositions of a d x m "
+              "matrix (projections, thresholdings, certificates)", kind="int", low=1,
+              low_inclusive=True),
+    ParamSpec("restart", False, "adaptive momentum restart in the paper's methods (not in the "
+              "paper; exact_dual always restarts)"),
+    ParamSpec("check_every", 0, "certify (and call the callback) every this many iterations "
+              "(0: per method, exact_dual 5, dual 1, smoothing 1)", kind="int", low=0,
+              low_inclusive=True),
+    ParamSpec("max_inner", 20_000, "dual: cap on the S-FISTA iterations of one inner solve",
+              kind="int", low=1, low_inclusive=True),
+    ParamSpec("inner_rtol", 0.1, "dual: inner solves stop at this fraction of the outer "
+              "progress", low=0.0, high=1.0),
+)
+METHODS = PARAMS["method"].choices
 P_VALUES = (1, 2, math.inf)
 
-#: Default iteration budgets (outer iterations for "dual", FISTA steps for "smoothing").
-MAX_ITER = {"dual": 2000, "smoothing": 100_000}
+#: Default iteration budgets (iterations for "exact_dual", outer iterations for "dual",
+#: FISTA steps for "smoothing"); the total SVD budget ``max_svd`` bounds every method.
+MAX_ITER = {"exact_dual": 100_000, "dual": 2000, "smoothing": 100_000}
+#: Default certification period per method.
+CHECK_EVERY = {"exact_dual": 5, "dual": 1, "smoothing": 1}
 #: The run stops at the smoothing floor once the smoothed gap is below this fraction of tol.
 _FLOOR_FRACTION = 0.1
 #: ... or once it is below this fraction of the floor itself (the gap has stalled).
@@ -159,8 +197,10 @@ class RobustMTLResult(Result):
         The run stopped because the smoothed problem was solved while the
         certified gap stayed above ``tol`` (decrease ``mu``).
     inner_iterations : int
-        Total inner S-FISTA iterations (``"dual"``; equals ``n_iter`` for
-        ``"smoothing"``): the number of singular value thresholdings.
+        Spectral decompositions (SVDs or Gram eigen-decompositions of a d x m
+        matrix) used by the run, the work unit of all three methods: inner
+        S-FISTA steps for ``"dual"``, FISTA steps for ``"smoothing"``,
+        projections plus certificates for ``"exact_dual"``.
     """
 
     W: np.ndarray
@@ -176,10 +216,15 @@ class RobustMTLResult(Result):
 
     def predict(self, Xs: Any) -> list[np.ndarray]:
         """Predictions ``X_i w_i`` for a list of per-task design matrices."""
-        Xs = list(Xs)
+        try:
+            Xs = list(Xs)
+        except TypeError as exc:
+            raise TypeError("Xs must be a sequence of one design matrix per task") from exc
         if len(Xs) != self.W.shape[1]:
             raise ValueError(f"Xs must have {self.W.shape[1]} tasks, got {len(Xs)}")
-        return [np.asarray(X, dtype=float) @ self.W[:, i] for i, X in enumerate(Xs)]
+        d = self.W.shape[0]
+        return [check_matrix(X, f"Xs[{i}]", n_cols=d) @ self.W[:, i]
+                for i, X in enumerate(Xs)]
 
 
 # ---------------------------------------------------------------------------
@@ -205,16 +250,33 @@ def _dual_q(p: float) -> float:
 
 def _check_params(lam: Any, gamma: Any, zeta: Any, rho: Any, p: Any
                   ) -> tuple[float, float, float, float, float]:
-    lam = check_scalar(lam, "lam", low=0.0, low_inclusive=True)
-    zeta = check_scalar(zeta, "zeta", low=0.0, low_inclusive=True)
-    rho = check_scalar(rho, "rho", low=0.0, low_inclusive=True)
+    v = PARAMS.validate(lam=lam, zeta=zeta, rho=rho)
     g = check_scalar(gamma, "gamma")
     if g <= 0.0:
         raise ValueError(
-            f"gamma must be > 0, got {g:g}: the dual method needs the strong convexity "
+            f"gamma must be > 0, got {g:g}: the dual methods need the strong convexity "
             "gamma/2 ||W||_F^2, and the certificate needs gamma I + zeta L invertible"
         )
-    return lam, g, zeta, rho, _check_p(p)
+    return v["lam"], g, v["zeta"], v["rho"], _check_p(p)
+
+
+#: Largest admissible magnitude of a data entry: the solvers square the data
+#: (Lipschitz constants ||X_i||^2, Gram matrices), which must stay finite.
+_DATA_MAX = 1e100
+
+
+def _check_data(Xs: Any, ys: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    Xs, ys = check_task_lists(Xs, ys)
+    for name, arrs in (("Xs", Xs), ("ys", ys)):
+        for i, a in enumerate(arrs):
+            big = float(np.abs(a).max()) if a.size else 0.0
+            if big > _DATA_MAX:
+                raise ValueError(
+                    f"{name}[{i}] has an entry of magnitude {big:.3g}: the solver squares the "
+                    f"data (||X_i||^2, Gram matrices), so entries must be at most "
+                    f"{_DATA_MAX:g} in magnitude; rescale {name}"
+                )
+    return Xs, ys
 
 
 # ---------------------------------------------------------------------------
@@ -256,10 +318,17 @@ class _Problem:
         # tr(C M^{-1} C^T) = ||C Q diag(ev)^{-1/2}||_F^2 with M = Q diag(ev) Q^T, ev >= gamma.
         self.Qs = Q / np.sqrt(np.maximum(ev, gamma))
         self.Minv = (Q / np.maximum(ev, gamma)) @ Q.T
-        self.xnorm2 = max(float(np.linalg.norm(X, 2)) ** 2 for X in Xs)
+        #: spectral norm of every task's design matrix (1 for an all-zero matrix)
+        self.snorm = np.array([float(np.linalg.norm(X, 2)) for X in Xs])
+        self.xnorm2 = float(self.snorm.max()) ** 2
+        self.snorm[self.snorm == 0.0] = 1.0
+        # Equal task sizes: one batched product (m, n, d) instead of a loop over tasks.
+        self.X3 = np.stack(Xs) if bool(np.all(self.ns == self.nmax)) else None
 
     # ---- per-task products
     def residuals(self, W: np.ndarray) -> np.ndarray:
+        if self.X3 is not None:
+            return np.matmul(self.X3, W.T[:, :, None])[:, :, 0] - self.Y
         R = np.zeros((self.m, self.nmax))
         for i, X in enumerate(self.Xs):
             R[i, :X.shape[0]] = X @ W[:, i]
@@ -268,6 +337,8 @@ class _Problem:
 
     def V(self, theta: np.ndarray) -> np.ndarray:
         """``[X_1^T theta_1 ... X_m^T theta_m]`` (d x m)."""
+        if self.X3 is not None:
+            return np.matmul(theta[:, None, :], self.X3)[:, 0, :].T
         out = np.empty((self.d, self.m))
         for i, X in enumerate(self.Xs):
             out[:, i] = X.T @ theta[i, :X.shape[0]]
@@ -342,10 +413,7 @@ class _Problem:
         return T / np.maximum(nrm, 1.0)[:, None]
 
     def feasible_A(self, A: np.ndarray) -> np.ndarray:
-        if self.lam == 0.0:
-            return np.zeros_like(A)
-        norms = np.sqrt(np.einsum("ij,ij->i", A, A))
-        return A * np.minimum(1.0, self.lam / np.maximum(norms, np.finfo(float).tiny))[:, None]
+        return project_row_ball(A, self.lam)
 
     def feasible_B(self, B: np.ndarray) -> np.ndarray:
         if self.rho == 0.0:
@@ -356,10 +424,7 @@ class _Problem:
 
     def project_spectral(self, B: np.ndarray) -> np.ndarray:
         """Projection onto ``{||B||_2 <= rho}`` (clip the singular values at ``rho``)."""
-        if self.rho == 0.0:
-            return np.zeros_like(B)
-        U, s, Vt = np.linalg.svd(B, full_matrices=False)
-        return self.feasible_B((U * np.minimum(s, self.rho)) @ Vt)
+        return self.feasible_B(project_spectral_ball(B, self.rho))
 
     def bound(self, theta: np.ndarray, V: np.ndarray, A: np.ndarray, B: np.ndarray) -> float:
         """``-sum_i theta_i^T y_i - 1/2 tr((V + A + B) M^{-1} (V + A + B)^T)``."""
@@ -392,7 +457,7 @@ class _Problem:
 
 def _problem_from(Xs: Any, ys: Any, lam: Any, gamma: Any, zeta: Any, rho: Any, p: Any,
                   mu: float = 1.0) -> _Problem:
-    Xs, ys = check_task_lists(Xs, ys)
+    Xs, ys = _check_data(Xs, ys)
     lam, gamma, zeta, rho, p = _check_params(lam, gamma, zeta, rho, p)
     return _Problem(Xs, ys, lam, gamma, zeta, rho, p, mu)
 
@@ -608,6 +673,13 @@ def dual_function(theta: Any, Xs: Any, ys: Any, *, lam: float, gamma: float, zet
             "gradient": pb.unpad(R), "inner_gap": igap, "n_iter": k}
 
 
+def _left(mon: Monitor, cap: int) -> int:
+    """Inner iterations allowed now: the cap, within what is left of the SVD budget (>= 1)."""
+    if mon.budget is None:
+        return cap
+    return max(1, min(cap, int(mon.budget - mon.work)))
+
+
 # ---------------------------------------------------------------------------
 # Bookkeeping: best certified bracket, the smoothing floor, honest warnings
 # ---------------------------------------------------------------------------
@@ -681,21 +753,22 @@ def solve(
     Xs: Any,
     ys: Any,
     *,
-    lam: float = 3.0,
-    gamma: float = 1.0,
-    zeta: float = 1.0,
-    rho: float = 3.0,
-    p: float = 2,
-    mu: float = 1e-3,
-    method: str = "dual",
-    tol: float = 1e-6,
-    max_iter: int | None = None,
+    lam: float = PARAMS.default("lam"),
+    gamma: float = PARAMS.default("gamma"),
+    zeta: float = PARAMS.default("zeta"),
+    rho: float = PARAMS.default("rho"),
+    p: float = PARAMS.default("p"),
+    mu: float = PARAMS.default("mu"),
+    method: str = PARAMS.default("method"),
+    tol: float = PARAMS.default("tol"),
+    max_iter: int | None = PARAMS.default("max_iter"),
+    max_svd: int = PARAMS.default("max_svd"),
     init: RobustMTLResult | None = None,
     callback=None,
-    restart: bool = False,
-    check_every: int = 1,
-    max_inner: int = 20_000,
-    inner_rtol: float = 0.1,
+    restart: bool = PARAMS.default("restart"),
+    check_every: int = PARAMS.default("check_every"),
+    max_inner: int = PARAMS.default("max_inner"),
+    inner_rtol: float = PARAMS.default("inner_rtol"),
 ) -> RobustMTLResult:
     r"""Robust temporal multitask regression with a certified duality gap.
 
@@ -711,34 +784,44 @@ def solve(
     lam, zeta, rho : float, >= 0
         Weights of the l2,1 norm, the temporal smoothness and the nuclear norm.
     gamma : float, > 0
-        Ridge weight (strong convexity; the dual method needs it).
-    p : {1, 2, inf}
+        Ridge weight (strong convexity; the dual methods need it).
+    p : {2, 1, inf}
         Loss norm (dual variables live in the unit ball of the dual norm).
     mu : float, > 0
-        Smoothing parameter (of the l2,1 rows; for ``"smoothing"`` also of the
-        losses). The certified gap cannot go below a floor that shrinks with
-        ``mu``; the run stops there with ``floor_reached=True``.
-    method : {"dual", "smoothing"}
-        Accelerated dual ascent with S-FISTA inside (the paper's method) or
-        pure smoothing with FISTA (the paper's baseline).
+        Smoothing parameter of ``"dual"`` (the l2,1 rows) and ``"smoothing"``
+        (also the losses); ignored by ``"exact_dual"``. The certified gap of
+        those two methods cannot go below a floor that shrinks with ``mu``;
+        the run stops there (``stop_reason="floor"``).
+    method : {"exact_dual", "dual", "smoothing"}
+        ``"exact_dual"`` (default): accelerated projected gradient with
+        adaptive restart on the exact, unsmoothed dual ``LB(theta, A, B)``, no
+        floor. ``"dual"``: the paper's accelerated dual ascent with S-FISTA
+        inside. ``"smoothing"``: the paper's pure-smoothing baseline.
     tol : float
         Stop when the certified ``gap / max(1, |primal|) <= tol``.
     max_iter : int, optional
-        Outer iterations (``"dual"``, default 2000) or FISTA steps
-        (``"smoothing"``, default 100000).
+        Iterations (``"exact_dual"``, default 100000), outer iterations
+        (``"dual"``, default 2000) or FISTA steps (``"smoothing"``, default
+        100000).
+    max_svd : int
+        Total work budget of every method, in spectral decompositions of a
+        ``d x m`` matrix (the dominant cost of all three: projections onto the
+        spectral ball, singular value thresholdings, the certificate's nuclear
+        norms). When it runs out the run stops with ``stop_reason="budget"``.
     init : RobustMTLResult, optional
-        Warm start from a previous result on the same data: ``W`` (and, for
-        ``"dual"``, ``theta``). Parameters may differ.
+        Warm start from a previous result on the same data (any method):
+        ``W``, ``theta``, ``A``, ``B``. Parameters may differ.
     callback : callable, optional
         ``callback(state)`` once per recorded iteration (``state.iterate`` has
         ``W`` and ``theta``); return ``False`` to stop.
     restart : bool
-        O'Donoghue--Candès adaptive momentum restart in every FISTA loop (outer,
-        inner and the baseline's). Not in the paper (default ``False``); it
-        speeds up both methods a lot.
+        O'Donoghue--Candès adaptive momentum restart in every FISTA loop of
+        ``"dual"`` and ``"smoothing"`` (not in the paper; default ``False``).
+        ``"exact_dual"`` always restarts.
     check_every : int
-        ``"smoothing"`` only: evaluate the certificate (and call the callback)
-        every ``check_every`` FISTA steps; it costs about one extra gradient.
+        Evaluate the certificate (and call the callback) every ``check_every``
+        iterations; ``0`` (default) picks 5 for ``"exact_dual"`` and 1 for the
+        others.
     max_inner : int
         Cap on the S-FISTA iterations of one inner solve (``"dual"``).
     inner_rtol : float
@@ -750,51 +833,55 @@ def solve(
     -------
     RobustMTLResult
         ``W``, ``theta``, ``A``, ``B``, ``primal``, ``dual`` (a true lower
-        bound), ``gap``, ``n_iter``, ``converged``, ``floor_reached``,
+        bound), ``gap``, ``n_iter``, ``converged``, ``stop_reason``,
+        ``floor_reached``, ``inner_iterations`` (spectral decompositions used),
         ``history`` (best-so-far ``primal``/``dual``) with extras
-        ``inner_iters`` (S-FISTA iterations in the outer step), ``inner_total``,
-        ``inner_gap``, ``step`` (``1/L`` of the outer step), ``L``,
-        ``momentum`` (FISTA coefficient ``beta`` of the step), ``n_backtracks``,
+        ``inner_iters``, ``inner_total`` (cumulative spectral decompositions),
+        ``inner_gap``, ``step``, ``L``, ``momentum``, ``n_backtracks``,
         ``primal_iterate``, ``dual_iterate``, ``smoothed_gap``, ``floor``.
     """
-    Xs, ys = check_task_lists(Xs, ys)
+    Xs, ys = _check_data(Xs, ys)
     lam, gamma, zeta, rho, p = _check_params(lam, gamma, zeta, rho, p)
-    mu = check_scalar(mu, "mu", low=0.0)
-    method = check_choice(method, "method", METHODS)
+    v = PARAMS.validate(mu=mu, method=method, tol=tol, max_svd=max_svd, restart=restart,
+                        check_every=check_every, max_inner=max_inner, inner_rtol=inner_rtol)
+    method = v["method"]
     if max_iter is None:
         max_iter = MAX_ITER[method]
-    tol, max_iter = check_tol_max_iter(tol, max_iter)
-    restart = check_bool(restart, "restart")
-    check_every = check_int(check_every, "check_every", low=1)
-    max_inner = check_int(max_inner, "max_inner", low=1)
-    inner_rtol = check_scalar(inner_rtol, "inner_rtol", low=0.0, high=1.0)
+    max_iter = PARAMS["max_iter"].validate(max_iter)
+    tol, max_svd, mu = v["tol"], v["max_svd"], v["mu"]
+    check_every = v["check_every"] or CHECK_EVERY[method]
     callback = check_callback(callback)
     pb = _Problem(Xs, ys, lam, gamma, zeta, rho, p, mu)
     init = check_init(init, RobustMTLResult, W=(pb.d, pb.m))
     if init is not None:
         lens = [len(t) for t in init.theta]
         if lens != [int(n) for n in pb.ns]:
-            raise ValueError(
+            raise IncompatibleWarmStart(
                 f"init does not match this problem: init.theta has lengths {lens}, "
                 f"expected {[int(n) for n in pb.ns]}"
             )
-    mon = Monitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback)
+    mon = Monitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback,
+                  budget=max_svd, budget_unit="SVDs (max_svd)")
     cert = _Certifier(pb, mon, tol, callback is not None)
     cert.mu = mu
     # The d x m SVDs are small: one BLAS thread (far faster on a shared machine).
     with single_threaded_blas(min(pb.d, pb.m)):
-        if method == "dual":
-            total = _solve_dual(pb, cert, init, max_iter, restart, max_inner, inner_rtol)
+        if method == "exact_dual":
+            total = _solve_exact_dual(pb, cert, mon, init, max_iter, check_every)
+        elif method == "dual":
+            total = _solve_dual(pb, cert, mon, init, max_iter, v["restart"], v["max_inner"],
+                                v["inner_rtol"])
         else:
-            total = _solve_smoothing(pb, cert, init, max_iter, restart, check_every)
+            total = _solve_smoothing(pb, cert, mon, init, max_iter, v["restart"], check_every)
     fields = mon.result_fields()
     out = cert.out
     return RobustMTLResult(
         **fields,
         method=method,
         params={"lam": lam, "gamma": gamma, "zeta": zeta, "rho": rho,
-                "p": "inf" if p == math.inf else int(p), "mu": mu, "tol": tol,
-                "max_iter": max_iter, "restart": restart},
+                "p": "inf" if p == math.inf else int(p), "mu": mu, "method": method,
+                "tol": tol, "max_iter": max_iter, "max_svd": max_svd,
+                "restart": v["restart"], "check_every": check_every},
         W=out["W"], theta=out["theta"], A=out["A"], B=out["B"], loss_norms=out["loss_norms"],
         mu=mu, smoothed_gap=out["smoothed_gap"], floor=out["floor"],
         floor_reached=fields["stop_reason"] == "floor",
@@ -802,8 +889,8 @@ def solve(
     )
 
 
-def _solve_dual(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bool,
-                max_inner: int, inner_rtol: float) -> int:
+def _solve_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_iter: int,
+                restart: bool, max_inner: int, inner_rtol: float) -> int:
     """Algorithm 1 (FISTA ascent on theta, backtracking) around Algorithm 2 (S-FISTA)."""
     inner = _Inner(pb, restart)
     if init is None:
@@ -822,7 +909,8 @@ def _solve_dual(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bo
         # the starting point once and ask the inner solves for a fraction of it, as the
         # outer loop does after every step.
         V0 = pb.V(theta0)
-        W0, B0, nuc0, total0, _ = inner.solve(V0, W0, eps0, max_inner)
+        W0, B0, nuc0, total0, _ = inner.solve(V0, W0, eps0, _left(mon, max_inner))
+        mon.charge(total0)
         _, A0, rows0 = pb.huber_rows(W0)
         gap0 = (pb.primal(W0, pb.residuals(W0), nuc0)[0]
                 - pb.bound(pb.feasible_theta(theta0), V0, pb.feasible_A(A0), pb.feasible_B(B0))
@@ -833,7 +921,8 @@ def _solve_dual(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bo
 
     def evaluate(theta):
         V = pb.V(theta)
-        W, B, nuc, k, igap = inner.solve(V, st["W"], st["eps"], max_inner)
+        W, B, nuc, k, igap = inner.solve(V, st["W"], st["eps"], _left(mon, max_inner))
+        mon.charge(k)
         st["W"] = W
         st["iters"] += k
         st["total"] += k
@@ -893,8 +982,155 @@ def _solve_dual(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bo
     return st["total"]
 
 
-def _solve_smoothing(pb: _Problem, cert: _Certifier, init, max_iter: int, restart: bool,
-                     check_every: int) -> int:
+# ---------------------------------------------------------------------------
+# The floor-free method: accelerated projected gradient on the exact dual
+# ---------------------------------------------------------------------------
+
+
+def _lipschitz_exact_dual(pb: _Problem, blocks: int, iters: int = 50) -> float:
+    """Lipschitz constant of the gradient of ``LB`` in the scaled variables.
+
+    ``||K^T M^{-1} K||`` for ``K (T, A, B) = V(T / s) + A + B``, at most
+    ``blocks / gamma`` (every block of ``K`` has norm 1). Estimated by power
+    iteration (a lower estimate, converging from below), then enlarged by 5%
+    and capped at the bound: typically 15% above the power estimate's step
+    size limit, i.e. 15% longer steps than with the bound.
+    """
+    bound = blocks / pb.gamma
+    s = pb.snorm[:, None]
+    rng = np.random.default_rng(0)
+    T = rng.standard_normal((pb.m, pb.nmax)) * pb.mask
+    A = rng.standard_normal((pb.d, pb.m)) if pb.lam > 0.0 else np.zeros((pb.d, pb.m))
+    B = rng.standard_normal((pb.d, pb.m)) if pb.rho > 0.0 else np.zeros((pb.d, pb.m))
+    est = prev = 0.0
+    for _ in range(iters):
+        nrm = math.sqrt(float(np.vdot(T, T) + np.vdot(A, A) + np.vdot(B, B)))
+        if not nrm > 0.0:
+            return bound
+        T, A, B = T / nrm, A / nrm, B / nrm
+        W = (pb.V(T / s) + A + B) @ pb.Minv
+        T = (pb.residuals(W) + pb.Y) / s
+        A = W if pb.lam > 0.0 else A * 0.0
+        B = W if pb.rho > 0.0 else B * 0.0
+        est = float(np.vdot(T, T) + np.vdot(A, A) + np.vdot(B, B)) ** 0.5
+        if abs(est - prev) <= 1e-4 * est:
+            break
+        prev = est
+    return min(bound, 1.05 * est) if est > 0.0 else bound
+
+
+def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_iter: int,
+                      check_every: int) -> int:
+    """FISTA with adaptive restart on the certificate's own concave dual ``LB(theta, A, B)``.
+
+    Variables ``T_i = s_i theta_i`` (``s_i = ||X_i||_2``: every block of the
+    linear map ``(T, A, B) -> V + A + B`` then has norm 1), ``A`` and ``B``;
+    ``LB`` has a Lipschitz gradient with constant ``n_blocks / gamma``. Returns
+    the number of spectral decompositions used.
+    """
+    s = pb.snorm
+    blocks = 1 + (pb.lam > 0.0) + (pb.rho > 0.0)
+    step = 1.0 / _lipschitz_exact_dual(pb, blocks)
+    q = pb.q
+
+    def project_T(T: np.ndarray) -> np.ndarray:
+        if q == 2.0:
+            nrm = np.sqrt(np.einsum("ij,ij->i", T, T))
+            return T * np.minimum(1.0, s / np.maximum(nrm, np.finfo(float).tiny))[:, None]
+        if q == math.inf:
+            return np.clip(T, -s[:, None], s[:, None])
+        out = np.empty_like(T)
+        for i in range(pb.m):
+            out[i] = project_lq_ball(T[i], 1.0, float(s[i]))
+        return out
+
+    def C_of(T: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        return pb.V(T / s[:, None]) + A + B
+
+    if init is None:
+        T = np.zeros((pb.m, pb.nmax))
+        A = np.zeros((pb.d, pb.m))
+        B = np.zeros((pb.d, pb.m))
+    else:
+        T = project_T(pb.pad([np.asarray(t, dtype=float) for t in init.theta]) * s[:, None])
+        A = pb.feasible_A(np.array(init.A, dtype=float))
+        B = project_spectral_ball(np.array(init.B, dtype=float), pb.rho)
+    C = C_of(T, A, B)
+    T_prev, A_prev, B_prev, C_prev = T, A, B, C
+    t_k = 1.0
+    n_svd = 0
+    n_restarts = 0
+    rows_free = np.zeros(pb.d, dtype=bool)
+    factors = None
+    for it in range(1, max_iter + 1):
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
+        beta = (t_k - 1.0) / t_next
+        if beta > 0.0:
+            ST, SA, SB = T + beta * (T - T_prev), A + beta * (A - A_prev), B + beta * (B - B_prev)
+            CS = C + beta * (C - C_prev)  # V is linear: no product with X here
+        else:
+            ST, SA, SB, CS = T, A, B, C
+        WS = -(CS @ pb.Minv)  # the inner minimiser at the search point
+        # Ascent step (the gradient of LB is (R(W)/s, W, W)) and exact projections.
+        Tn = project_T(ST + step * (pb.residuals(WS) / s[:, None]))
+        if pb.lam > 0.0:
+            An = SA + step * WS
+            rn = np.sqrt(np.einsum("ij,ij->i", An, An))
+            rows_free = rn < pb.lam  # rows whose multiplier is strictly inside the ball
+            An = An * np.minimum(1.0, pb.lam / np.maximum(rn, np.finfo(float).tiny))[:, None]
+        else:
+            An = A
+        if pb.rho > 0.0:
+            Bn, sv, Q, side = project_spectral_ball(SB + step * WS, pb.rho, return_factors=True)
+            factors = (SB + step * WS, sv, Q, side)
+            n_svd += 1
+        else:
+            Bn = B
+        Cn = C_of(Tn, An, Bn)
+        # O'Donoghue--Candes gradient restart: the step opposes the momentum.
+        restart = beta > 0.0 and (
+            float(np.vdot(ST - Tn, Tn - T)) + float(np.vdot(SA - An, An - A))
+            + float(np.vdot(SB - Bn, Bn - B))) > 0.0
+        T_prev, A_prev, B_prev, C_prev = T, A, B, C
+        T, A, B, C = Tn, An, Bn, Cn
+        if restart:
+            t_k = 1.0
+            T_prev, A_prev, B_prev, C_prev = T, A, B, C
+            n_restarts += 1
+        else:
+            t_k = t_next
+        budget_out = mon.charge(1 if pb.rho > 0.0 else 0)
+        if not (it == 1 or it % check_every == 0 or it == max_iter or budget_out):
+            continue
+        W = -(C @ pb.Minv)
+        # Second primal candidate: W with the structure the dual multipliers identify
+        # (rows whose A_r is strictly inside the lam-ball are zero at the optimum, and W
+        # lives in the singular subspaces where B is saturated at rho). J is exact at any W.
+        cand = W
+        if pb.rho > 0.0 and factors is not None:
+            Bpre, sv, Q, side = factors
+            sat = sv >= pb.rho
+            Q1 = Q[:, sat]
+            if side == "right":
+                U1 = (Bpre @ Q1) / sv[sat]
+                cand = U1 @ (U1.T @ cand @ Q1) @ Q1.T
+            else:
+                V1 = (Bpre.T @ Q1) / sv[sat]
+                cand = Q1 @ (Q1.T @ cand @ V1) @ V1.T
+        if pb.lam > 0.0:
+            cand = cand * (~rows_free)[:, None]
+        cert.offer_primal(cand)
+        n_svd += 2 if pb.rho > 0.0 else 0
+        mon.charge(2 if pb.rho > 0.0 else 0)
+        if cert.record(it, W, T / s[:, None], pb.residuals(W), A, B, None, 0.0,
+                       inner_iters=0, inner_total=n_svd, inner_gap=0.0, step=step,
+                       L=1.0 / step, momentum=beta, n_backtracks=0, restarts=n_restarts):
+            break
+    return n_svd
+
+
+def _solve_smoothing(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_iter: int,
+                     restart: bool, check_every: int) -> int:
     """The baseline: FISTA with SVT on the fully smoothed objective J_mu (constant step)."""
     W0 = np.zeros((pb.d, pb.m)) if init is None else np.array(init.W, dtype=float)
 
@@ -912,7 +1148,8 @@ def _solve_smoothing(pb: _Problem, cert: _Certifier, init, max_iter: int, restar
     it = 0
     for it in range(1, max_iter + 1):
         W = apg.step()
-        if not (it == 1 or it % check_every == 0 or it == max_iter):
+        budget_out = mon.charge(1)
+        if not (it == 1 or it % check_every == 0 or it == max_iter or budget_out):
             continue
         R = pb.residuals(W)
         _, theta = pb.smooth_loss(R)
@@ -926,4 +1163,4 @@ def _solve_smoothing(pb: _Problem, cert: _Certifier, init, max_iter: int, restar
             momentum=apg.beta, n_backtracks=0,
         ):
             break
-    return cert.mon.n_iter
+    return it
