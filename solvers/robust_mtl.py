@@ -725,7 +725,7 @@ class _Certifier:
             out["theta"], out["A"], out["B"] = pb.unpad(theta), A, B
         iterate = None
         if self.want_iterate:
-            iterate = {"W": W.copy(), "theta": pb.unpad(theta)}
+            iterate = {"W": W.copy(), "theta": pb.unpad(theta), "A": A.copy(), "B": B.copy()}
         stop = self.mon.record(it, self.primal, self.dual, iterate=iterate,
                                primal_iterate=primal, dual_iterate=dual,
                                smoothed_gap=smoothed_gap, floor=out["floor"], **extras)
@@ -812,8 +812,8 @@ def solve(
         Warm start from a previous result on the same data (any method):
         ``W``, ``theta``, ``A``, ``B``. Parameters may differ.
     callback : callable, optional
-        ``callback(state)`` once per recorded iteration (``state.iterate`` has
-        ``W`` and ``theta``); return ``False`` to stop.
+        ``callback(state)`` once per recorded iteration (``state.iterate`` has ``W``,
+        ``theta`` and the certificate's ``A``, ``B``); return ``False`` to stop.
     restart : bool
         O'Donoghue--Candès adaptive momentum restart in every FISTA loop of
         ``"dual"`` and ``"smoothing"`` (not in the paper; default ``False``).
