@@ -342,7 +342,7 @@ def project_row_ball(A: np.ndarray, radius: float) -> np.ndarray:
     if radius == 0:
         return np.zeros_like(A)
     norms = np.sqrt(np.einsum("ij,ij->i", A, A))
-    return A * np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    return A * (radius / np.maximum(norms, radius))[:, None]
 
 
 def project_spectral_ball(B: np.ndarray, radius: float, *, return_factors: bool = False):
@@ -367,12 +367,12 @@ def project_spectral_ball(B: np.ndarray, radius: float, *, return_factors: bool 
     G = B.T @ B if tall else B @ B.T
     ev, Q = np.linalg.eigh(G)
     s = np.sqrt(np.maximum(ev, 0.0))
-    f = np.minimum(1.0, radius / np.maximum(s, np.finfo(float).tiny))
     if radius == 0:
         out = np.zeros_like(B)
-    elif np.all(f >= 1.0):
+    elif s[-1] <= radius:
         out = B.copy()
     else:
+        f = radius / np.maximum(s, radius)
         F = (Q * f) @ Q.T
         out = B @ F if tall else F @ B
     if return_factors:

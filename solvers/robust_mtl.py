@@ -1036,7 +1036,7 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
     def project_T(T: np.ndarray) -> np.ndarray:
         if q == 2.0:
             nrm = np.sqrt(np.einsum("ij,ij->i", T, T))
-            return T * np.minimum(1.0, s / np.maximum(nrm, np.finfo(float).tiny))[:, None]
+            return T * (s / np.maximum(nrm, s))[:, None]
         if q == math.inf:
             return np.clip(T, -s[:, None], s[:, None])
         out = np.empty_like(T)
@@ -1077,7 +1077,7 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
             An = SA + step * WS
             rn = np.sqrt(np.einsum("ij,ij->i", An, An))
             rows_free = rn < pb.lam  # rows whose multiplier is strictly inside the ball
-            An = An * np.minimum(1.0, pb.lam / np.maximum(rn, np.finfo(float).tiny))[:, None]
+            An = An * (pb.lam / np.maximum(rn, pb.lam))[:, None]
         else:
             An = A
         if pb.rho > 0.0:
