@@ -90,6 +90,7 @@ from typing import Any
 import numpy as np
 
 from ._blas import single_threaded_blas
+from ._robust_mtl_kernels import exact_dual_steps
 from .apg import APG
 from .base import IncompatibleWarmStart, Monitor, Result
 from .params import TOL, ParamSpec, ParamSpecs
@@ -146,7 +147,7 @@ PARAMS = ParamSpecs(
     ParamSpec("restart", False, "adaptive momentum restart in the paper's methods (not in the "
               "paper; exact_dual always restarts)"),
     ParamSpec("check_every", 0, "certify (and call the callback) every this many iterations "
-              "(0: per method, exact_dual 5, dual 1, smoothing 1)", kind="int", low=0,
+              "(0: per method, exact_dual 10, dual 1, smoothing 1)", kind="int", low=0,
               low_inclusive=True),
     ParamSpec("max_inner", 20_000, "dual: cap on the S-FISTA iterations of one inner solve",
               kind="int", low=1, low_inclusive=True),
@@ -160,7 +161,7 @@ P_VALUES = (1, 2, math.inf)
 #: FISTA steps for "smoothing"); the total SVD budget ``max_svd`` bounds every method.
 MAX_ITER = {"exact_dual": 100_000, "dual": 2000, "smoothing": 100_000}
 #: Default certification period per method.
-CHECK_EVERY = {"exact_dual": 5, "dual": 1, "smoothing": 1}
+CHECK_EVERY = {"exact_dual": 10, "dual": 1, "smoothing": 1}
 #: The run stops at the smoothing floor once the smoothed gap is below this fraction of tol.
 _FLOOR_FRACTION = 0.1
 #: ... or once it is below this fraction of the floor itself (the gap has stalled).
@@ -343,6 +344,13 @@ class _Problem:
         for i, X in enumerate(self.Xs):
             out[:, i] = X.T @ theta[i, :X.shape[0]]
         return out
+
+    def padded_X(self) -> np.ndarray:
+        """The design matrices as one zero-padded ``(m, n_max, d)`` array."""
+        X3 = np.zeros((self.m, self.nmax, self.d))
+        for i, X in enumerate(self.Xs):
+            X3[i, :X.shape[0]] = X
+        return X3
 
     def unpad(self, T: np.ndarray) -> list[np.ndarray]:
         return [T[i, :n].copy() for i, n in enumerate(self.ns)]
@@ -820,7 +828,7 @@ def solve(
         ``"exact_dual"`` always restarts.
     check_every : int
         Evaluate the certificate (and call the callback) every ``check_every``
-        iterations; ``0`` (default) picks 5 for ``"exact_dual"`` and 1 for the
+        iterations; ``0`` (default) picks 10 for ``"exact_dual"`` and 1 for the
         others.
     max_inner : int
         Cap on the S-FISTA iterations of one inner solve (``"dual"``).
@@ -1044,9 +1052,6 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
             out[i] = project_lq_ball(T[i], 1.0, float(s[i]))
         return out
 
-    def C_of(T: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return pb.V(T / s[:, None]) + A + B
-
     if init is None:
         T = np.zeros((pb.m, pb.nmax))
         A = np.zeros((pb.d, pb.m))
@@ -1055,63 +1060,35 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
         T = project_T(pb.pad([np.asarray(t, dtype=float) for t in init.theta]) * s[:, None])
         A = pb.feasible_A(np.array(init.A, dtype=float))
         B = project_spectral_ball(np.array(init.B, dtype=float), pb.rho)
-    C = C_of(T, A, B)
-    T_prev, A_prev, B_prev, C_prev = T, A, B, C
+    C = pb.V(T / s[:, None]) + A + B
+    Tp, Ap, Bp, Cp = T.copy(), A.copy(), B.copy(), C.copy()
+    X3 = pb.X3 if pb.X3 is not None else pb.padded_X()
+    Y = np.ascontiguousarray(pb.Y)
+    q_code = {2.0: 2, math.inf: 0, 1.0: 1}[q]
     t_k = 1.0
     n_svd = 0
     n_restarts = 0
-    rows_free = np.zeros(pb.d, dtype=bool)
-    factors = None
-    for it in range(1, max_iter + 1):
-        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
-        beta = (t_k - 1.0) / t_next
-        if beta > 0.0:
-            ST, SA, SB = T + beta * (T - T_prev), A + beta * (A - A_prev), B + beta * (B - B_prev)
-            CS = C + beta * (C - C_prev)  # V is linear: no product with X here
-        else:
-            ST, SA, SB, CS = T, A, B, C
-        WS = -(CS @ pb.Minv)  # the inner minimiser at the search point
-        # Ascent step (the gradient of LB is (R(W)/s, W, W)) and exact projections.
-        Tn = project_T(ST + step * (pb.residuals(WS) / s[:, None]))
-        if pb.lam > 0.0:
-            An = SA + step * WS
-            rn = np.sqrt(np.einsum("ij,ij->i", An, An))
-            rows_free = rn < pb.lam  # rows whose multiplier is strictly inside the ball
-            An = An * (pb.lam / np.maximum(rn, pb.lam))[:, None]
-        else:
-            An = A
-        if pb.rho > 0.0:
-            Bn, sv, Q, side = project_spectral_ball(SB + step * WS, pb.rho, return_factors=True)
-            factors = (SB + step * WS, sv, Q, side)
-            n_svd += 1
-        else:
-            Bn = B
-        Cn = C_of(Tn, An, Bn)
-        # O'Donoghue--Candes gradient restart: the step opposes the momentum.
-        restart = beta > 0.0 and (
-            float(np.vdot(ST - Tn, Tn - T)) + float(np.vdot(SA - An, An - A))
-            + float(np.vdot(SB - Bn, Bn - B))) > 0.0
-        T_prev, A_prev, B_prev, C_prev = T, A, B, C
-        T, A, B, C = Tn, An, Bn, Cn
-        if restart:
-            t_k = 1.0
-            T_prev, A_prev, B_prev, C_prev = T, A, B, C
-            n_restarts += 1
-        else:
-            t_k = t_next
-        budget_out = mon.charge(1 if pb.rho > 0.0 else 0)
-        if not (it == 1 or it % check_every == 0 or it == max_iter or budget_out):
-            continue
+    it = 0
+    per_step = 1 if pb.rho > 0.0 else 0
+    while it < max_iter:
+        n = min(check_every if it > 0 else 1, max_iter - it)
+        if mon.budget is not None and per_step:
+            n = max(1, min(n, int(mon.budget - mon.work)))
+        t_k, restarts, rows_free, Bpre, sv, Q = exact_dual_steps(
+            X3, Y, s, pb.Minv, pb.lam, pb.rho, q_code, step, n, T, A, B, C, Tp, Ap, Bp, Cp, t_k)
+        it += n
+        n_restarts += int(restarts)
+        n_svd += n * per_step
+        mon.charge(n * per_step)
         W = -(C @ pb.Minv)
         # Second primal candidate: W with the structure the dual multipliers identify
         # (rows whose A_r is strictly inside the lam-ball are zero at the optimum, and W
         # lives in the singular subspaces where B is saturated at rho). J is exact at any W.
         cand = W
-        if pb.rho > 0.0 and factors is not None:
-            Bpre, sv, Q, side = factors
+        if pb.rho > 0.0:
             sat = sv >= pb.rho
             Q1 = Q[:, sat]
-            if side == "right":
+            if pb.d >= pb.m:  # Q holds right singular vectors of Bpre
                 U1 = (Bpre @ Q1) / sv[sat]
                 cand = U1 @ (U1.T @ cand @ Q1) @ Q1.T
             else:
@@ -1120,11 +1097,14 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
         if pb.lam > 0.0:
             cand = cand * (~rows_free)[:, None]
         cert.offer_primal(cand)
-        n_svd += 2 if pb.rho > 0.0 else 0
-        mon.charge(2 if pb.rho > 0.0 else 0)
+        extra = 2 if pb.rho > 0.0 else 0
+        n_svd += extra
+        mon.charge(extra)
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
         if cert.record(it, W, T / s[:, None], pb.residuals(W), A, B, None, 0.0,
-                       inner_iters=0, inner_total=n_svd, inner_gap=0.0, step=step,
-                       L=1.0 / step, momentum=beta, n_backtracks=0, restarts=n_restarts):
+                       inner_iters=n, inner_total=n_svd, inner_gap=0.0, step=step,
+                       L=1.0 / step, momentum=(t_k - 1.0) / t_next, n_backtracks=0,
+                       restarts=n_restarts):
             break
     return n_svd
 

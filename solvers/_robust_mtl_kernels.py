@@ -1,0 +1,160 @@
+"""Compiled inner loop of ``robust_mtl``'s ``"exact_dual"`` method (numba).
+
+One call runs ``n_steps`` iterations of FISTA with gradient restart on the
+exact dual ``LB(T, A, B)`` (see :func:`solvers.robust_mtl._solve_exact_dual`
+for the mathematics); the certificate is evaluated by the caller between calls.
+Per iteration: one batched product with the design matrices for the gradient,
+one for ``V``, the three exact projections (q-balls, row balls, spectral ball by
+the eigen-decomposition of the small Gram matrix).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .prox import _condat_threshold
+
+
+@njit(cache=True)
+def _project_T(T, s, q_code):  # pragma: no cover - compiled
+    # every row T_i onto the q-ball of radius s_i; q_code 2: l2, 0: inf (box), 1: l1
+    m, n = T.shape
+    for i in range(m):
+        r = s[i]
+        if q_code == 2:
+            nrm = 0.0
+            for j in range(n):
+                nrm += T[i, j] * T[i, j]
+            nrm = np.sqrt(nrm)
+            if nrm > r:
+                f = r / nrm
+                for j in range(n):
+                    T[i, j] *= f
+        elif q_code == 0:
+            for j in range(n):
+                if T[i, j] > r:
+                    T[i, j] = r
+                elif T[i, j] < -r:
+                    T[i, j] = -r
+        else:
+            tot = 0.0
+            for j in range(n):
+                tot += abs(T[i, j])
+            if tot > r:
+                a = np.abs(T[i])
+                thr = _condat_threshold(a, r)
+                for j in range(n):
+                    v = a[j] - thr
+                    if v <= 0.0:
+                        T[i, j] = 0.0
+                    elif T[i, j] > 0.0:
+                        T[i, j] = v
+                    else:
+                        T[i, j] = -v
+
+
+@njit(cache=True)
+def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, step, n_steps,
+                     T, A, B, C, Tp, Ap, Bp, Cp, t_k):  # pragma: no cover - compiled
+    """Run ``n_steps`` iterations in place; return ``(t_k, restarts, rows_free, Bpre, sv, Q)``.
+
+    ``T, A, B, C`` are the current iterate and ``C = V(T / s) + A + B``;
+    ``Tp, Ap, Bp, Cp`` the previous one (momentum). ``rows_free`` flags the rows
+    whose multiplier ended strictly inside the ``lam``-ball, ``Bpre, sv, Q`` the
+    last matrix projected onto the spectral ball with its singular values
+    (ascending) and the eigenvectors of its Gram matrix.
+    """
+    m, n, d = X3.shape
+    tall = d >= m
+    k = m if tall else d
+    rows_free = np.zeros(d, dtype=np.bool_)
+    Bpre = np.zeros((d, m))
+    sv = np.zeros(k)
+    Q = np.eye(k)
+    restarts = 0
+    ST = np.empty_like(T)
+    SA = np.empty_like(A)
+    SB = np.empty_like(B)
+    CS = np.empty_like(C)
+    Tn = np.empty_like(T)
+    An = np.empty_like(A)
+    Cn = np.empty_like(C)
+    for _ in range(n_steps):
+        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
+        beta = (t_k - 1.0) / t_next
+        ST[:] = T + beta * (T - Tp)
+        SA[:] = A + beta * (A - Ap)
+        SB[:] = B + beta * (B - Bp)
+        CS[:] = C + beta * (C - Cp)
+        WS = -(CS @ Minv)
+        # theta-block: ascent along the residuals, then the q-balls
+        for i in range(m):
+            r = X3[i] @ np.ascontiguousarray(WS[:, i])
+            for j in range(n):
+                Tn[i, j] = ST[i, j] + step * (r[j] - Y[i, j]) / s[i]
+        _project_T(Tn, s, q_code)
+        # A-block: the row balls of radius lam
+        if lam > 0.0:
+            for r_ in range(d):
+                nrm = 0.0
+                for i in range(m):
+                    v = SA[r_, i] + step * WS[r_, i]
+                    An[r_, i] = v
+                    nrm += v * v
+                nrm = np.sqrt(nrm)
+                rows_free[r_] = nrm < lam
+                if nrm > lam:
+                    f = lam / nrm
+                    for i in range(m):
+                        An[r_, i] *= f
+        else:
+            An[:] = A
+        # B-block: the spectral ball of radius rho (eigh of the small Gram matrix)
+        if rho > 0.0:
+            Bpre = SB + step * WS
+            G = Bpre.T @ Bpre if tall else Bpre @ Bpre.T
+            ev, Q = np.linalg.eigh(G)
+            for j in range(k):
+                sv[j] = np.sqrt(max(ev[j], 0.0))
+            if sv[k - 1] > rho:
+                f = np.empty(k)
+                for j in range(k):
+                    f[j] = rho / max(sv[j], rho)
+                F = (Q * f) @ Q.T
+                Bn = Bpre @ F if tall else F @ Bpre
+            else:
+                Bn = Bpre.copy()
+        else:
+            Bn = B.copy()
+        # C = V(T / s) + A + B at the new iterate
+        for i in range(m):
+            ti = np.empty(n)
+            for j in range(n):
+                ti[j] = Tn[i, j] / s[i]
+            v = ti @ X3[i]
+            for r_ in range(d):
+                Cn[r_, i] = v[r_] + An[r_, i] + Bn[r_, i]
+        # O'Donoghue--Candes gradient restart: the step opposes the momentum
+        dot = 0.0
+        if beta > 0.0:
+            dot = (np.sum((ST - Tn) * (Tn - T)) + np.sum((SA - An) * (An - A))
+                   + np.sum((SB - Bn) * (Bn - B)))
+        if beta > 0.0 and dot > 0.0:
+            Tp[:] = Tn
+            Ap[:] = An
+            Bp[:] = Bn
+            Cp[:] = Cn
+            t_k = 1.0
+            restarts += 1
+        else:
+            Tp[:] = T
+            Ap[:] = A
+            Bp[:] = B
+            Cp[:] = C
+            t_k = t_next
+        T[:] = Tn
+        A[:] = An
+        B[:] = Bn
+        C[:] = Cn
+    return t_k, restarts, rows_free, Bpre, sv, Q
