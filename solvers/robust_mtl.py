@@ -84,6 +84,7 @@ FISTA loop of either method (not in the paper; it speeds both up a lot).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,7 +148,8 @@ PARAMS = ParamSpecs(
     ParamSpec("restart", False, "adaptive momentum restart in the paper's methods (not in the "
               "paper; exact_dual always restarts)"),
     ParamSpec("check_every", 0, "certify (and call the callback) every this many iterations "
-              "(0: per method, exact_dual 10, dual 1, smoothing 1)", kind="int", low=0,
+              "(0: per method: dual and smoothing 1, exact_dual adaptive, 10 to 100, so that "
+              "certificates cost about 20% of the run)", kind="int", low=0,
               low_inclusive=True),
     ParamSpec("max_inner", 20_000, "dual: cap on the S-FISTA iterations of one inner solve",
               kind="int", low=1, low_inclusive=True),
@@ -161,7 +163,9 @@ P_VALUES = (1, 2, math.inf)
 #: FISTA steps for "smoothing"); the total SVD budget ``max_svd`` bounds every method.
 MAX_ITER = {"exact_dual": 100_000, "dual": 2000, "smoothing": 100_000}
 #: Default certification period per method.
-CHECK_EVERY = {"exact_dual": 10, "dual": 1, "smoothing": 1}
+CHECK_EVERY = {"exact_dual": 0, "dual": 1, "smoothing": 1}
+#: exact_dual with check_every=0: the certification period adapts within these bounds.
+_PERIOD_MIN, _PERIOD_MAX = 10, 100
 #: The run stops at the smoothing floor once the smoothed gap is below this fraction of tol.
 _FLOOR_FRACTION = 0.1
 #: ... or once it is below this fraction of the floor itself (the gap has stalled).
@@ -828,8 +832,9 @@ def solve(
         ``"exact_dual"`` always restarts.
     check_every : int
         Evaluate the certificate (and call the callback) every ``check_every``
-        iterations; ``0`` (default) picks 10 for ``"exact_dual"`` and 1 for the
-        others.
+        iterations; ``0`` (default) picks 1 for ``"dual"`` and ``"smoothing"``;
+        ``"exact_dual"`` then adapts the period (10 to 100 iterations) so that the
+        certificate costs about 20% of the run.
     max_inner : int
         Cap on the S-FISTA iterations of one inner solve (``"dual"``).
     inner_rtol : float
@@ -857,7 +862,7 @@ def solve(
         max_iter = MAX_ITER[method]
     max_iter = PARAMS["max_iter"].validate(max_iter)
     tol, max_svd, mu = v["tol"], v["max_svd"], v["mu"]
-    check_every = v["check_every"] or CHECK_EVERY[method]
+    check_every = v["check_every"] or CHECK_EVERY[method]  # 0: exact_dual adapts it
     callback = check_callback(callback)
     pb = _Problem(Xs, ys, lam, gamma, zeta, rho, p, mu)
     init = check_init(init, RobustMTLResult, W=(pb.d, pb.m))
@@ -1070,12 +1075,17 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
     n_restarts = 0
     it = 0
     per_step = 1 if pb.rho > 0.0 else 0
+    auto = check_every == 0
+    period = 10 if auto else check_every
+    t_iter = t_cert = 0.0
     while it < max_iter:
-        n = min(check_every if it > 0 else 1, max_iter - it)
+        n = min(period if it > 0 else 1, max_iter - it)
         if mon.budget is not None and per_step:
             n = max(1, min(n, int(mon.budget - mon.work)))
+        c0 = time.process_time()
         t_k, restarts, rows_free, Bpre, sv, Q = exact_dual_steps(
             X3, Y, s, pb.Minv, pb.lam, pb.rho, q_code, step, n, T, A, B, C, Tp, Ap, Bp, Cp, t_k)
+        c1 = time.process_time()
         it += n
         n_restarts += int(restarts)
         n_svd += n * per_step
@@ -1101,11 +1111,19 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
         n_svd += extra
         mon.charge(extra)
         t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
-        if cert.record(it, W, T / s[:, None], pb.residuals(W), A, B, None, 0.0,
-                       inner_iters=n, inner_total=n_svd, inner_gap=0.0, step=step,
-                       L=1.0 / step, momentum=(t_k - 1.0) / t_next, n_backtracks=0,
-                       restarts=n_restarts):
+        stop = cert.record(it, W, T / s[:, None], pb.residuals(W), A, B, None, 0.0,
+                           inner_iters=n, inner_total=n_svd, inner_gap=0.0, step=step,
+                           L=1.0 / step, momentum=(t_k - 1.0) / t_next, n_backtracks=0,
+                           restarts=n_restarts)
+        if stop:
             break
+        if auto and it > 1:
+            # Certify about every 4 t_cert / t_iter iterations: the certificate (two SVDs,
+            # products with X, in Python) then costs about 20% of the run.
+            new_iter, new_cert = (c1 - c0) / n, time.process_time() - c1
+            t_iter = 0.5 * (t_iter + new_iter) if t_iter else new_iter
+            t_cert = 0.5 * (t_cert + new_cert) if t_cert else new_cert
+            period = int(min(_PERIOD_MAX, max(_PERIOD_MIN, 4.0 * t_cert / max(t_iter, 1e-9))))
     return n_svd
 
 
