@@ -142,9 +142,10 @@ PARAMS = ParamSpecs(
     TOL,
     ParamSpec("max_iter", None, "outer-iteration budget (default per method: exact_dual "
               "100000, dual 2000, smoothing 100000)", kind="int", low=1, low_inclusive=True),
-    ParamSpec("max_svd", 100_000, "total work budget: spectral decompositions of a d x m "
-              "matrix (projections, thresholdings, certificates)", kind="int", low=1,
-              low_inclusive=True),
+    ParamSpec("max_svd", None, "total work budget: spectral decompositions of a d x m "
+              "matrix (projections, thresholdings, certificates); default scaled to the "
+              "problem size (100000 at the page's default size, at least 2000)", kind="int",
+              low=1, low_inclusive=True),
     ParamSpec("restart", False, "adaptive momentum restart in the paper's methods (not in the "
               "paper; exact_dual always restarts)"),
     ParamSpec("check_every", 0, "certify (and call the callback) every this many iterations "
@@ -162,6 +163,9 @@ P_VALUES = (1, 2, math.inf)
 #: Default iteration budgets (iterations for "exact_dual", outer iterations for "dual",
 #: FISTA steps for "smoothing"); the total SVD budget ``max_svd`` bounds every method.
 MAX_ITER = {"exact_dual": 100_000, "dual": 2000, "smoothing": 100_000}
+#: Default total work budget (see :func:`_default_svd_budget`).
+_WORK_BUDGET = 2 * 10**9
+_SVD_BUDGET_MIN, _SVD_BUDGET_MAX = 2000, 100_000
 #: Default certification period per method.
 CHECK_EVERY = {"exact_dual": 0, "dual": 1, "smoothing": 1}
 #: exact_dual with check_every=0: the certification period adapts within these bounds.
@@ -685,6 +689,18 @@ def dual_function(theta: Any, Xs: Any, ys: Any, *, lam: float, gamma: float, zet
             "gradient": pb.unpad(R), "inner_gap": igap, "n_iter": k}
 
 
+def _default_svd_budget(pb: _Problem) -> int:
+    """The default total SVD budget: about ``_WORK_BUDGET`` flop-like units of work.
+
+    One step of any method costs about ``d m min(d, m)`` (a spectral decomposition
+    of the ``d x m`` iterate) plus ``d sum_i n_i`` (products with every ``X_i``);
+    the budget is that many steps, between ``_SVD_BUDGET_MIN`` and ``_SVD_BUDGET_MAX``
+    (a few seconds at the page's default size, bounded at the dashboard's largest).
+    """
+    unit = pb.d * pb.m * min(pb.d, pb.m) + pb.d * int(pb.ns.sum())
+    return int(min(_SVD_BUDGET_MAX, max(_SVD_BUDGET_MIN, _WORK_BUDGET // max(unit, 1))))
+
+
 def _left(mon: Monitor, cap: int) -> int:
     """Inner iterations allowed now: the cap, within what is left of the SVD budget (>= 1)."""
     if mon.budget is None:
@@ -815,11 +831,13 @@ def solve(
         Iterations (``"exact_dual"``, default 100000), outer iterations
         (``"dual"``, default 2000) or FISTA steps (``"smoothing"``, default
         100000).
-    max_svd : int
+    max_svd : int, optional
         Total work budget of every method, in spectral decompositions of a
         ``d x m`` matrix (the dominant cost of all three: projections onto the
         spectral ball, singular value thresholdings, the certificate's nuclear
         norms). When it runs out the run stops with ``stop_reason="budget"``.
+        Default: scaled to the problem size, ``2e9 / (d m min(d, m) + d sum_i
+        n_i)`` clipped to [2000, 100000] (100000 at the page's default size).
     init : RobustMTLResult, optional
         Warm start from a previous result on the same data (any method):
         ``W``, ``theta``, ``A``, ``B``. Parameters may differ.
@@ -855,16 +873,18 @@ def solve(
     """
     Xs, ys = _check_data(Xs, ys)
     lam, gamma, zeta, rho, p = _check_params(lam, gamma, zeta, rho, p)
-    v = PARAMS.validate(mu=mu, method=method, tol=tol, max_svd=max_svd, restart=restart,
+    v = PARAMS.validate(mu=mu, method=method, tol=tol, restart=restart,
                         check_every=check_every, max_inner=max_inner, inner_rtol=inner_rtol)
     method = v["method"]
     if max_iter is None:
         max_iter = MAX_ITER[method]
     max_iter = PARAMS["max_iter"].validate(max_iter)
-    tol, max_svd, mu = v["tol"], v["max_svd"], v["mu"]
+    tol, mu = v["tol"], v["mu"]
     check_every = v["check_every"] or CHECK_EVERY[method]  # 0: exact_dual adapts it
     callback = check_callback(callback)
     pb = _Problem(Xs, ys, lam, gamma, zeta, rho, p, mu)
+    max_svd = (_default_svd_budget(pb) if max_svd is None
+               else PARAMS["max_svd"].validate(max_svd))
     init = check_init(init, RobustMTLResult, W=(pb.d, pb.m))
     if init is not None:
         lens = [len(t) for t in init.theta]

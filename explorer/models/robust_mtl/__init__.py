@@ -75,7 +75,7 @@ ENTRY = ModelEntry(
         "temporal": Dataset(
             "temporal", "Synthetic temporal tasks (sparse rows, low rank, drift, outliers)",
             data.temporal_tasks,
-            sizes={"m": (12, 2, 100), "d": (30, 2, 400), "n": (40, 5, 400),
+            sizes={"m": (12, 2, 50), "d": (30, 2, 250), "n": (40, 5, 200),
                    "rank": (3, 1, 20), "outliers": (0.0, 0.0, 0.3)}),
         "diabetes": Dataset(
             "diabetes", "scikit-learn diabetes split by age (an illustration)",
@@ -90,7 +90,6 @@ ENTRY = ModelEntry(
         ui_param(_specs()["method"]),
         ui_param(_specs()["mu"], low=1e-6, high=1e-1, log=True),
         ui_param(_specs()["restart"]),
-        ui_param(_specs()["max_svd"], low=100, high=10_000_000),
     ),
     solve=_solve,
     reference=_reference,
