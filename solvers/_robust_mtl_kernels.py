@@ -55,7 +55,7 @@ def _project_T(T, s, q_code):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, step, n_steps,
+def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, steps, n_steps,
                      T, A, B, C, Tp, Ap, Bp, Cp, t_k):  # pragma: no cover - compiled
     """Run ``n_steps`` iterations in place; return ``(t_k, restarts, rows_free, Bpre, sv, Q)``.
 
@@ -66,6 +66,7 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, step, n_steps,
     (ascending) and the eigenvectors of its Gram matrix.
     """
     m, n, d = X3.shape
+    step_t, step_a, step_b = steps[0], steps[1], steps[2]
     tall = d >= m
     k = m if tall else d
     rows_free = np.zeros(d, dtype=np.bool_)
@@ -92,14 +93,14 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, step, n_steps,
         for i in range(m):
             r = X3[i] @ np.ascontiguousarray(WS[:, i])
             for j in range(n):
-                Tn[i, j] = ST[i, j] + step * (r[j] - Y[i, j]) / s[i]
+                Tn[i, j] = ST[i, j] + step_t * (r[j] - Y[i, j]) / s[i]
         _project_T(Tn, s, q_code)
         # A-block: the row balls of radius lam
         if lam > 0.0:
             for r_ in range(d):
                 nrm = 0.0
                 for i in range(m):
-                    v = SA[r_, i] + step * WS[r_, i]
+                    v = SA[r_, i] + step_a * WS[r_, i]
                     An[r_, i] = v
                     nrm += v * v
                 nrm = np.sqrt(nrm)
@@ -112,7 +113,7 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, step, n_steps,
             An[:] = A
         # B-block: the spectral ball of radius rho (eigh of the small Gram matrix)
         if rho > 0.0:
-            Bpre = SB + step * WS
+            Bpre = SB + step_b * WS
             G = Bpre.T @ Bpre if tall else Bpre @ Bpre.T
             ev, Q = np.linalg.eigh(G)
             for j in range(k):
@@ -138,8 +139,9 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, step, n_steps,
         # O'Donoghue--Candes gradient restart: the step opposes the momentum
         dot = 0.0
         if beta > 0.0:
-            dot = (np.sum((ST - Tn) * (Tn - T)) + np.sum((SA - An) * (An - A))
-                   + np.sum((SB - Bn) * (Bn - B)))
+            # in the metric of the block steps: sum_j <S_j - Z_j, Z_j - Z_prev_j> / step_j
+            dot = (np.sum((ST - Tn) * (Tn - T)) / step_t + np.sum((SA - An) * (An - A)) / step_a
+                   + np.sum((SB - Bn) * (Bn - B)) / step_b)
         if beta > 0.0 and dot > 0.0:
             Tp[:] = Tn
             Ap[:] = An

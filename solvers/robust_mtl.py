@@ -1020,36 +1020,57 @@ def _solve_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_iter: in
 # ---------------------------------------------------------------------------
 
 
-def _lipschitz_exact_dual(pb: _Problem, blocks: int, iters: int = 50) -> float:
-    """Lipschitz constant of the gradient of ``LB`` in the scaled variables.
+def _block_weights(pb: _Problem) -> np.ndarray:
+    """Weights ``w_j`` of the blocks (theta, A, B) with ``sum_j 1 / w_j = 1`` (active blocks).
 
-    ``||K^T M^{-1} K||`` for ``K (T, A, B) = V(T / s) + A + B``, at most
-    ``blocks / gamma`` (every block of ``K`` has norm 1). Estimated by power
-    iteration (a lower estimate, converging from below), then enlarged by 5%
-    and capped at the bound: typically 15% above the power estimate's step
-    size limit, i.e. 15% longer steps than with the bound.
+    For p = 2 the blocks share equally. For p = 1 and inf (box and l1-ball duals,
+    where ``theta`` is the slow block) ``theta`` gets ``1/w = 2/3`` and the other
+    active blocks share the rest: measured on the page's problems this saves
+    20-35% of the iterations there and costs 5-25% for p = 2, hence per p.
     """
-    bound = blocks / pb.gamma
+    active = np.array([True, pb.lam > 0.0, pb.rho > 0.0])
+    others = int(active[1:].sum())
+    if others == 0:
+        return np.array([1.0, np.inf, np.inf])
+    share_t = 1.0 / (1 + others) if pb.q == 2.0 else 2.0 / 3.0
+    w = np.full(3, np.inf)
+    w[0] = 1.0 / share_t
+    w[1:][active[1:]] = others / (1.0 - share_t)
+    return w
+
+
+def _step_sizes(pb: _Problem, iters: int = 50) -> np.ndarray:
+    """Block step sizes ``1 / (Lambda w_j)`` of the preconditioned FISTA on ``-LB``.
+
+    With ``D = diag(w_j^{-1/2})`` (blockwise) and ``K (T, A, B) = V(T / s) + A +
+    B``, the Hessian of ``-LB`` satisfies ``K^T M^{-1} K <= Lambda diag(w_j)`` for
+    ``Lambda = ||D K^T M^{-1} K D||``; since every block of ``K`` has norm 1 and
+    ``sum_j 1/w_j = 1``, ``Lambda <= 1 / gamma``. ``Lambda`` is estimated by power
+    iteration (converging from below), enlarged by 5% and capped at ``1/gamma``:
+    typically 15% longer steps than the bound gives. Inactive blocks get 0.
+    """
+    w = _block_weights(pb)
+    bound = 1.0 / pb.gamma
     s = pb.snorm[:, None]
+    dw = np.where(np.isfinite(w), 1.0 / np.sqrt(w), 0.0)
     rng = np.random.default_rng(0)
     T = rng.standard_normal((pb.m, pb.nmax)) * pb.mask
-    A = rng.standard_normal((pb.d, pb.m)) if pb.lam > 0.0 else np.zeros((pb.d, pb.m))
-    B = rng.standard_normal((pb.d, pb.m)) if pb.rho > 0.0 else np.zeros((pb.d, pb.m))
+    A = rng.standard_normal((pb.d, pb.m)) * dw[1]
+    B = rng.standard_normal((pb.d, pb.m)) * dw[2]
     est = prev = 0.0
     for _ in range(iters):
         nrm = math.sqrt(float(np.vdot(T, T) + np.vdot(A, A) + np.vdot(B, B)))
         if not nrm > 0.0:
-            return bound
+            break
         T, A, B = T / nrm, A / nrm, B / nrm
-        W = (pb.V(T / s) + A + B) @ pb.Minv
-        T = (pb.residuals(W) + pb.Y) / s
-        A = W if pb.lam > 0.0 else A * 0.0
-        B = W if pb.rho > 0.0 else B * 0.0
+        W = (pb.V(T * dw[0] / s) + A * dw[1] + B * dw[2]) @ pb.Minv
+        T, A, B = (pb.residuals(W) + pb.Y) * dw[0] / s, W * dw[1], W * dw[2]
         est = float(np.vdot(T, T) + np.vdot(A, A) + np.vdot(B, B)) ** 0.5
         if abs(est - prev) <= 1e-4 * est:
             break
         prev = est
-    return min(bound, 1.05 * est) if est > 0.0 else bound
+    lam_ = min(bound, 1.05 * est) if est > 0.0 else bound
+    return np.where(np.isfinite(w), 1.0 / (lam_ * w), 0.0)
 
 
 def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_iter: int,
@@ -1062,8 +1083,10 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
     the number of spectral decompositions used.
     """
     s = pb.snorm
-    blocks = 1 + (pb.lam > 0.0) + (pb.rho > 0.0)
-    step = 1.0 / _lipschitz_exact_dual(pb, blocks)
+    steps = _step_sizes(pb)
+    # inactive blocks (lam = 0 or rho = 0) stay 0; their step only enters the restart test
+    steps = np.where(steps > 0.0, steps, 1.0)
+    step = float(steps[0])
     q = pb.q
 
     def project_T(T: np.ndarray) -> np.ndarray:
@@ -1104,7 +1127,7 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
             n = max(1, min(n, int(mon.budget - mon.work)))
         c0 = time.process_time()
         t_k, restarts, rows_free, Bpre, sv, Q = exact_dual_steps(
-            X3, Y, s, pb.Minv, pb.lam, pb.rho, q_code, step, n, T, A, B, C, Tp, Ap, Bp, Cp, t_k)
+            X3, Y, s, pb.Minv, pb.lam, pb.rho, q_code, steps, n, T, A, B, C, Tp, Ap, Bp, Cp, t_k)
         c1 = time.process_time()
         it += n
         n_restarts += int(restarts)
