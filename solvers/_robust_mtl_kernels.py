@@ -81,17 +81,30 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, steps, n_steps,
     Tn = np.empty_like(T)
     An = np.empty_like(A)
     Cn = np.empty_like(C)
+    WS = np.empty((d, m))
+    Bn = np.empty((d, m))
+    r = np.empty(n)
+    ti = np.empty(n)
+    v = np.empty(d)
+    f = np.empty(k)
     for _ in range(n_steps):
         t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
         beta = (t_k - 1.0) / t_next
-        ST[:] = T + beta * (T - Tp)
-        SA[:] = A + beta * (A - Ap)
-        SB[:] = B + beta * (B - Bp)
-        CS[:] = C + beta * (C - Cp)
-        WS = -(CS @ Minv)
+        for i in range(m):
+            for j in range(n):
+                ST[i, j] = T[i, j] + beta * (T[i, j] - Tp[i, j])
+        for r_ in range(d):
+            for i in range(m):
+                SA[r_, i] = A[r_, i] + beta * (A[r_, i] - Ap[r_, i])
+                SB[r_, i] = B[r_, i] + beta * (B[r_, i] - Bp[r_, i])
+                CS[r_, i] = C[r_, i] + beta * (C[r_, i] - Cp[r_, i])
+        np.dot(CS, Minv, WS)
+        for r_ in range(d):
+            for i in range(m):
+                WS[r_, i] = -WS[r_, i]
         # theta-block: ascent along the residuals, then the q-balls
         for i in range(m):
-            r = X3[i] @ np.ascontiguousarray(WS[:, i])
+            np.dot(X3[i], np.ascontiguousarray(WS[:, i]), r)
             for j in range(n):
                 Tn[i, j] = ST[i, j] + step_t * (r[j] - Y[i, j]) / s[i]
         _project_T(Tn, s, q_code)
@@ -100,48 +113,60 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, steps, n_steps,
             for r_ in range(d):
                 nrm = 0.0
                 for i in range(m):
-                    v = SA[r_, i] + step_a * WS[r_, i]
-                    An[r_, i] = v
-                    nrm += v * v
+                    x = SA[r_, i] + step_a * WS[r_, i]
+                    An[r_, i] = x
+                    nrm += x * x
                 nrm = np.sqrt(nrm)
                 rows_free[r_] = nrm < lam
                 if nrm > lam:
-                    f = lam / nrm
+                    g = lam / nrm
                     for i in range(m):
-                        An[r_, i] *= f
+                        An[r_, i] *= g
         else:
             An[:] = A
         # B-block: the spectral ball of radius rho (eigh of the small Gram matrix)
         if rho > 0.0:
-            Bpre = SB + step_b * WS
+            for r_ in range(d):
+                for i in range(m):
+                    Bpre[r_, i] = SB[r_, i] + step_b * WS[r_, i]
             G = Bpre.T @ Bpre if tall else Bpre @ Bpre.T
             ev, Q = np.linalg.eigh(G)
             for j in range(k):
                 sv[j] = np.sqrt(max(ev[j], 0.0))
             if sv[k - 1] > rho:
-                f = np.empty(k)
                 for j in range(k):
                     f[j] = rho / max(sv[j], rho)
                 F = (Q * f) @ Q.T
-                Bn = Bpre @ F if tall else F @ Bpre
+                if tall:
+                    np.dot(Bpre, F, Bn)
+                else:
+                    np.dot(F, Bpre, Bn)
             else:
-                Bn = Bpre.copy()
+                Bn[:] = Bpre
         else:
-            Bn = B.copy()
+            Bn[:] = B
         # C = V(T / s) + A + B at the new iterate
         for i in range(m):
-            ti = np.empty(n)
             for j in range(n):
                 ti[j] = Tn[i, j] / s[i]
-            v = ti @ X3[i]
+            np.dot(ti, X3[i], v)
             for r_ in range(d):
                 Cn[r_, i] = v[r_] + An[r_, i] + Bn[r_, i]
-        # O'Donoghue--Candes gradient restart: the step opposes the momentum
+        # O'Donoghue--Candes gradient restart: the step opposes the momentum, in the metric
+        # of the block steps: sum_j <S_j - Z_j, Z_j - Z_prev_j> / step_j
         dot = 0.0
         if beta > 0.0:
-            # in the metric of the block steps: sum_j <S_j - Z_j, Z_j - Z_prev_j> / step_j
-            dot = (np.sum((ST - Tn) * (Tn - T)) / step_t + np.sum((SA - An) * (An - A)) / step_a
-                   + np.sum((SB - Bn) * (Bn - B)) / step_b)
+            dt = 0.0
+            for i in range(m):
+                for j in range(n):
+                    dt += (ST[i, j] - Tn[i, j]) * (Tn[i, j] - T[i, j])
+            da = 0.0
+            db = 0.0
+            for r_ in range(d):
+                for i in range(m):
+                    da += (SA[r_, i] - An[r_, i]) * (An[r_, i] - A[r_, i])
+                    db += (SB[r_, i] - Bn[r_, i]) * (Bn[r_, i] - B[r_, i])
+            dot = dt / step_t + da / step_a + db / step_b
         if beta > 0.0 and dot > 0.0:
             Tp[:] = Tn
             Ap[:] = An
