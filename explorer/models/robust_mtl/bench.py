@@ -263,7 +263,7 @@ def run(quick: bool = False, progress=print) -> BenchReport:
     prob_page = temporal_tasks(0, m=page[0], d=page[1], n=page[2])
     prob_mid = temporal_tasks(1, m=mid[0], d=mid[1], n=mid[2])
     cases = [(f"page default m={page[0]}, d={page[1]}, n_i={page[2]}", prob_page,
-              dict(PAGE, p=p), 1e-8) for p in (2, 1, math.inf)]
+              dict(PAGE, p=p), tol) for p in (2, 1, math.inf) for tol in (1e-8, 1e-6)]
     cases += [(f"m={mid[0]}, d={mid[1]}, n_i={mid[2]} (lam, rho from lam_max, rho_max)",
                prob_mid, _scaled(prob_mid, p, 1 / 3, 0.3), 1e-6) for p in (2, 1)]
     report.tables.append(_versus_cvxpy(cases, progress))
