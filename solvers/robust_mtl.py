@@ -167,7 +167,9 @@ PARAMS = ParamSpecs(
               "at most); smaller mu is slower", low=0.0),
     TOL,
     ParamSpec("max_iter", None, "outer-iteration budget (default per method: exact_dual "
-              "100000, dual 2000, smoothing 100000)", kind="int", low=1, low_inclusive=True),
+              "10000 blocks of FISTA steps between certificates, dual 2000 outer "
+              "iterations, smoothing 100000 FISTA steps)", kind="int", low=1,
+              low_inclusive=True),
     ParamSpec("max_svd", None, "total work budget: spectral decompositions of a d x m "
               "matrix (projections, thresholdings, certificates); default scaled to the "
               "problem size (100000 at the page's default size, at least 2000)", kind="int",
@@ -186,9 +188,10 @@ PARAMS = ParamSpecs(
 METHODS = PARAMS["method"].choices
 P_VALUES = (1, 2, math.inf)
 
-#: Default iteration budgets (iterations for "exact_dual", outer iterations for "dual",
-#: FISTA steps for "smoothing"); the total SVD budget ``max_svd`` bounds every method.
-MAX_ITER = {"exact_dual": 100_000, "dual": 2000, "smoothing": 100_000}
+#: Default iteration budgets (outer iterations: blocks of FISTA steps between two
+#: certificates for "exact_dual", outer iterations for "dual", FISTA steps for
+#: "smoothing"); the total SVD budget ``max_svd`` bounds every method.
+MAX_ITER = {"exact_dual": 10_000, "dual": 2000, "smoothing": 100_000}
 #: Default total work budget (see :func:`_default_svd_budget`).
 _WORK_BUDGET = 2 * 10**9
 _SVD_BUDGET_MIN, _SVD_BUDGET_MAX = 2000, 100_000
@@ -854,9 +857,11 @@ def solve(
     tol : float
         Stop when the certified ``gap / max(1, |primal|) <= tol``.
     max_iter : int, optional
-        Iterations (``"exact_dual"``, default 100000), outer iterations
-        (``"dual"``, default 2000) or FISTA steps (``"smoothing"``, default
-        100000).
+        Outer iterations: blocks of FISTA steps between two certificates
+        (``"exact_dual"``, default 10000; the first block is one step, then
+        ``check_every`` steps), outer iterations (``"dual"``, default 2000) or
+        FISTA steps (``"smoothing"``, default 100000). The callback is called
+        once per outer iteration.
     max_svd : int, optional
         Total work budget of every method, in spectral decompositions of a
         ``d x m`` matrix (the dominant cost of all three: projections onto the
@@ -876,9 +881,10 @@ def solve(
         ``"exact_dual"`` always restarts.
     check_every : int
         Evaluate the certificate (and call the callback) every ``check_every``
-        iterations; ``0`` (default) picks 1 for ``"dual"`` and ``"smoothing"``;
-        ``"exact_dual"`` then adapts the period (10 to 100 iterations) so that the
-        certificate costs about 20% of the run.
+        FISTA steps (``"exact_dual"``: the length of an outer iteration;
+        ``"smoothing"``); ``0`` (default) picks 1 for ``"dual"`` and
+        ``"smoothing"``; ``"exact_dual"`` then adapts it (10 to 100 steps) so
+        that the certificate costs about 20% of the run.
     max_inner : int
         Cap on the S-FISTA iterations of one inner solve (``"dual"``).
     inner_rtol : float
@@ -895,7 +901,9 @@ def solve(
         ``history`` (best-so-far ``primal``/``dual``) with extras
         ``inner_iters``, ``inner_total`` (cumulative spectral decompositions),
         ``inner_gap``, ``step``, ``L``, ``momentum``, ``n_backtracks``,
-        ``primal_iterate``, ``dual_iterate``, ``smoothed_gap``, ``floor``.
+        ``primal_iterate``, ``dual_iterate``, ``smoothed_gap``, ``floor``
+        (``"exact_dual"``: ``inner_iters`` = FISTA steps of the outer iteration,
+        ``steps`` cumulative FISTA steps, ``restarts`` momentum restarts).
     """
     Xs, ys = _check_data(Xs, ys)
     lam, gamma, zeta, rho, p = _check_params(lam, gamma, zeta, rho, p)
@@ -1148,8 +1156,10 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
     auto = check_every == 0
     period = 10 if auto else check_every
     t_iter = t_cert = 0.0
-    while it < max_iter:
-        n = min(period if it > 0 else 1, max_iter - it)
+    for block in range(1, max_iter + 1):
+        # One outer iteration: a block of FISTA steps between two certificates (the
+        # first block is one step, so that a warm start at the optimum stops at once).
+        n = period if it > 0 else 1
         if mon.budget is not None and per_step:
             n = max(1, min(n, int(mon.budget - mon.work)))
         c0 = time.process_time()
@@ -1181,13 +1191,13 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
         n_svd += extra
         mon.charge(extra)
         t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
-        stop = cert.record(it, W, T / s[:, None], pb.residuals(W), A, B, None, 0.0,
-                           inner_iters=n, inner_total=n_svd, inner_gap=0.0, step=step,
+        stop = cert.record(block, W, T / s[:, None], pb.residuals(W), A, B, None, 0.0,
+                           inner_iters=n, steps=it, inner_total=n_svd, inner_gap=0.0, step=step,
                            L=1.0 / step, momentum=(t_k - 1.0) / t_next, n_backtracks=0,
                            restarts=n_restarts)
         if stop:
             break
-        if auto and it > 1:
+        if auto and block > 1:
             # Certify about every 4 t_cert / t_iter iterations: the certificate (two SVDs,
             # products with X, in Python) then costs about 20% of the run.
             new_iter, new_cert = (c1 - c0) / n, time.process_time() - c1

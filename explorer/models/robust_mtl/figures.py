@@ -207,12 +207,12 @@ def floor_figure(history: Any, tol_abs: float | None = None, height: int = 320) 
 def certificate_figure(history: Any, tol_abs: float | None = None,
                        height: int = 320) -> go.Figure:
     """The floor-free method's certified gap (best bracket and current iterate) per iteration."""
-    fig = lines_figure(history.iteration,
+    fig = lines_figure(history.steps,
                        {"certified gap (best bracket)": history.gap,
                         "gap at the current iterate":
                             np.maximum(np.asarray(history.primal_iterate)
                                        - np.asarray(history.dual_iterate), 0.0)},
-                       xlabel="iteration", ylabel="gap", log_y=True,
+                       xlabel="FISTA step", ylabel="gap", log_y=True,
                        title="certified gap of exact_dual (no smoothing floor)", height=height)
     if tol_abs is not None and tol_abs > 0:
         fig.add_hline(y=tol_abs, line_dash="dot", line_color=COLORS["reference"],
