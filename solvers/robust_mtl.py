@@ -225,12 +225,14 @@ class RobustMTLResult(Result):
     loss_norms : ndarray, shape (m,)
         ``||X_i w_i - y_i||_p`` per task.
     mu : float
-        Smoothing parameter of the run.
+        Smoothing parameter of the run (not used by ``"exact_dual"``).
     smoothed_gap : float
-        Certified gap of the mu-smoothed problem at the returned point.
+        Certified gap of the mu-smoothed problem at the returned point (for
+        ``"exact_dual"``, which smooths nothing, the certified gap itself).
     floor : float
         ``gap - smoothed_gap``: the part of the certified gap caused by the
-        smoothing (it does not shrink with more iterations, only with ``mu``).
+        smoothing (it does not shrink with more iterations, only with ``mu``);
+        0 for ``"exact_dual"``.
     floor_reached : bool
         The run stopped because the smoothed problem was solved while the
         certified gap stayed above ``tol`` (decrease ``mu``).
