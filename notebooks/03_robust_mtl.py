@@ -470,8 +470,8 @@ for p in (2, 1, float("inf")):
 # %% [markdown]
 # Measured with `dualscope bench robust_mtl` on this project's shared 2-core machine (CPU
 # seconds): the page's default problem (m=12, d=30, n_i=40, p=2) certifies $10^{-8}$ in
-# 0.054 s (cvxpy/Clarabel 1.17 s: 21×) and $10^{-6}$ in 0.018 s (58×); at m=20, d=80,
-# n_i=40 the default reaches cvxpy's objective (within $10^{-6}$) 1487× ($p=2$) and 413×
+# 0.052 s (cvxpy/Clarabel 1.50 s: 29×) and $10^{-6}$ in 0.018 s (99×); at m=20, d=80,
+# n_i=40 the default reaches cvxpy's objective (within $10^{-6}$) 1464× ($p=2$) and 362×
 # ($p=1$) faster than cvxpy; m=50, d=200, n_i=100, where cvxpy runs out of memory,
-# certifies $10^{-6}$ in 0.24 s. The paper's methods, at their best $\mu$, needed 3.5 s for
+# certifies $10^{-6}$ in 0.21 s. The paper's methods, at their best $\mu$, needed 3.6 s for
 # $10^{-6}$ on the default problem and none reached $10^{-8}$ within 20 s.

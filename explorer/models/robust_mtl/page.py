@@ -63,13 +63,13 @@ EXPLANATION = (
 FINDINGS = (
     "**Measured** (`dualscope bench robust_mtl`, this project's shared 2-core machine, CPU "
     "seconds): on the page's default problem the floor-free default certifies 1e-8 in "
-    "0.054 s (cvxpy/Clarabel: 1.17 s, 21×) and 1e-6 in 0.018 s (58×); one slider notch "
+    "0.052 s (cvxpy/Clarabel: 1.50 s, 29×) and 1e-6 in 0.018 s (99×); one slider notch "
     "warm-starts in 0.01–0.04 s. At m = 20, d = 80, n_i = 40 it reached cvxpy's objective "
-    "(within 1e-6) 1487× (p = 2) and 413× (p = 1) faster than cvxpy, and m = 50, d = 200, "
-    "n_i = 100 (where cvxpy runs out of memory) certifies 1e-6 in 0.24 s. The paper's two "
+    "(within 1e-6) 1464× (p = 2) and 362× (p = 1) faster than cvxpy, and m = 50, d = 200, "
+    "n_i = 100 (where cvxpy runs out of memory) certifies 1e-6 in 0.21 s. The paper's two "
     "methods stop at their μ floor: at the default size their best run reached 1e-6 in "
-    "3.5 s (dual ascent, μ = 1e-5, 69× slower) and none reached 1e-8 within 20 s. The runs "
-    "below are live, on the current problem."
+    "3.6 s (dual ascent with restart, μ = 1e-5, 133× slower) and none reached 1e-8 "
+    "within 20 s. The runs below are live, on the current problem."
 )
 
 _SWEEP_MUS = (1e-2, 1e-3, 1e-4, 1e-5)
