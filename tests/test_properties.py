@@ -66,17 +66,9 @@ KNOWN = {
         "converge' (the same path as solve(X * 1e300, ...)) — fixed by the issue-14 triplet "
         "owner"
     ),
-    "robust-solve": (
-        'robust_mtl.solve with tiny lam/gamma/zeta/rho/mu -> OverflowError (34) and "L0 must '
-        'be a positive finite number, got inf" — fixed by the issue-14 robust_mtl owner'
-    ),
     "triplet-solve": (
         'triplet_screening.solve(X, y, lam=1e-300) -> ZeroDivisionError (pgb_sphere); X*1e300'
         ' -> LinAlgError — fixed by the issue-14 triplet owner'
-    ),
-    "robust-overflow": (
-        'robust_mtl.solve([[[0.]], [[1e300]]], [[0.], [0.]]) -> OverflowError — fixed by the '
-        'issue-14 robust_mtl owner'
     ),
     "triplet-scaled": (
         'triplet_screening.solve(X*1e300, y, 1.0, k=3) -> LinAlgError — fixed by the issue-14'
@@ -402,7 +394,6 @@ def robust_cases(draw):
     return kw
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["robust-solve"])
 @given(kw=robust_cases())
 @example(kw={"Xs": [[[0.0]], [[1e300]]], "ys": [[0.0], [0.0]]})
 def test_robust_mtl_solve_contract(kw):
@@ -690,8 +681,7 @@ _y = np.arange(30) % 3
     [
         "caso-eta-tiny-bcd",
         "caso-eta-huge",
-        pytest.param('robust-overflow', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN["robust-overflow"])),
+        "robust-overflow",
         pytest.param('triplet-scaled', marks=pytest.mark.xfail(
             strict=True, reason=KNOWN["triplet-scaled"])),
         pytest.param('triplet-lam-tiny', marks=pytest.mark.xfail(
