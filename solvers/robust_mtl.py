@@ -110,7 +110,6 @@ FISTA loop of either method (not in the paper; it speeds both up a lot).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -1156,18 +1155,15 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
     it = 0
     per_step = 1 if pb.rho > 0.0 else 0
     auto = check_every == 0
-    period = 10 if auto else check_every
-    t_iter = t_cert = 0.0
+    period = _certification_period(pb) if auto else check_every
     for block in range(1, max_iter + 1):
         # One outer iteration: a block of FISTA steps between two certificates (the
         # first block is one step, so that a warm start at the optimum stops at once).
         n = period if it > 0 else 1
         if mon.budget is not None and per_step:
             n = max(1, min(n, int(mon.budget - mon.work)))
-        c0 = time.process_time()
         t_k, restarts, rows_free, Bpre, sv, Q = exact_dual_steps(
             X3, Y, s, pb.Minv, pb.lam, pb.rho, q_code, steps, n, T, A, B, C, Tp, Ap, Bp, Cp, t_k)
-        c1 = time.process_time()
         it += n
         n_restarts += int(restarts)
         n_svd += n * per_step
@@ -1199,14 +1195,23 @@ def _solve_exact_dual(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_it
                            restarts=n_restarts)
         if stop:
             break
-        if auto and block > 1:
-            # Certify about every 4 t_cert / t_iter iterations: the certificate (two SVDs,
-            # products with X, in Python) then costs about 20% of the run.
-            new_iter, new_cert = (c1 - c0) / n, time.process_time() - c1
-            t_iter = 0.5 * (t_iter + new_iter) if t_iter else new_iter
-            t_cert = 0.5 * (t_cert + new_cert) if t_cert else new_cert
-            period = int(min(_PERIOD_MAX, max(_PERIOD_MIN, 4.0 * t_cert / max(t_iter, 1e-9))))
     return n_svd
+
+
+def _certification_period(pb: _Problem) -> int:
+    """FISTA steps between two certificates of ``exact_dual`` (``check_every=0``).
+
+    Certify about every ``4 c_cert / c_step`` steps, so that certificates (two SVDs,
+    products with X and a fixed Python overhead) cost about 20% of the run. The costs
+    come from a flop model of the problem's sizes, not from clocks: the iterates, and
+    so the result, are the same on every run and every machine.
+    """
+    d, m = pb.d, pb.m
+    data = 4.0 * float(np.sum(pb.ns)) * d
+    svd = 8.0 * d * m * min(d, m)
+    step = data + (svd if pb.rho > 0.0 else 0.0) + 20.0 * d * m
+    cert = data + 3.0 * svd + 2.0e5
+    return int(min(_PERIOD_MAX, max(_PERIOD_MIN, 4.0 * cert / step)))
 
 
 def _solve_smoothing(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_iter: int,
