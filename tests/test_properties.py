@@ -427,7 +427,6 @@ _XT = _R.standard_normal((30, 4))
 _YT = np.arange(30) % 3
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["triplet-solve"])
 @given(kw=triplet_cases())
 @example(kw={"X": _XT, "y": _YT, "lam": 1e-300, "k": 3})
 @example(kw={"X": _XT * 1e300, "y": _YT, "lam": 1.0, "k": 3})
@@ -448,7 +447,6 @@ def triplet_helper_cases(draw):
     return kw
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["triplet-scaled-helper"])
 @given(kw=triplet_helper_cases())
 @example(kw={"X": _XT[:3, :3] * 1e300, "y": [True, False, True], "k": 1})
 def test_triplets_and_lambda_max_contract(kw):
@@ -682,10 +680,8 @@ _y = np.arange(30) % 3
         "caso-eta-tiny-bcd",
         "caso-eta-huge",
         "robust-overflow",
-        pytest.param('triplet-scaled', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN["triplet-scaled"])),
-        pytest.param('triplet-lam-tiny', marks=pytest.mark.xfail(
-            strict=True, reason=KNOWN["triplet-lam-tiny"])),
+        'triplet-scaled',
+        'triplet-lam-tiny',
         "mtmkl-huge-G",
         "wwsvm-sparse-labels",
         "sum_largest-nan",
