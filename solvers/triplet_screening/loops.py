@@ -94,7 +94,6 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.nda
         kinds.remove("rrpb")
     if kinds and ev is not None and not run.worth_screening(len(kinds)):
         kinds = []
-        run.dynamic_on = False
     spheres = run.spheres_at(kinds, M, ev, gap, Ap, D, ref, True)
     if spheres:
         before = len(run.log["new_L"])
@@ -178,7 +177,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        if opts.screening and run.dynamic_on and it % opts.screen_every == 0:
+        if (opts.screening and run.dynamic_on and it % opts.screen_every == 0
+                and run.worth_screening(len(opts.screening), max(it, opts.screen_every))):
             n_before = run.unscr.idx.size
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
             removed = run.screen(spheres, opts.rule, Aneg, it)
@@ -289,7 +289,8 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
         if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
             break
-        if opts.screening and run.dynamic_on and it % opts.screen_every == 0:
+        if (opts.screening and run.dynamic_on and it % opts.screen_every == 0
+                and run.worth_screening(len(opts.screening), max(it, opts.screen_every))):
             n_before = run.unscr.idx.size
             spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
             removed = run.screen(spheres, opts.rule, Pneg, it)

@@ -115,6 +115,7 @@ class _Run:
         self.prof = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0, "screening": 0.0}
         self.notes: list[str] = []
         self._bad_rounds = 0
+        self._skip_noted = False
         self._dyn_cost = 0.0
         self._dyn_gain = 0.0
         self.dyn = dynamic if dynamic is not None else {}
@@ -230,7 +231,7 @@ class _Run:
                 f"dynamic screening backed off at iteration {iteration}: a round cost about "
                 f"{cost:,.0f} triplet visits and saved about {gain:,.0f}")
 
-    def worth_screening(self, n_spheres: int) -> bool:
+    def worth_screening(self, n_spheres: int, iters: int | None = None) -> bool:
         """Whether a screening round can pay at all: at best it removes every remaining
         triplet from the loss passes of the iterations still expected (those of the
         previous lambda on a path, otherwise ``SCREEN_EVERY``). When even that best case
@@ -238,13 +239,16 @@ class _Run:
         is skipped and the result says so."""
         if not self.backoff:
             return True
-        iters = max(int(self.dyn.get("iters", SCREEN_EVERY)), 1)
-        best_gain = float(self.unscr.idx.size) * iters
+        if iters is None:
+            iters = int(self.dyn.get("iters", SCREEN_EVERY))
+        best_gain = float(self.unscr.idx.size) * max(iters, 1)
         cost = self._round_cost(n_spheres)
         if best_gain < PAY_MARGIN * cost:
-            self.notes.append(
-                f"screening skipped: at most {best_gain:,.0f} triplet visits of loss passes "
-                f"to save against about {cost:,.0f} per screening round")
+            if not self._skip_noted:
+                self._skip_noted = True
+                self.notes.append(
+                    f"screening skipped: at most {best_gain:,.0f} triplet visits of loss "
+                    f"passes to save against about {cost:,.0f} per screening round")
             return False
         return True
 
