@@ -91,7 +91,7 @@ import numpy as np
 
 from ._blas import single_threaded_blas
 from .apg import APG
-from .base import Monitor, Result
+from .base import IncompatibleWarmStart, Monitor, Result
 from .prox import project_l2_ball, project_lq_ball, svt
 from .validation import (
     check_bool,
@@ -774,7 +774,7 @@ def solve(
     if init is not None:
         lens = [len(t) for t in init.theta]
         if lens != [int(n) for n in pb.ns]:
-            raise ValueError(
+            raise IncompatibleWarmStart(
                 f"init does not match this problem: init.theta has lengths {lens}, "
                 f"expected {[int(n) for n in pb.ns]}"
             )

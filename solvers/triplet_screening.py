@@ -104,7 +104,7 @@ from ._triplet_spheres import (
     sphere_bounds,
 )
 from .apg import APG
-from .base import Monitor, NumericalError, Result, _frozen_array
+from .base import IncompatibleWarmStart, Monitor, NumericalError, Result, _frozen_array
 from .validation import (
     check_bool,
     check_callback,
@@ -1683,8 +1683,8 @@ def solve(
             raise TypeError(f"init must be a previous TripletResult (or None), got "
                             f"{type(init).__name__}")
         if tuple(init.fingerprint) != prob.fingerprint():
-            raise ValueError("init does not match this problem (other triplets, dimension or "
-                             "metric type)")
+            raise IncompatibleWarmStart("init does not match this problem (other triplets, "
+                                        "dimension or metric type)")
         M0 = prob.check_metric(init.M, "init.M")
         M0 = sph.proj_pm(M0)[0]
         step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
