@@ -159,9 +159,11 @@ def comparison_panel(entry: ModelEntry, problem: Problem, c: Any,
         rows.append({"method": m, "iterations": r.n_iter,
                      "time [s]": round(r.time, 4),
                      "compile [s]": round(float(getattr(r, "compile_time", 0.0)), 2),
-                     "primal": f"{r.primal:.10g}", "gap": f"{r.gap:.2e}",
+                     "primal": r.primal, "gap": r.gap,
                      "converged": r.converged})
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(rows, hide_index=True, width="stretch", column_config={
+        "primal": st.column_config.NumberColumn(format="%.10g"),
+        "gap": st.column_config.NumberColumn(format="%.2e")})
     st.caption("time excludes numba compilation (shown separately in 'compile').")
 
 
