@@ -10,7 +10,7 @@ from functools import partial
 
 import streamlit as st
 
-from explorer import home
+from explorer import home, warmup
 from explorer.registry import entries
 
 
@@ -24,6 +24,9 @@ def build_pages() -> list:
 
 def main() -> None:
     st.set_page_config(page_title="dualscope", page_icon=":material/insights:", layout="wide")
+    # Load (or compile) every model's numba kernels in the background, once per server
+    # process, so a first page visit does not stall on compilation.
+    warmup.start_background()
     nav = st.navigation(build_pages())
     nav.run()
 

@@ -212,6 +212,9 @@ def make_parser() -> argparse.ArgumentParser:
     a.add_argument("--headless", action="store_true", help="do not open a browser")
     a.set_defaults(func=cmd_app)
 
+    w = sub.add_parser("warmup", help="compile every model's numba kernels (once, after install)")
+    w.set_defaults(func=lambda ns: __import__("explorer.warmup", fromlist=["main"]).main([]))
+
     lst = sub.add_parser("list", help="models, datasets and parameters")
     lst.set_defaults(func=cmd_list)
 
