@@ -8,6 +8,7 @@ spectra). Nothing here touches Streamlit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "bar_series",
     "comparison_figure",
     "convergence_figure",
+    "decimate",
     "heatmap",
     "lines_figure",
     "spectrum_figure",
@@ -33,6 +35,30 @@ COLORS = {
     "series": ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"],
 }
+
+
+#: histories longer than this are drawn decimated (the browser's drawing time grows
+#: with the points; a gap curve needs a few hundred to look the same)
+MAX_POINTS = 400
+
+
+def decimate(history: Any, max_points: int = MAX_POINTS,
+             extra: Sequence[str] = ()) -> Any:
+    """A light view of a history for drawing: at most ``max_points`` rows.
+
+    Keeps the first and the last row and evenly spaced rows in between; the columns
+    iteration, time, primal, dual, gap (and ``extra``) are sliced alike. Short
+    histories are returned unchanged.
+    """
+    it = np.asarray(history.iteration)
+    n = it.size
+    if n <= max_points:
+        return history
+    idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
+    out = {}
+    for name in ("iteration", "time", "primal", "dual", "gap", *extra):
+        out[name] = np.asarray(getattr(history, name))[idx]
+    return SimpleNamespace(**out)
 
 
 def _positive(a: np.ndarray) -> np.ndarray:
@@ -61,6 +87,7 @@ def convergence_figure(
         Name of the gap series ("duality gap", or "gap estimate" where the spec
         allows only an estimate).
     """
+    history = decimate(history)
     it = np.asarray(history.iteration)
     t = np.asarray(history.time)
     fig = make_subplots(
@@ -128,6 +155,7 @@ def comparison_figure(
     """
     fig = go.Figure()
     for i, (label, h) in enumerate(runs.items()):
+        h = decimate(h, extra=[a for a in (x, y) if a not in ("gap", "rel_gap")])
         xs = np.asarray(getattr(h, x))
         if y == "gap":
             ys = _positive(h.gap)
