@@ -26,6 +26,26 @@ __all__ = [
     "spectrum_figure",
 ]
 
+def _notebook_renderer() -> None:
+    """In a Jupyter kernel, render figures as plotly JSON *and* self-contained HTML.
+
+    JupyterLab draws the JSON (``plotly_mimetype``); ``nbconvert --to html`` and other
+    viewers without the plotly extension use the HTML, which embeds plotly.js once per
+    notebook (``notebook``: works offline, no CDN). Skipped when the user chose a
+    renderer (``PLOTLY_RENDERER``) or outside a kernel.
+    """
+    import os
+    import sys
+
+    if os.environ.get("PLOTLY_RENDERER") or "ipykernel" not in sys.modules:
+        return
+    import plotly.io as pio
+
+    pio.renderers.default = "plotly_mimetype+notebook"
+
+
+_notebook_renderer()
+
 #: One colour per role, used consistently across pages.
 COLORS = {
     "primal": "#1f77b4",
