@@ -9,13 +9,15 @@ are compiled — with a loose tolerance.
 - ``dualscope warmup`` / ``python -m explorer.warmup``: run once after install
   (compiles into the cache; prints the seconds per model).
 - The dashboard calls :func:`start_background` when its process starts, so the
-  kernels are loaded while the user reads the home page.
+  kernels are loaded while the user reads the home page (``DUALSCOPE_WARMUP=0``
+  turns that off).
 
 Warm-up solves never raise: a model whose warm-up fails is reported and skipped.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -105,7 +107,7 @@ def start_background(first: str | None = None) -> bool:
     """
     global _thread
     with _lock:
-        if _thread is not None:
+        if _thread is not None or os.environ.get("DUALSCOPE_WARMUP", "1") == "0":
             return False
         _thread = threading.Thread(target=_run_background, args=(first,), daemon=True,
                                    name="dualscope-warmup")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..registry import ModelEntry, Problem
 from .controls import Controls, Limits, sidebar_controls
+from .history import enable_history
 from .panels import (
     PANEL_ERRORS,
     comparison_panel,
@@ -144,6 +145,7 @@ def model_page(
         message the page asks for confirmation before solving.
     """
     st.title(entry.title)
+    enable_history()
     c = sidebar_controls(entry, fixed=fixed, limits=limits)
     for note in c.notes:
         st.warning(note.text(), icon=":material/link_off:")
