@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .controls import TOL_OPTIONS, Controls, Limits, UrlNote, param_widget, sidebar_controls
 from .fmt import certificate_digits, fmt, fmt_time, log_options
+from .guards import size_guard
 from .page import Guard, model_page, sweep_panel
 from .panels import (
     PANEL_ERRORS,
@@ -61,6 +62,7 @@ __all__ = [
     "reference_panel",
     "show_error",
     "sidebar_controls",
+    "size_guard",
     "solve_with_warm_start",
     "stored_comparison",
     "stored_reference",

@@ -8,6 +8,7 @@ an off-grid but valid value (``C=0.3`` on a 1-2-5 grid) is kept as an extra opti
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,11 @@ from .state import PageState, page_state
 __all__ = ["TOL_OPTIONS", "Controls", "Limits", "UrlNote", "param_widget", "sidebar_controls"]
 
 TOL_OPTIONS = [10.0 ** -e for e in range(2, 13)]
+
+# The kit writes a control's value into the session state when it corrects a URL value
+# or clamps to a dependent limit, and still passes the default (the URL omits values
+# equal to it); Streamlit logs a warning with a stack dump for that combination.
+logging.getLogger("streamlit.elements.lib.policies").setLevel(logging.ERROR)
 
 #: ``limits(chosen) -> {name: (low, high, why)}``: bounds of a control that depend on the
 #: values chosen above it (sizes first, then model parameters), with the reason in the
