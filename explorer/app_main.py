@@ -27,6 +27,11 @@ def main() -> None:
     # Load (or compile) every model's numba kernels in the background, once per server
     # process, so a first page visit does not stall on compilation.
     warmup.start_background()
+    # full page names in the sidebar (Streamlit truncates long ones with an ellipsis)
+    st.html("<style>[data-testid='stSidebarNavLink']{height:auto;min-height:2rem;}"
+            "[data-testid='stSidebarNavLink'] span,[data-testid='stSidebarNavLink'] div,"
+            "[data-testid='stSidebarNavLink'] p{white-space:normal;overflow:visible;"
+            "text-overflow:clip;line-height:1.3;}</style>")
     nav = st.navigation(build_pages())
     nav.run()
 

@@ -8,6 +8,7 @@ import pagekit as pk
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.home import pretty
 from explorer.registry import entries
 from explorer.ui import log_options
 
@@ -27,7 +28,10 @@ def test_home_page_lists_every_model():
     text = " ".join(m.value for m in at.markdown)
     assert "duality-gap certificate" in text
     for e in entries():
-        assert e.summary[:40] in text
+        assert pretty(e.summary)[:40] in text
+    latex = [x.value for x in at.latex]
+    assert len(latex) >= 1 + len(MODELS)  # the certificate and every model's objective
+    assert "<=" not in text and "^T" not in text  # summaries' ASCII math as symbols
 
 
 @pytest.mark.parametrize("name", MODELS)

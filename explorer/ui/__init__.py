@@ -15,7 +15,7 @@ on-demand computations) and :mod:`.page` (:func:`model_page`).
 from __future__ import annotations
 
 from .controls import TOL_OPTIONS, Controls, Limits, UrlNote, param_widget, sidebar_controls
-from .fmt import certificate_digits, fmt, fmt_time, log_options
+from .fmt import certificate_digits, fmt, fmt_time, log_options, pretty
 from .guards import size_guard
 from .page import Guard, model_page, sweep_panel
 from .panels import (
@@ -59,6 +59,7 @@ __all__ = [
     "on_demand",
     "page_state",
     "param_widget",
+    "pretty",
     "reference_panel",
     "show_error",
     "sidebar_controls",

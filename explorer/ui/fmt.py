@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
 
-__all__ = ["certificate_digits", "fmt", "fmt_time", "log_options"]
+__all__ = ["certificate_digits", "fmt", "fmt_time", "log_options", "pretty"]
 
 
 def fmt(x: Any) -> str:
@@ -63,3 +64,21 @@ def fmt_time(seconds: float) -> str:
     if seconds < 0.1:
         return f"{seconds * 1e3:.1f} ms"
     return f"{seconds:.2f} s"
+
+
+# Plain-text math of the registry summaries (they are also printed by the CLI), shown
+# with Unicode symbols on the page.
+_SYMBOLS = [
+    (r"<=", "≤"), (r">=", "≥"), (r"\^T\b", "ᵀ"), (r"\^\{-1\}", "⁻¹"), (r"\|\|", "‖"),
+    (r"\bsum_i\b", "∑ᵢ"), (r"\bl2,1\b", "ℓ₂,₁"), (r"\blp-norm\b", "ℓp-norm"),
+    (r"\b([A-Za-z])_i\b", r"\1ᵢ"), (r"_p\b", "ₚ"),
+    (r"\beta\b", "η"), (r"\btheta\b", "θ"), (r"\bmu\b", "μ"), (r"\blambda\b", "λ"),
+    (r"\balpha\b", "α"),
+]
+
+
+def pretty(text: str) -> str:
+    """ASCII math in a summary (``0 <= M <= I``, ``U^T``, ``eta``) as Unicode symbols."""
+    for pat, rep in _SYMBOLS:
+        text = re.sub(pat, rep, text)
+    return text

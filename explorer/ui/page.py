@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..registry import ModelEntry, Problem
 from .controls import Controls, Limits, sidebar_controls
+from .fmt import pretty
 from .history import enable_history
 from .panels import (
     PANEL_ERRORS,
@@ -149,7 +150,7 @@ def model_page(
     c = sidebar_controls(entry, fixed=fixed, limits=limits)
     for note in c.notes:
         st.warning(note.text(), icon=":material/link_off:")
-    st.markdown(entry.summary)
+    st.markdown(pretty(entry.summary))
     st.latex(latex)
     if explanation:
         st.caption(explanation)

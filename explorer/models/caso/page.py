@@ -128,7 +128,7 @@ def structure(problem, res, c) -> None:
         true_cos = task_cosines(U_true)
         order = task_order(U_true)
         corr = _corr(learned, true_cos)
-        extra = f" (corr. with true {corr:.2f})" if math.isfinite(corr) else ""
+        extra = f"<br>(correlation with the truth {corr:.2f})" if math.isfinite(corr) else ""
         left.plotly_chart(similarity_figure(learned, tasks, order=order,
                                             title=f"task similarity: cosine of the learned "
                                                   f"u_l{extra}"), width="stretch")
