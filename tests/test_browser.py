@@ -47,10 +47,13 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
 
     with sync_playwright() as pw:
         # playwright gives the browser a fresh temporary profile of its own
+        missing = None
         try:
             browser = launch(pw)
         except RuntimeError as exc:
-            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
+            missing = str(exc)
+        if missing:
+            pytest.fail(f"tests/test_browser.py: {missing}", pytrace=False)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(server + "/wwsvm")
@@ -83,6 +86,21 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
             assert float(c_value) < 1.0
             assert page.locator("[data-testid='stException']").count() == 0
 
+            # Back restores the previous setting (the URL change was a history entry).
+            page.go_back()
+            page.wait_for_function(
+                "() => !new URL(window.location.href).searchParams.has('C')", timeout=30_000)
+            page.wait_for_function(
+                "() => document.querySelector(\"[role='group'][aria-label='C'] "
+                "input[type='range']\")?.getAttribute('aria-valuetext') === '1'",
+                timeout=60_000)
+            _wait_idle(page)
+            page.go_forward()
+            page.wait_for_function(
+                "(c) => new URL(window.location.href).searchParams.get('C') === c",
+                arg=c_value, timeout=30_000)
+            _wait_idle(page)
+
             # The shared URL restores the configuration in a fresh page.
             page2 = browser.new_page(viewport={"width": 1400, "height": 1000})
             page2.goto(page.url)
@@ -95,10 +113,13 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
                                                                     rel=1e-5)
             # A hand-written query selects a dataset by its short name.
             page3 = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page3.goto(server + "/wwsvm?dataset=iris&C=0.1")
+            page3.goto(server + "/wwsvm?dataset=iris&C=0.1&tol=abc")
             page3.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
             _wait_idle(page3)
             assert page3.get_by_text("scikit-learn iris: 150 samples").count() >= 1
             assert page3.locator("[data-testid='stException']").count() == 0
+            # ... and a bad value is named on the page with the value used instead
+            note = page3.locator("[data-testid='stAlert']", has_text="tol=abc").first
+            assert "using tol = 1e-6 instead" in note.inner_text()
         finally:
             browser.close()
