@@ -24,9 +24,6 @@ def build_pages() -> list:
 
 def main() -> None:
     st.set_page_config(page_title="dualscope", page_icon=":material/insights:", layout="wide")
-    # Load (or compile) every model's numba kernels in the background, once per server
-    # process, so a first page visit does not stall on compilation.
-    warmup.start_background()
     # full page names in the sidebar (Streamlit truncates long ones with an ellipsis)
     st.html("<style>[data-testid='stSidebarNavLink']{height:auto;min-height:2rem;}"
             "[data-testid='stSidebarNavLink'] span,[data-testid='stSidebarNavLink'] div,"
@@ -34,6 +31,10 @@ def main() -> None:
             "text-overflow:clip;line-height:1.3;}</style>")
     nav = st.navigation(build_pages())
     nav.run()
+    # After the first page is drawn (so it does not compete with it), load or compile
+    # every model's numba kernels in the background, once per server process, so the
+    # next pages do not stall on compilation.
+    warmup.start_background()
 
 
 main()

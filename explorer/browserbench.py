@@ -7,7 +7,9 @@ system browser) and reports per model page:
   (a fresh browser page; kernels loaded from numba's cache or compiled);
 - ``slider move``: from one key press on the page's first log-scale slider to the page
   being idle again and painted (input to idle);
-- ``server``: the server-side part of that rerun (script running → not running).
+- ``server``: the server-side part of that rerun (script running → not running), wall
+  and the server process's CPU seconds (load-independent on a shared machine); the
+  1-minute load average is printed beside (wall times on a loaded machine are long).
 
 Idle means ``[data-testid='stApp']`` has ``data-test-script-state='notRunning'`` after
 the rerun started, followed by two animation frames (the charts are painted).
@@ -77,6 +79,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class ServerURL(str):
+    """The server's base URL, with the server's process id (for CPU accounting)."""
+
+    pid: int = 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
 def serve(env: dict[str, str] | None = None, timeout: float = 120.0):
     """``streamlit run app.py`` on a free port; yields the base URL."""
@@ -91,7 +108,8 @@ def serve(env: dict[str, str] | None = None, timeout: float = 120.0):
         cwd=root, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
     deadline = time.time() + timeout
     try:
         while True:
@@ -156,6 +174,8 @@ def _slider(page: Any, entry: Any) -> tuple[str, Any] | None:
 
 def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, Any]:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
+    pid = getattr(url, "pid", 0)
+    c_first = cpu_seconds(pid)
     t0 = time.perf_counter()
     page.goto(f"{url}/{entry.name}")
     page.wait_for_selector("[data-testid='stMetric']", timeout=300_000)
@@ -164,14 +184,16 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
                   "requestAnimationFrame(r)))")
     first = time.perf_counter() - t0
     row: dict[str, Any] = {"page": entry.name, "first_visit_s": first,
+                           "first_visit_server_cpu_s": cpu_seconds(pid) - c_first,
                            "charts": page.locator(".js-plotly-plot").count()}
     found = _slider(page, entry)
     if found is None:
         page.close()
         return row
     name, thumb = found
-    idle, server = [], []
+    idle, server, cpu = [], [], []
     for k in range(moves):
+        c0 = cpu_seconds(pid)
         t_obs = page.evaluate(_OBSERVE)
         thumb.focus()
         t_press = page.evaluate("() => performance.now()")
@@ -180,9 +202,11 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
         start, end, painted = page.evaluate(_TIMES_AFTER, max(t_obs, t_press - 1))
         idle.append((painted - t_press) / 1000)
         server.append((end - start) / 1000)
+        cpu.append(cpu_seconds(pid) - c0)
     row.update({"slider": name, "slider_move_s": sum(idle) / len(idle),
                 "slider_move_max_s": max(idle), "server_rerun_s": sum(server) / len(server),
-                "moves": moves})
+                "server_cpu_s": sum(cpu) / len(cpu), "moves": moves,
+                "load_avg_1min": os.getloadavg()[0]})
     page.close()
     return row
 
@@ -219,8 +243,10 @@ def run(models: list[str] | None = None, moves: int = 3, cold: bool = False,
 
 def _fmt_row(r: dict[str, Any]) -> str:
     move = (f"{r['slider_move_s']:6.2f} s (max {r['slider_move_max_s']:.2f}, server "
-            f"{r['server_rerun_s']:.2f})" if "slider_move_s" in r else "   n/a")
-    return f"{r['page']:<18} first visit {r['first_visit_s']:6.2f} s   slider move {move}"
+            f"{r['server_rerun_s']:.2f} s wall / {r['server_cpu_s']:.2f} s CPU, load "
+            f"{r['load_avg_1min']:.1f})" if "slider_move_s" in r else "   n/a")
+    return (f"{r['page']:<18} first visit {r['first_visit_s']:6.2f} s "
+            f"({r['first_visit_server_cpu_s']:.2f} s server CPU)   slider move {move}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pagekit as pk
@@ -11,6 +12,9 @@ from streamlit.testing.v1 import AppTest
 from explorer.home import pretty
 from explorer.registry import entries
 from explorer.ui import log_options
+
+# the app's background kernel warm-up would run inside the test process
+os.environ.setdefault("DUALSCOPE_WARMUP", "0")
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = pk.TIMEOUT
