@@ -96,13 +96,12 @@ def cpu_seconds(pid: int) -> float:
 
 @contextmanager
 def serve(env: dict[str, str] | None = None, timeout: float = 120.0):
-    """``streamlit run app.py`` on a free port; yields the base URL."""
+    """The dashboard as ``dualscope app`` starts it (``python -m explorer.serve``) on a
+    free port; yields the base URL."""
     root = Path(__file__).resolve().parents[1]
-    app = root / "app.py" if (root / "app.py").exists() else Path(__file__).with_name(
-        "app_main.py")
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+    proc = subprocess.Popen(  # what `dualscope app` runs
+        [sys.executable, "-m", "explorer.serve", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=root, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),

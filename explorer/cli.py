@@ -190,7 +190,8 @@ def cmd_app(args: argparse.Namespace) -> int:
     except ImportError:
         _err('the dashboard needs the app extra: pip install "dualscope[app]"')
         return 2
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path()),
+    # explorer.serve = `streamlit run app_main.py` with the kernels warming from the start
+    cmd = [sys.executable, "-m", "explorer.serve",
            "--server.port", str(args.port), "--browser.gatherUsageStats", "false"]
     if args.headless:
         cmd += ["--server.headless", "true"]

@@ -26,7 +26,7 @@ from typing import Any
 
 from .registry import ModelEntry, entries
 
-__all__ = ["start_background", "status", "warm", "warm_entry"]
+__all__ = ["preload", "start_background", "status", "warm", "warm_entry"]
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
@@ -86,8 +86,22 @@ def warm(models: Iterable[str] | None = None,
     return seconds
 
 
-def _run_background(first: str | None) -> None:
+def preload() -> None:
+    """Import what a first page visit needs: solvers, plotly, the kit, every page module."""
+    import importlib
+
+    import plotly.graph_objects  # noqa: F401
+
+    from . import ui  # noqa: F401
+
+    for e in entries():
+        importlib.import_module(e.page.partition(":")[0])
+
+
+def _run_background(first: str | None, preload_modules: bool = False) -> None:
     _status["state"] = "running"
+    if preload_modules:
+        preload()
     order = [e.name for e in entries()]
     if first in order:
         order.remove(first)
@@ -99,8 +113,11 @@ def _run_background(first: str | None) -> None:
         _status["state"] = f"failed: {type(exc).__name__}: {exc}"
 
 
-def start_background(first: str | None = None) -> bool:
+def start_background(first: str | None = None, *, preload: bool = False) -> bool:
     """Warm all models in a daemon thread, once per process; True if it started now.
+
+    ``preload`` first imports the page modules and their dependencies (at server start,
+    before any browser connects).
 
     :func:`warnings.catch_warnings` is not thread-safe, so background warm-up solves do
     not silence warnings (a warm-up ConvergenceWarning may reach the server log).
@@ -109,8 +126,8 @@ def start_background(first: str | None = None) -> bool:
     with _lock:
         if _thread is not None or os.environ.get("DUALSCOPE_WARMUP", "1") == "0":
             return False
-        _thread = threading.Thread(target=_run_background, args=(first,), daemon=True,
-                                   name="dualscope-warmup")
+        _thread = threading.Thread(target=_run_background, args=(first, preload),
+                                   daemon=True, name="dualscope-warmup")
         _thread.start()
         return True
 

@@ -1,4 +1,5 @@
-"""Real-browser smoke test: `streamlit run app.py` driven by headless Chromium.
+"""Real-browser smoke test: the dashboard as `dualscope app` starts it, driven by headless
+Chromium.
 
 Loads the WW-SVM page, moves the C slider with the keyboard, and checks that
 the solver reran (metrics and the convergence chart's data changed), that the URL
