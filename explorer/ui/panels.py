@@ -177,11 +177,13 @@ def reference_panel(entry: ModelEntry, problem: Problem, c: Any, res: Any | None
         return
     if st.button("Compute the cvxpy reference", key="run_reference",
                  icon=":material/verified:"):
+        from cvxpy.error import SolverError
+
         try:
             with st.spinner("cvxpy / Clarabel …"):
                 ref = entry.reference(problem, **c.model_params())
             ps.reference = Stored(key, ref)
-        except PANEL_ERRORS as exc:  # shown; no reference value is displayed
+        except (*PANEL_ERRORS, SolverError) as exc:  # shown; no reference value displayed
             show_error(exc, "run cvxpy")
     stored = ps.reference
     if stored is None or stored.key != key:
