@@ -10,6 +10,7 @@ Models (one module each, imported on first use)::
     from solvers import triplet_screening   # safe triplet screening, metric learning
     from solvers import mtmkl               # multi-task multiple kernel learning
     from solvers import reference           # cvxpy formulations of the same objectives
+    from solvers import estimators          # scikit-learn estimators over every solve
 
 Shared machinery: :mod:`solvers.base` (results, histories, the run monitor),
 :mod:`solvers.validation`, :mod:`solvers.apg` (accelerated proximal gradient
@@ -32,11 +33,12 @@ __all__ = [
     "NumericalError",
     "Result",
     *MODELS,
+    "estimators",
     "reference",
 ]
 
 
 def __getattr__(name: str):
-    if name in MODELS or name == "reference":
+    if name in MODELS or name in ("reference", "estimators"):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -147,6 +147,30 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _state_without_proxies(obj: Any) -> dict[str, Any]:
+    """Pickle state of a frozen result: read-only mappings become dicts (and are noted)."""
+    state = dict(obj.__dict__)
+    proxies = [k for k, v in state.items() if isinstance(v, MappingProxyType)]
+    for k in proxies:
+        state[k] = dict(state[k])
+    state["__proxies__"] = proxies
+    return state
+
+
+def _restore_state(obj: Any, state: dict[str, Any]) -> None:
+    state = dict(state)
+    proxies = state.pop("__proxies__", [])
+    for k, v in state.items():
+        if isinstance(v, np.ndarray):
+            v.setflags(write=False)
+        elif k in proxies:
+            for a in v.values():
+                if isinstance(a, np.ndarray):
+                    a.setflags(write=False)
+            v = MappingProxyType(v)
+        object.__setattr__(obj, k, v)
+
+
 @dataclass(frozen=True, eq=False)
 class History:
     """Per-iteration trace of a run, as read-only numpy arrays.
@@ -184,6 +208,12 @@ class History:
 
     def __len__(self) -> int:
         return int(self.iteration.shape[0])
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable (joblib, estimators' result_)
+        return _state_without_proxies(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _restore_state(self, state)
 
     @property
     def rel_gap(self) -> np.ndarray:
@@ -265,6 +295,12 @@ class Result:
             elif isinstance(value, list) and value and isinstance(value[0], np.ndarray):
                 object.__setattr__(self, f.name, tuple(_frozen_array(v) for v in value))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable (joblib, estimators' result_)
+        return _state_without_proxies(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _restore_state(self, state)
 
     @property
     def rel_gap(self) -> float:
@@ -553,14 +589,15 @@ class Monitor:
 
 
 def _caller_stacklevel() -> int:
-    """``stacklevel`` that points a warning at the first frame outside :mod:`solvers`."""
+    """``stacklevel`` pointing a warning at the first frame outside :mod:`solvers` (and sklearn)."""
     import sys
 
     frame = sys._getframe(1)
     level = 1
     while frame is not None:
         mod = frame.f_globals.get("__name__", "")
-        if not (mod == "solvers" or mod.startswith("solvers.")):
+        # scikit-learn's wrappers too (``_fit_context`` around an estimator's fit)
+        if not (mod in ("solvers", "sklearn") or mod.startswith(("solvers.", "sklearn."))):
             return level
         frame = frame.f_back
         level += 1

@@ -65,7 +65,7 @@ bounds the suboptimality of ``U`` (and of ``(U, M)`` with the returned ``M``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -75,25 +75,25 @@ from scipy.special import expit, xlogy
 from . import _caso_kernels as _k
 from ._blas import single_threaded_blas
 from .apg import APG
-from .base import Monitor, Result
+from .base import Monitor, NumericalError, Result
+from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .prox import project_fantope, sym
 from .validation import (
     check_array,
     check_binary_labels,
-    check_bool,
     check_callback,
     check_choice,
     check_init,
     check_matrix,
     check_scalar,
     check_task_lists,
-    check_tol_max_iter,
 )
 
 __all__ = [
     "LOSSES",
     "METHODS",
     "M_STEPS",
+    "PARAMS",
     "CASOResult",
     "dual_objective",
     "hinge_prox",
@@ -106,9 +106,30 @@ __all__ = [
     "sum_largest",
 ]
 
-LOSSES = ("squared", "hinge", "logistic")
-METHODS = ("apg", "bcd")
-M_STEPS = ("median", "sort")
+#: The parameters of :func:`solve`, declared once (defaults, ranges, choices, help).
+#: ``alpha`` and ``eta`` are bounded to [1e-8, 1e8]: far outside it
+#: ``c = alpha eta (1 + eta)`` under- or overflows (``eta = 1e-300`` divides by zero
+#: in the M-step, ``eta = 1e300`` makes ``c`` infinite); inside it every
+#: method/loss pair was checked to run without breakdown.
+PARAMS = ParamSpecs(
+    ParamSpec("alpha", 0.1, "regularisation weight (c = alpha eta (1 + eta))",
+              low=1e-8, high=1e8, low_inclusive=True),
+    ParamSpec("eta", 1.0, "eta > 0: from trace-norm-like (small) to ridge-like (large)",
+              low=1e-8, high=1e8, low_inclusive=True),
+    ParamSpec("h", 2.0, "trace of M: relaxed dimension of the shared subspace, 0 < h <= d "
+              "(fractional values allowed)", low=0.0),
+    ParamSpec("loss", "squared", "loss function", choices=("squared", "hinge", "logistic")),
+    ParamSpec("method", "bcd", "algorithm: APG (Algorithm 1) or BCD (Algorithm 2; usually "
+              "much faster, the default)", choices=("apg", "bcd")),
+    TOL,
+    replace(MAX_ITER, default=5000),
+    ParamSpec("m_step", "median", "M-step search (appendix C median search or sort)",
+              choices=("median", "sort")),
+    ParamSpec("restart", False, "APG: adaptive momentum restart (not in Algorithm 1)"),
+)
+LOSSES = PARAMS["loss"].choices
+METHODS = PARAMS["method"].choices
+M_STEPS = PARAMS["m_step"].choices
 
 #: BCD's hinge U-step (dual coordinate ascent) follows the accuracy reached so far:
 #: largest margin violation <= clip(_INNER_FACTOR * relative gap, _INNER_MIN, _INNER_MAX).
@@ -261,6 +282,7 @@ def _conj_value(loss: str, theta: np.ndarray, y: np.ndarray, w: np.ndarray) -> f
 
 def subspace_dim(h: float) -> int:
     """Dimension ``k = max(1, round(h))`` of the shared subspace ``Theta`` (halves round up)."""
+    h = check_scalar(h, "h", low=0.0)
     return max(1, math.floor(h + 0.5))
 
 
@@ -271,9 +293,8 @@ def sum_largest(eigs: Any, h: float) -> float:
     function of the bounded simplex (``max_{M in Mset} tr(M S)`` for a
     symmetric ``S`` with eigenvalues ``eigs``).
     """
-    e = np.sort(np.asarray(eigs, dtype=float).ravel())[::-1]
-    if not (0.0 <= h <= e.size):
-        raise ValueError(f"h must lie in [0, {e.size}], got {h}")
+    e = np.sort(check_array(eigs, "eigs", ndim=None).ravel())[::-1]
+    h = check_scalar(h, "h", low=0.0, low_inclusive=True, high=float(e.size))
     k = math.floor(h)
     out = float(np.sum(e[:k]))
     if k < e.size and h > k:
@@ -281,7 +302,8 @@ def sum_largest(eigs: Any, h: float) -> float:
     return out
 
 
-def m_step_gamma(sigma: Any, eta: float, h: float, *, method: str = "median") -> np.ndarray:
+def m_step_gamma(sigma: Any, eta: float, h: float, *,
+                 method: str = PARAMS.default("m_step")) -> np.ndarray:
     """Solve Eq. (71): ``min sum_i sigma_i^2 / (eta + gamma_i)`` over the bounded simplex.
 
     Constraints ``sum_i gamma_i = h``, ``0 <= gamma_i <= 1``. The solution is
@@ -302,7 +324,7 @@ def m_step_gamma(sigma: Any, eta: float, h: float, *, method: str = "median") ->
     sigma = check_array(sigma, "sigma", ndim=1)
     if np.any(sigma < 0):
         raise ValueError("sigma must be non-negative")
-    eta = check_scalar(eta, "eta", low=0.0)
+    eta = PARAMS["eta"].validate(eta)
     h = check_scalar(h, "h", low=0.0, high=float(sigma.size))
     method = check_choice(method, "method", M_STEPS)
     return _gamma(sigma, eta, h, method)
@@ -333,7 +355,7 @@ def _m_step(U: np.ndarray, eta: float, h: float, method: str
     return M, gamma, P, phi
 
 
-def m_step(U: Any, eta: float, h: float, *, method: str = "median"
+def m_step(U: Any, eta: float, h: float, *, method: str = PARAMS.default("m_step")
            ) -> tuple[np.ndarray, float]:
     """The exact M-step: ``argmin_{M in Mset} tr(U^T (eta I + M)^{-1} U)`` and its value.
 
@@ -351,7 +373,7 @@ def m_step(U: Any, eta: float, h: float, *, method: str = "median"
         ``min_{M in Mset} tr(U^T (eta I + M)^{-1} U)``.
     """
     U = check_matrix(U, "U")
-    eta = check_scalar(eta, "eta", low=0.0)
+    eta = PARAMS["eta"].validate(eta)
     h = check_scalar(h, "h", low=0.0, high=float(U.shape[0]))
     method = check_choice(method, "method", M_STEPS)
     M, _, _, phi = _m_step(U, eta, h, method)
@@ -374,14 +396,14 @@ def _phi_conj(V: np.ndarray, eta: float, h: float) -> float:
 
 
 def _check_problem(Xs, ys, alpha, eta, h, loss):
-    loss = check_choice(loss, "loss", LOSSES)
+    v = PARAMS.validate(loss=loss, alpha=alpha, eta=eta, h=h)
+    loss, alpha, eta, h = v["loss"], v["alpha"], v["eta"], v["h"]
     Xs, ys = check_task_lists(Xs, ys)
     if loss != "squared":
         ys = [check_binary_labels(y, f"ys[{t}]") for t, y in enumerate(ys)]
-    alpha = check_scalar(alpha, "alpha", low=0.0)
-    eta = check_scalar(eta, "eta", low=0.0)
     d = Xs[0].shape[1]
-    h = check_scalar(h, "h", low=0.0, high=float(d))
+    if h > d:
+        raise ValueError(f"h must lie in (0, {d}] (d = n_features={d}), got {h:g}")
     return _Tasks(Xs, ys), alpha, eta, h, loss
 
 
@@ -398,8 +420,9 @@ def _check_M(M: Any, d: int, h: float, tol: float = 1e-7) -> np.ndarray:
     return sym(M)
 
 
-def objective(U: Any, M: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0,
-              h: float = 1, loss: str = "squared") -> float:
+def objective(U: Any, M: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.default("alpha"),
+              eta: float = PARAMS.default("eta"), h: float = PARAMS.default("h"),
+              loss: str = PARAMS.default("loss")) -> float:
     """``F(U, M) = sum_l mean loss_l + c tr(U^T (eta I + M)^{-1} U)`` for a feasible ``M``.
 
     Raises ``ValueError`` if ``M`` is not in ``{tr M = h, 0 <= M <= I}``.
@@ -414,8 +437,9 @@ def objective(U: Any, M: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: floa
     return _loss_value(loss, data.scores(U), data.y, data.w) + c * float(np.sum(Y * Y))
 
 
-def primal_objective(U: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0,
-                     h: float = 1, loss: str = "squared") -> float:
+def primal_objective(U: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.default("alpha"),
+                     eta: float = PARAMS.default("eta"), h: float = PARAMS.default("h"),
+                     loss: str = PARAMS.default("loss")) -> float:
     """``P(U) = min_{M in Mset} F(U, M) = sum_l mean loss_l + c phi(U)`` (exact M-step)."""
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
     U = check_matrix(U, "U", n_rows=data.d, n_cols=data.m)
@@ -430,8 +454,9 @@ def _dual_value(data: _Tasks, theta: np.ndarray, c: float, eta: float, h: float,
     return _conj_value(loss, theta, data.y, data.w) - _phi_conj(V, eta, h) / (4.0 * c)
 
 
-def dual_objective(thetas: Any, Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0,
-                   h: float = 1, loss: str = "squared") -> float:
+def dual_objective(thetas: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.default("alpha"),
+                   eta: float = PARAMS.default("eta"), h: float = PARAMS.default("h"),
+                   loss: str = PARAMS.default("loss")) -> float:
     """``D(theta) = sum_l -l_l*(-theta_l) - (eta ||V||^2 + s_h(V V^T)) / (4c)``.
 
     ``thetas`` is one vector per task (length ``n_l``), ``V = [X_l^T theta_l]``.
@@ -697,15 +722,15 @@ def solve(
     Xs: Any,
     ys: Any,
     *,
-    alpha: float = 1.0,
-    eta: float = 1.0,
-    h: float = 1,
-    loss: str = "squared",
-    method: str = "apg",
-    tol: float = 1e-6,
-    max_iter: int = 5000,
-    m_step: str = "median",
-    restart: bool = False,
+    alpha: float = PARAMS.default("alpha"),
+    eta: float = PARAMS.default("eta"),
+    h: float = PARAMS.default("h"),
+    loss: str = PARAMS.default("loss"),
+    method: str = PARAMS.default("method"),
+    tol: float = PARAMS.default("tol"),
+    max_iter: int = PARAMS.default("max_iter"),
+    m_step: str = PARAMS.default("m_step"),
+    restart: bool = PARAMS.default("restart"),
     init: CASOResult | None = None,
     callback=None,
 ) -> CASOResult:
@@ -756,11 +781,11 @@ def solve(
         ``inner`` = inner sweeps / Newton steps; APG also ``L``, ``beta``,
         ``n_backtracks``, ``n_restarts``).
     """
+    v = PARAMS.validate(method=method, m_step=m_step, tol=tol, max_iter=max_iter,
+                        restart=restart)
+    method, m_method, tol, max_iter, restart = (
+        v["method"], v["m_step"], v["tol"], v["max_iter"], v["restart"])
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
-    method = check_choice(method, "method", METHODS)
-    m_method = check_choice(m_step, "m_step", M_STEPS)
-    tol, max_iter = check_tol_max_iter(tol, max_iter)
-    restart = check_bool(restart, "restart")
     callback = check_callback(callback)
     d, m = data.d, data.m
     init = check_init(init, CASOResult, U=(d, m), M=(d, d))
@@ -782,15 +807,20 @@ def solve(
     mon = Monitor("caso", tol=tol, max_iter=max_iter, callback=callback)
     runner = _run_apg if method == "apg" else _run_bcd
     with single_threaded_blas(d):
-        U, cert = runner(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter,
-                         restart)
+        try:
+            U, cert = runner(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback,
+                             max_iter, restart)
+        except NumericalError as exc:
+            raise NumericalError(
+                f"{exc} [caso: c = alpha eta (1 + eta) = {c:.3g} with alpha={alpha:g}, "
+                f"eta={eta:g}: alpha or eta is too extreme for this data's scale]") from exc
     fields = mon.result_fields()
     Theta = cert.P[:, :subspace_dim(h)].T.copy()
     return CASOResult(
         **fields,
         method=method,
-        params={"alpha": alpha, "eta": eta, "h": h, "loss": loss, "tol": tol,
-                "max_iter": max_iter, "m_step": m_method, "restart": restart},
+        params={"alpha": alpha, "eta": eta, "h": h, "loss": loss, "method": method,
+                "tol": tol, "max_iter": max_iter, "m_step": m_method, "restart": restart},
         U=U,
         M=cert.M,
         Theta=Theta,

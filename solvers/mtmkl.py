@@ -59,7 +59,7 @@ instead of w (O(n) per coordinate step). The loops are compiled with numba
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -76,23 +76,22 @@ from ._mtmkl_kernels import (
     _task_sums,
 )
 from .base import Monitor, Result, relative_gap
+from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .validation import (
     check_array,
     check_binary_labels,
-    check_bool,
     check_callback,
     check_choice,
     check_init,
     check_int,
     check_matrix,
     check_psd,
-    check_scalar,
-    check_tol_max_iter,
     check_vector,
 )
 
 __all__ = [
     "METHODS",
+    "PARAMS",
     "MTMKLResult",
     "dual_norm",
     "dual_objective",
@@ -104,7 +103,27 @@ __all__ = [
     "weights_from_dual",
 ]
 
-METHODS = ("e1", "alternating")
+#: The parameters of :func:`solve`, declared once (defaults, ranges, choices, help).
+PARAMS = ParamSpecs(
+    ParamSpec("C", 1e-3, "loss weight", low=0.0),
+    ParamSpec("p", 2.0, "norm of the kernel-weight constraint ||theta||_p <= 1 (inf allowed)",
+              low=1.0, low_inclusive=True, allow_inf=True),
+    ParamSpec("kernel", "linear", '"linear" (phi_m(x) = x) or precomputed PSD kernel(s)',
+              kind="object"),
+    ParamSpec("method", "e1", "Algorithm E.1 (interleaved) or Algorithm 1 (exact W-step)",
+              choices=("e1", "alternating")),
+    ParamSpec("fix_theta", False, "keep theta fixed (at theta0 or uniform): a fixed-kernel "
+              "SVM, e.g. Vanilla MTL"),
+    ParamSpec("theta0", None, "starting kernel weights (default uniform M^(-1/p))",
+              kind="object"),
+    TOL,
+    replace(MAX_ITER, default=20_000),
+    ParamSpec("seed", 0, "seed of the sample order", low=0, low_inclusive=True),
+)
+METHODS = PARAMS["method"].choices
+#: Largest admissible magnitude of a similarity or kernel entry: products of two such
+#: entries (and sums of them) stay finite in float64.
+_MAX_ENTRY = 1e150
 
 #: Algorithm 1's exact W-step: inner relative-gap target and epoch budget.
 _INNER_TOL_MAX = 1e-2
@@ -281,6 +300,16 @@ def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
+def _check_scale(A: Any, name: str) -> np.ndarray:
+    """A finite matrix whose entries stay below ``_MAX_ENTRY`` (no overflow downstream)."""
+    A = check_matrix(A, name)
+    big = float(np.max(np.abs(A)))
+    if big > _MAX_ENTRY:
+        raise ValueError(f"{name} has entries up to {big:.3g}, above {_MAX_ENTRY:g}: products "
+                         "of them would overflow; rescale it")
+    return A
+
+
 def _check_G(G: Any) -> np.ndarray:
     if G is None:
         raise TypeError("G is required: a list of M task-similarity matrices (T x T)")
@@ -300,13 +329,14 @@ def _check_G(G: Any) -> np.ndarray:
         raise ValueError("G must contain at least one task-similarity matrix")
     first = check_matrix(mats[0], "G[0]")
     T = first.shape[0]
-    out = [check_psd(g, f"G[{m}]", size=T) for m, g in enumerate(mats)]
+    out = [check_psd(_check_scale(g, f"G[{m}]"), f"G[{m}]", size=T)
+           for m, g in enumerate(mats)]
     return np.ascontiguousarray(np.stack(out))
 
 
 def _check_kernels(kernel: Any, n: int, M: int) -> list[np.ndarray] | None:
     if isinstance(kernel, str):
-        check_choice(kernel, "kernel", ("linear",))
+        check_choice(kernel, "kernel", (PARAMS.default("kernel"),))
         return None
     if isinstance(kernel, np.ndarray) and kernel.ndim == 2:
         mats = [kernel]
@@ -319,7 +349,8 @@ def _check_kernels(kernel: Any, n: int, M: int) -> list[np.ndarray] | None:
     if len(mats) not in (1, M):
         raise ValueError(f"kernel must be one precomputed kernel or a list of M={M} "
                          f"(one per matrix in G), got {len(mats)}")
-    return [np.ascontiguousarray(check_psd(K, f"kernel[{k}]", size=n))
+    return [np.ascontiguousarray(check_psd(_check_scale(K, f"kernel[{k}]"), f"kernel[{k}]",
+                                           size=n))
             for k, K in enumerate(mats)]
 
 
@@ -328,7 +359,7 @@ def _prepare(X: Any, y: Any, tasks: Any, G: Any, kernel: Any) -> _Data:
     M, T = Gs.shape[0], Gs.shape[1]
     linear = isinstance(kernel, str)
     if linear:
-        check_choice(kernel, "kernel", ("linear",))
+        check_choice(kernel, "kernel", (PARAMS.default("kernel"),))
         X = check_matrix(X, "X")
         n = X.shape[0]
         Ks = None
@@ -346,7 +377,7 @@ def _prepare(X: Any, y: Any, tasks: Any, G: Any, kernel: Any) -> _Data:
 
 
 def _check_p(p: Any) -> float:
-    return check_scalar(p, "p", low=1.0, low_inclusive=True, allow_inf=True)
+    return PARAMS["p"].validate(p)
 
 
 # ---------------------------------------------------------------------------
@@ -478,15 +509,16 @@ def _check_alpha(alpha: Any, n: int, C: float | None) -> np.ndarray:
     return alpha
 
 
-def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, kernel: Any = "linear"
-               ) -> np.ndarray:
+def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *,
+               kernel: Any = PARAMS.default("kernel")) -> np.ndarray:  # noqa: B008 (a str)
     """``s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T)`` for every view m."""
     data = _prepare(X, y, tasks, G, kernel)
     return _view_norms(data, _check_alpha(alpha, data.n, None))
 
 
 def dual_objective(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, C: float | None = None,
-                   p: float = 2.0, kernel: Any = "linear") -> float:
+                   p: float = PARAMS.default("p"),
+                   kernel: Any = PARAMS.default("kernel")) -> float:  # noqa: B008 (a str)
     """Problem 3: ``sum alpha - 1/2 ||(s_m(alpha))_m||_{p*}``.
 
     With ``C`` given, ``alpha`` must lie in [0, C] (``ValueError`` otherwise).
@@ -494,7 +526,7 @@ def dual_objective(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, C: float |
     data = _prepare(X, y, tasks, G, kernel)
     p = _check_p(p)
     if C is not None:
-        C = check_scalar(C, "C", low=0.0)
+        C = PARAMS["C"].validate(C)
     alpha = _check_alpha(alpha, data.n, C)
     s = _view_norms(data, alpha)
     return float(alpha.sum()) - 0.5 * _pnorm(s, _conjugate(p))
@@ -524,7 +556,7 @@ def _check_theta_feasible(theta: Any, M: int, p: float) -> np.ndarray:
 
 
 def primal_objective(W: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any, C: float,
-                     *, p: float = 2.0) -> float:
+                     *, p: float = PARAMS.default("p")) -> float:
     r"""Problem 1 at ``(W, theta)`` (linear features).
 
     ``1/2 sum_m tr(W_m Q_m W_m^T) / theta_m + C sum_i max(0, 1 - y_i sum_m <w_{m tau(i)}, x_i>)``
@@ -541,7 +573,7 @@ def primal_objective(W: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any, C: 
     """
     data = _prepare(X, y, tasks, G, "linear")
     p = _check_p(p)
-    C = check_scalar(C, "C", low=0.0)
+    C = PARAMS["C"].validate(C)
     M, T, d = data.M, data.T, data.X.shape[1]
     W = check_array(W, "W", shape=(M, T, d))
     theta = _check_theta_feasible(theta, M, p)
@@ -680,15 +712,15 @@ def solve(
     tasks: Any,
     G: Any,
     *,
-    C: float = 1.0,
-    p: float = 2.0,
-    kernel: Any = "linear",
-    method: str = "e1",
-    fix_theta: bool = False,
-    theta0: Any = None,
-    tol: float = 1e-6,
-    max_iter: int = 10_000,
-    seed: int = 0,
+    C: float = PARAMS.default("C"),
+    p: float = PARAMS.default("p"),
+    kernel: Any = PARAMS.default("kernel"),  # noqa: B008 (a str)
+    method: str = PARAMS.default("method"),
+    fix_theta: bool = PARAMS.default("fix_theta"),
+    theta0: Any = PARAMS.default("theta0"),  # noqa: B008 (None)
+    tol: float = PARAMS.default("tol"),
+    max_iter: int = PARAMS.default("max_iter"),
+    seed: int = PARAMS.default("seed"),
     init: MTMKLResult | None = None,
     callback=None,
 ) -> MTMKLResult:
@@ -752,13 +784,11 @@ def solve(
         (extras: ``theta`` per iteration, ``theta_step`` (1 when taken),
         ``epochs`` (cumulative), ``n_sv``, ``n_at_C``, ``n_moved``).
     """
+    v = PARAMS.validate(C=C, p=p, method=method, fix_theta=fix_theta, tol=tol,
+                        max_iter=max_iter, seed=seed)
+    C, p, method, fix_theta, tol, max_iter, seed = (
+        v["C"], v["p"], v["method"], v["fix_theta"], v["tol"], v["max_iter"], v["seed"])
     data = _prepare(X, y, tasks, G, kernel)
-    C = check_scalar(C, "C", low=0.0)
-    p = _check_p(p)
-    method = check_choice(method, "method", METHODS)
-    fix_theta = check_bool(fix_theta, "fix_theta")
-    tol, max_iter = check_tol_max_iter(tol, max_iter)
-    seed = check_int(seed, "seed", low=0)
     callback = check_callback(callback)
     n, M = data.n, data.M
     init = check_init(init, MTMKLResult, alpha=(n,), theta=(M,))
@@ -766,11 +796,21 @@ def solve(
         theta0 = check_vector(theta0, "theta0", size=M)
         if np.any(theta0 < 0) or not np.any(theta0 > 0):
             raise ValueError("theta0 must be >= 0 with at least one positive entry")
+        if not fix_theta and np.any(theta0 == 0):
+            # a_m = theta_m^2 s_m: a zero weight is a fixed point of the theta-step, so
+            # the run could never reach an optimum that uses that view.
+            raise ValueError("theta0 must be > 0 in every entry when theta is learned (a zero "
+                             "weight is a fixed point of the theta-step; use fix_theta=True "
+                             "to keep it at zero)")
 
     if theta0 is not None:
         theta = theta0.copy()
     elif init is not None and not fix_theta and np.any(init.theta > 0):
         theta = np.array(init.theta, dtype=float)
+        if np.any(theta <= 0):
+            # zero weights (e.g. sparse p = 1 solutions) are fixed points of the
+            # theta-step: restart them from halfway to the uniform weights.
+            theta = 0.5 * (theta / _pnorm(theta, p) + uniform_theta(M, p))
     else:
         theta = uniform_theta(M, p)
     if not fix_theta:

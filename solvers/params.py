@@ -129,7 +129,7 @@ class ParamSpec:
             return f"{'integer in ' if self.kind == 'int' else ''}{lb}{lo}, {hi}{rb}"
         return "see the docstring"
 
-    def sklearn_constraint(self) -> list[Any]:
+    def sklearn_constraint(self) -> list[Any] | str:
         """This parameter's entry of a scikit-learn ``_parameter_constraints`` dict."""
         from numbers import Integral, Real
 
@@ -144,7 +144,10 @@ class ParamSpec:
             lo = None if self.low is None else math.ceil(self.low + (0 if self.low_inclusive
                                                                       else 1e-9))
             hi = None if self.high is None else math.floor(self.high)
-            return [Interval(Integral, lo, hi, closed="both")]
+            closed = {(True, True): "both", (True, False): "left",
+                      (False, True): "right", (False, False): "neither"}[
+                (lo is not None, hi is not None)]  # integer intervals: None bounds open
+            return [Interval(Integral, lo, hi, closed=closed)]
         if self.kind == "bool":
             return ["boolean"]
         if self.kind == "choice":
@@ -154,7 +157,7 @@ class ParamSpec:
             if others:
                 out.append(Real)  # numeric choices are checked again by the solver
             return out
-        return ["no_validation"]
+        return "no_validation"  # scikit-learn takes this string, not a list
 
 
 class ParamSpecs(Mapping[str, ParamSpec]):

@@ -927,3 +927,34 @@ def _solve_smoothing(pb: _Problem, cert: _Certifier, init, max_iter: int, restar
         ):
             break
     return cert.mon.n_iter
+
+
+# --- BEGIN temporary PARAMS (issue-9) ---
+# Minimal declaration of solve's parameters for solvers.estimators and the contract
+# suite; the module's owner replaces it with the real one (same names as solve's).
+from .params import MAX_ITER as _MAX_ITER_SPEC  # noqa: E402
+from .params import TOL as _TOL_SPEC  # noqa: E402
+from .params import ParamSpec as _PS  # noqa: E402
+from .params import ParamSpecs as _PSs  # noqa: E402
+
+PARAMS = _PSs(
+    _PS("lam", 3.0, "l2,1 weight (row sparsity)", low=0.0, low_inclusive=True),
+    _PS("gamma", 1.0, "ridge weight (strong convexity, > 0)", low=0.0),
+    _PS("zeta", 1.0, "temporal smoothness weight", low=0.0, low_inclusive=True),
+    _PS("rho", 3.0, "nuclear-norm weight (low rank)", low=0.0, low_inclusive=True),
+    _PS("p", 2, "loss norm", choices=P_VALUES),
+    _PS("mu", 1e-3, "smoothing parameter (the certified gap's floor shrinks with it)",
+        low=0.0),
+    _PS("method", "dual", "accelerated dual ascent (paper) or pure smoothing (baseline)",
+        choices=METHODS),
+    _TOL_SPEC,
+    _PS("max_iter", None, "outer iterations (default: 2000 dual, 100000 smoothing)",
+        kind="int", low=_MAX_ITER_SPEC.low, low_inclusive=True),
+    _PS("restart", False, "adaptive momentum restart (not in the paper)"),
+    _PS("check_every", 1, "smoothing: certify every this many FISTA steps", low=1,
+        low_inclusive=True),
+    _PS("max_inner", 20_000, "cap on the S-FISTA iterations of one inner solve", low=1,
+        low_inclusive=True),
+    _PS("inner_rtol", 0.1, "relative accuracy of each inner solve", low=0.0, high=1.0),
+)
+# --- END temporary PARAMS (issue-9) ---

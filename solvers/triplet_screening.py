@@ -1898,3 +1898,31 @@ def path(
                 "active_set": active_set, "method": method, "tol": tol,
                 "max_iter": max_iter, "n_triplets": prob.n_triplets},
     )
+
+
+# --- BEGIN temporary PARAMS (issue-9) ---
+# Minimal declaration of solve's parameters for solvers.estimators and the contract
+# suite; the module's owner replaces it with the real one (same names as solve's).
+from .params import MAX_ITER as _MAX_ITER_SPEC  # noqa: E402
+from .params import TOL as _TOL_SPEC  # noqa: E402
+from .params import ParamSpec as _PS  # noqa: E402
+from .params import ParamSpecs as _PSs  # noqa: E402
+
+PARAMS = _PSs(
+    _PS("lam", 1.0, "regularisation weight lambda > 0", low=0.0),
+    _PS("k", 10.0, "neighbourhood size of the default triplets (inf: all)", low=1.0,
+        low_inclusive=True, allow_inf=True),
+    _PS("loss", "smoothed_hinge", "triplet loss", choices=LOSSES),
+    _PS("gamma", 0.05, "smoothing of the smoothed hinge", low=0.0, low_inclusive=True),
+    _PS("screening", ("rrpb", "pgb"), "spheres used for safe screening (None: naive)",
+        kind="object"),
+    _PS("rule", "sphere", "screening rule", choices=RULES),
+    _PS("diagonal", False, "diagonal metric"),
+    _PS("active_set", False, "active-set heuristic (baseline)"),
+    _PS("method", "auto", "optimiser (auto: pgd for the smoothed hinge, dual for the hinge)",
+        choices=METHODS),
+    _TOL_SPEC,
+    _PS("max_iter", 5000, "iteration budget", kind="int", low=_MAX_ITER_SPEC.low,
+        low_inclusive=True),
+)
+# --- END temporary PARAMS (issue-9) ---

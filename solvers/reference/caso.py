@@ -13,14 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from ..caso import _check_problem, subspace_dim
+from ..caso import PARAMS, _check_problem, subspace_dim
 from ._common import ReferenceResult, as_array, solve_problem
 
 __all__ = ["solve"]
 
 
-def solve(Xs: Any, ys: Any, *, alpha: float = 1.0, eta: float = 1.0, h: float = 1,
-          loss: str = "squared", solver: str = "CLARABEL", **solver_opts: Any
+def solve(Xs: Any, ys: Any, *, alpha: float = PARAMS.default("alpha"),
+          eta: float = PARAMS.default("eta"), h: float = PARAMS.default("h"),
+          loss: str = PARAMS.default("loss"), solver: str = "CLARABEL", **solver_opts: Any
           ) -> ReferenceResult:
     """Solve cASO with cvxpy; returns ``value`` and ``U``, ``M``, ``Theta``, ``V``."""
     import cvxpy as cp

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..mtmkl import _check_p, _pnorm, _prepare, uniform_theta
+from ..mtmkl import PARAMS, _check_p, _pnorm, _prepare, uniform_theta
 from ..validation import check_bool, check_scalar, check_vector
 from ._common import ReferenceResult, as_array, solve_problem
 
@@ -44,11 +44,11 @@ def solve(
     tasks: Any,
     G: Any,
     *,
-    C: float = 1.0,
-    p: float = 2.0,
-    kernel: Any = "linear",
-    fix_theta: bool = False,
-    theta0: Any = None,
+    C: float = PARAMS.default("C"),
+    p: float = PARAMS.default("p"),
+    kernel: Any = PARAMS.default("kernel"),  # noqa: B008 (a str)
+    fix_theta: bool = PARAMS.default("fix_theta"),
+    theta0: Any = PARAMS.default("theta0"),  # noqa: B008 (None)
     solver: str = "CLARABEL",
 ) -> ReferenceResult:
     """Solve Problem 1 with cvxpy; returns ``value``, ``theta`` (M), ``alpha`` (n), ``W`` (M, T, d).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...registry import Dataset, ModelEntry, Param, Problem
+from solvers.params import ParamSpecs
+
+from ...registry import Dataset, ModelEntry, Problem, ui_param
 from . import data
 
 
@@ -13,22 +15,26 @@ def _targets(problem: Problem, loss: str):
     return problem.data["ys"]
 
 
-def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=None,
-           alpha: float = 0.1, eta: float = 1.0, h: float = 2.0, loss: str = "squared",
-           method: str = "apg", m_step: str = "median", restart: bool = False):
+def _specs() -> ParamSpecs:
     from solvers import caso
 
-    return caso.solve(problem.data["Xs"], _targets(problem, loss), alpha=alpha, eta=eta, h=h,
-                      loss=loss, method=method, tol=tol, max_iter=max_iter, m_step=m_step,
-                      restart=restart, init=init, callback=callback)
+    return caso.PARAMS
 
 
-def _reference(problem: Problem, *, alpha: float = 0.1, eta: float = 1.0, h: float = 2.0,
-               loss: str = "squared", **_ignored):
+def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=None,
+           **params):
+    from solvers import caso
+
+    loss = params.get("loss", _specs().default("loss"))
+    return caso.solve(problem.data["Xs"], _targets(problem, loss), tol=tol, max_iter=max_iter,
+                      init=init, callback=callback, **params)
+
+
+def _reference(problem: Problem, **params):
     from solvers.reference import caso as ref
 
-    return ref.solve(problem.data["Xs"], _targets(problem, loss), alpha=alpha, eta=eta, h=h,
-                     loss=loss)
+    kw = {k: params.get(k, _specs().default(k)) for k in ("alpha", "eta", "h", "loss")}
+    return ref.solve(problem.data["Xs"], _targets(problem, kw["loss"]), **kw)
 
 
 def _cost(problem: Problem) -> int:
@@ -60,20 +66,13 @@ ENTRY = ModelEntry(
             data.digits_ovr, sizes={"n": (60, 10, 340), "d": (16, 2, 64)}, real=True),
     },
     params=(
-        Param("alpha", 0.1, "regularisation weight (c = alpha eta (1 + eta))",
-              low=1e-3, high=1e2, log=True),
-        Param("eta", 1.0, "eta > 0: from trace-norm-like (small) to ridge-like (large)",
-              low=1e-2, high=1e2, log=True),
-        Param("h", 2.0, "trace of M: relaxed dimension of the shared subspace, 0 < h <= d "
-              "(fractional values allowed)", low=0.25, high=25.25),
-        Param("loss", "squared", "loss function", kind="choice",
-              choices=("squared", "hinge", "logistic")),
-        Param("method", "bcd", "algorithm: APG (Algorithm 1) or BCD (Algorithm 2; usually "
-              "much faster, the default)", kind="choice", choices=("apg", "bcd")),
-        Param("m_step", "median", "M-step search (appendix C median search or sort)",
-              kind="choice", choices=("median", "sort")),
-        Param("restart", False, "APG: adaptive momentum restart (not in Algorithm 1)",
-              kind="bool"),
+        ui_param(_specs()["alpha"], low=1e-3, high=1e2, log=True),
+        ui_param(_specs()["eta"], low=1e-2, high=1e2, log=True),
+        ui_param(_specs()["h"], low=0.25, high=25.25),
+        ui_param(_specs()["loss"]),
+        ui_param(_specs()["method"]),
+        ui_param(_specs()["m_step"]),
+        ui_param(_specs()["restart"]),
     ),
     solve=_solve,
     reference=_reference,
@@ -83,6 +82,6 @@ ENTRY = ModelEntry(
     page="explorer.models.caso.page:render",
     order=20,
     icon=":material/hub:",
-    tol=1e-6,
-    max_iter=5000,
+    tol=_specs().default("tol"),
+    max_iter=_specs().default("max_iter"),
 )

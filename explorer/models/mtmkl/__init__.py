@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...registry import Dataset, ModelEntry, Param, Problem
+from solvers.params import ParamSpecs
+
+from ...registry import Dataset, ModelEntry, Param, Problem, ui_param
 from . import data
+from .baselines import VARIANTS  # the registry-only "variant" parameter
 
 
 def _variant(problem: Problem, variant: str) -> tuple[list, bool]:
@@ -15,25 +18,29 @@ def _variant(problem: Problem, variant: str) -> tuple[list, bool]:
     return variant_similarities(problem.data["G"], T, variant)
 
 
+def _specs() -> ParamSpecs:
+    from solvers import mtmkl
+
+    return mtmkl.PARAMS
+
+
 def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=None,
-           C: float = 1e-3, p: float = 2.0, method: str = "e1", variant: str = "mt-mkl",
-           seed: int = 0):
+           variant: str = VARIANTS[0], **params):
     from solvers import mtmkl
 
     G, fixed = _variant(problem, variant)
     d = problem.data
-    return mtmkl.solve(d["X"], d["y"], d["tasks"], G, C=C, p=p, method=method,
-                       fix_theta=fixed, tol=tol, max_iter=max_iter, seed=seed, init=init,
-                       callback=callback)
+    return mtmkl.solve(d["X"], d["y"], d["tasks"], G, fix_theta=fixed, tol=tol,
+                       max_iter=max_iter, init=init, callback=callback, **params)
 
 
-def _reference(problem: Problem, *, C: float = 1e-3, p: float = 2.0, variant: str = "mt-mkl",
-               **_ignored):
+def _reference(problem: Problem, *, variant: str = VARIANTS[0], **params):
     from solvers.reference import mtmkl as ref
 
     G, fixed = _variant(problem, variant)
     d = problem.data
-    return ref.solve(d["X"], d["y"], d["tasks"], G, C=C, p=p, fix_theta=fixed)
+    kw = {k: params.get(k, _specs().default(k)) for k in ("C", "p")}
+    return ref.solve(d["X"], d["y"], d["tasks"], G, fix_theta=fixed, **kw)
 
 
 def _cost(problem: Problem) -> int:
@@ -74,14 +81,12 @@ ENTRY = ModelEntry(
             real=True),
     },
     params=(
-        Param("C", 1e-3, "loss weight", low=1e-6, high=1e3, log=True),
-        Param("p", 2.0, "norm of the kernel-weight constraint ||theta||_p <= 1", low=1.0,
-              high=5.0),
-        Param("method", "e1", "Algorithm E.1 (interleaved) or Algorithm 1 (exact W-step)",
-              kind="choice", choices=("e1", "alternating")),
-        Param("variant", "mt-mkl", "MT-MKL or one of the paper's baselines", kind="choice",
-              choices=("mt-mkl", "vanilla", "union", "individual")),
-        Param("seed", 0, "seed of the sample order", kind="int", low=0, high=10_000),
+        ui_param(_specs()["C"], low=1e-6, high=1e3, log=True),
+        ui_param(_specs()["p"], low=1.0, high=5.0),
+        ui_param(_specs()["method"]),
+        Param("variant", VARIANTS[0], "MT-MKL or one of the paper's baselines", kind="choice",
+              choices=VARIANTS),
+        ui_param(_specs()["seed"], high=10_000),
     ),
     solve=_solve,
     reference=_reference,
@@ -91,6 +96,6 @@ ENTRY = ModelEntry(
     page="explorer.models.mtmkl.page:render",
     order=50,
     icon=":material/account_tree:",
-    tol=1e-6,
-    max_iter=20_000,
+    tol=_specs().default("tol"),
+    max_iter=_specs().default("max_iter"),
 )
