@@ -241,6 +241,10 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     b.add_argument("--json", metavar="PATH", help="write the tables as JSON")
     b.set_defaults(func=cmd_bench)
+
+    from . import sweep  # the sweep sub-command lives in explorer/sweep.py
+
+    sweep.add_cli(sub, models)
     return p
 
 

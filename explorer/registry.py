@@ -164,6 +164,10 @@ class ModelEntry:
         Position in menus.
     tol, max_iter : float, int
         Defaults for the CLI and the page.
+    sweep_hooks : str
+        Optional module of the model's sweep hooks (held-out ``score``, ``split`` for
+        cross-validation, ``structure`` summary; see :mod:`explorer.sweep`). Empty: the
+        module ``explorer.models.<name>.sweep`` if it exists, else none.
     """
 
     name: str
@@ -181,6 +185,7 @@ class ModelEntry:
     icon: str = ":material/functions:"
     tol: float = 1e-6
     max_iter: int = 1000
+    sweep_hooks: str = ""
 
     @property
     def default_dataset(self) -> str:
@@ -213,6 +218,16 @@ class ModelEntry:
 
     def render_page(self) -> None:
         _load(self.page)()
+
+    def hooks(self) -> Any:
+        """The model's sweep hooks module (see ``sweep_hooks``), or None."""
+        name = self.sweep_hooks or f"explorer.models.{self.name}.sweep"
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if self.sweep_hooks or exc.name != name:
+                raise
+            return None
 
 
 def _load(target: str) -> Callable[..., Any]:

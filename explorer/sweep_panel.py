@@ -1,0 +1,268 @@
+"""The dashboard's "Sweep" panel: one or two parameters over a range, through :mod:`explorer.sweep`.
+
+``render(entry, dataset, sizes, seed, params)`` is called by the page kit inside a
+"Sweep" tab with the page's current dataset, sizes, data seed and parameters. The
+user picks one or two parameters and their ranges (log-spaced where the parameter
+spans decades), the number of data seeds and the backend (local processes by
+default); the sweep runs through the same engine as ``dualscope sweep`` (warm-started
+along the first continuous parameter), with a progress bar and a Stop button. The
+objective, the certified gap, the held-out score (where the model has one) and the
+model's structure summary are drawn across the grid: lines for one parameter, heatmaps
+for two. The table downloads as CSV.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from . import sweep
+from .registry import ModelEntry, Param
+
+__all__ = ["render"]
+
+
+def _key(entry: ModelEntry, name: str) -> str:
+    return f"sweep_{entry.name}_{name}"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
+def _sweepable(entry: ModelEntry) -> list[Param]:
+    return [p for p in entry.params
+            if p.kind in ("choice", "bool") or (p.kind in ("float", "int")
+                                                and p.low is not None and p.high is not None)]
+
+
+def _range_widgets(st: Any, entry: ModelEntry, p: Param, current: Any, col: Any) -> list[Any]:
+    """Widgets for the values of one swept parameter; returns the values."""
+    if p.kind == "choice":
+        return list(col.multiselect(f"{p.name} values", list(p.choices),
+                                    default=list(p.choices), key=_key(entry, f"vals_{p.name}"),
+                                    format_func=str))
+    if p.kind == "bool":
+        return list(col.multiselect(f"{p.name} values", [False, True], default=[False, True],
+                                    key=_key(entry, f"vals_{p.name}")))
+    lo, hi = float(p.low), float(p.high)
+    cur = float(current if current is not None else p.default)
+    if p.log and cur > 0:
+        a, b = max(lo, cur / 100.0), min(hi, cur * 100.0)
+    else:
+        a, b = lo, hi
+    c1, c2, c3 = col.columns(3)
+    a = c1.number_input(f"{p.name} from", min_value=lo, max_value=hi, value=a, format="%g",
+                        key=_key(entry, f"lo_{p.name}"))
+    b = c2.number_input(f"{p.name} to", min_value=lo, max_value=hi, value=b, format="%g",
+                        key=_key(entry, f"hi_{p.name}"))
+    n = int(c3.number_input("points", min_value=1, max_value=25, value=5, step=1,
+                            key=_key(entry, f"n_{p.name}")))
+    if p.log and a > 0 and b > 0:
+        vals = np.geomspace(a, b, n)
+    else:
+        vals = np.linspace(a, b, n)
+    if p.kind == "int":
+        return sorted({int(np.rint(v)) for v in vals})
+    return [float(v) for v in vals]
+
+
+def _quantities(frame: Any) -> list[tuple[str, str, bool]]:
+    """(column, title, log-scale) of the quantities drawn across the grid."""
+    out = [("primal", "objective (primal)", False), ("gap", "certified duality gap", True)]
+    if "score" in frame and frame["score"].notna().any():
+        name = frame["score_name"].dropna().iloc[0]
+        out.append(("score", f"held-out {name}", False))
+    struct = [c for c in frame.columns if c.startswith(sweep.STRUCT_PREFIX)]
+    if struct:
+        out.append((struct[0], struct[0][len(sweep.STRUCT_PREFIX):].replace("_", " "), False))
+    return out
+
+
+def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[Any]:
+    import plotly.graph_objects as go
+
+    ok = frame[frame["error"].isna()] if "error" in frame else frame
+    figs = []
+    for col, title, log in _quantities(ok):
+        data = ok[[*names, "data_seed", col]].dropna(subset=[col])
+        # cross-validation folds: the mean over folds of each (point, seed)
+        data = data.groupby([*names, "data_seed"], sort=True, as_index=False)[col].mean()
+        if data.empty:
+            continue
+        fig = go.Figure()
+        if len(names) == 1:
+            x = names[0]
+            for seed, part in data.groupby("data_seed", sort=True):
+                part = part.sort_values(x)
+                fig.add_trace(go.Scatter(x=part[x], y=part[col], mode="lines+markers",
+                                         name=f"seed {seed}"))
+            fig.update_xaxes(title_text=x, type="log" if log_axes.get(x) else None)
+            fig.update_yaxes(title_text=col, type="log" if log else None)
+        else:
+            x, y = names
+            mean = data.groupby([y, x], sort=True)[col].mean().unstack(x)
+            z = mean.to_numpy(dtype=float)
+            if log:
+                z = np.log10(np.maximum(z, 1e-300))
+            fig.add_trace(go.Heatmap(
+                z=z, x=[_fmt(v) for v in mean.columns], y=[_fmt(v) for v in mean.index],
+                colorscale="Viridis",
+                colorbar={"title": f"log10 {col}" if log else col}))
+            fig.update_xaxes(title_text=x, type="category")
+            fig.update_yaxes(title_text=y, type="category")
+        seeds = data["data_seed"].nunique()
+        fig.update_layout(title=f"{title} across the grid"
+                          + (f" (mean of {seeds} seeds)" if len(names) == 2 and seeds > 1
+                             else ""), height=340, margin={"t": 50, "b": 40})
+        figs.append(fig)
+    return figs
+
+
+def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict) -> None:
+    """Draw the Sweep panel of ``entry`` for the page's dataset, sizes, seed and parameters."""
+    import streamlit as st
+
+    st.caption("Sweep one or two parameters over a range (and several data seeds) through "
+               "`explorer.sweep`, the engine of `dualscope sweep`: points along the first "
+               "continuous parameter are warm-started in order; every point carries its "
+               "certified duality gap.")
+    candidates = _sweepable(entry)
+    if not candidates:
+        st.info("This model has no parameter to sweep.")
+        return
+    names_all = [p.name for p in candidates]
+    first = next((p.name for p in candidates if p.kind == "float"), names_all[0])
+    chosen = st.multiselect("Parameters to sweep (one or two)", names_all, default=[first],
+                            max_selections=2, key=_key(entry, "params"))
+    if not chosen:
+        st.info("Choose one or two parameters.")
+        return
+    grid = {name: _range_widgets(st, entry, entry.param(name), params.get(name), st)
+            for name in chosen}
+    c1, c2, c3 = st.columns(3)
+    n_seeds = int(c1.number_input("data seeds", min_value=1, max_value=10, value=1, step=1,
+                                  key=_key(entry, "seeds")))
+    backends = ["processes", "serial"]
+    try:
+        import distributed  # noqa: F401
+
+        backends.append("dask")
+    except ImportError:
+        pass
+    backend = c2.selectbox("run on", backends, key=_key(entry, "backend"),
+                           help="local processes (all cores), this process, or Dask "
+                                "(a LocalCluster, or the scheduler address below)")
+    scheduler = None
+    if backend == "dask":
+        scheduler = st.text_input("Dask scheduler (empty: local cluster)", value="",
+                                  key=_key(entry, "scheduler")).strip() or None
+    t1, t2, _ = st.columns(3)
+    tol = float(t1.number_input("tolerance (relative gap)", min_value=1e-14, max_value=1e-1,
+                                value=float(entry.tol), format="%g", key=_key(entry, "tol")))
+    max_iter = int(t2.number_input("iteration budget", min_value=1, max_value=10_000_000,
+                                   value=int(entry.max_iter), step=100,
+                                   key=_key(entry, "max_iter")))
+    hooks = entry.hooks()
+    cv = 0
+    if hooks is not None and hasattr(hooks, "split"):
+        cv = int(c3.number_input(
+            "cross-validation folds", min_value=0, max_value=10, value=0, step=1,
+            key=_key(entry, "cv"), help="0: no cross-validation; K >= 2: each point is "
+            "solved on K training folds and scored on the held-out fold"))
+        if cv == 1:
+            st.info("Cross-validation needs at least 2 folds (0 turns it off).")
+            return
+    empty = [n for n, v in grid.items() if not v]
+    if empty:
+        st.info(f"Choose at least one value of {', '.join(empty)}.")
+        return
+
+    spec = sweep.SweepSpec(
+        model=entry.name, grid=grid, sizes={k: [v] for k, v in sizes.items()},
+        seeds=list(range(int(seed), int(seed) + n_seeds)), dataset=dataset,
+        fixed={k: v for k, v in params.items() if k not in grid}, cv=cv, tol=tol,
+        max_iter=max_iter)
+    n_points = math.prod(len(v) for v in grid.values()) * n_seeds * max(cv, 1)
+    b1, b2, b3 = st.columns([1, 1, 3])
+    run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary")
+    stop_clicked = b2.button("Stop", key=_key(entry, "stop"))
+    b3.caption(f"{n_points} points")
+    state_key = _key(entry, "result")
+    # Stop: the click reruns the script. With fast reruns the new run starts while the old
+    # one is still waiting for its next row: flag it; at that row the old run cancels the
+    # pending work (its rows so far stay in session state and are shown).
+    running = st.session_state.get(state_key)
+    if stop_clicked and running and running.get("running"):
+        running["cancel"] = True
+        running["stopped"] = True
+
+    if run_clicked:
+        rows: list[dict[str, Any]] = []
+        stored = {"rows": rows, "names": list(grid), "running": True, "stopped": False,
+                  "backend": backend, "seconds": 0.0, "n_points": n_points,
+                  "log": {n: entry.param(n).log for n in grid}}
+        st.session_state[state_key] = stored
+        bar = st.progress(0.0, text=f"0 / {n_points} points")
+        t0 = time.perf_counter()
+
+        def on_row(row: dict[str, Any]) -> None:
+            rows.append(row)  # stored in session state as it arrives (a safe point)
+            stored["seconds"] = time.perf_counter() - t0
+            bar.progress(len(rows) / n_points, text=f"{len(rows)} / {n_points} points")
+
+        finished = False
+        try:
+            sweep.run(spec, backend=backend, scheduler=scheduler, progress=False,
+                      on_row=on_row, workers=os.cpu_count(),
+                      should_stop=lambda: bool(stored.get("cancel")))
+            finished = True
+        except (ValueError, TypeError, KeyError, ImportError, OSError) as exc:
+            finished = True
+            st.warning(f"sweep failed: {type(exc).__name__}: {exc}")
+        finally:
+            stored["running"] = False
+            stored["stopped"] = stored["stopped"] or not finished
+        bar.empty()
+
+    stored = st.session_state.get(state_key)
+    if not stored:
+        return
+    if not stored["rows"]:
+        if stored.get("stopped"):
+            st.caption("Stopped before any point finished.")
+        return
+    _show(st, entry, stored)
+
+
+def _show(st: Any, entry: ModelEntry, stored: dict[str, Any]) -> None:
+    frame = sweep.SweepTable(stored["rows"]).to_frame()
+    names = [n for n in stored["names"] if n in frame]
+    sort_cols = [c for c in ("chain", "step") if c in frame]
+    frame = frame.sort_values(sort_cols).reset_index(drop=True)
+    n_err = int(frame["error"].notna().sum()) if "error" in frame else 0
+    status = ("stopped" if stored.get("stopped") else
+              "running in another run of the page" if stored.get("running") else "done")
+    st.caption(f"{len(frame)} rows of {stored['n_points']} ({status}, {n_err} failed, "
+               f"{int(frame['converged'].fillna(False).astype(bool).sum())} converged) on "
+               f"{stored['backend']} in {stored['seconds']:.1f} s")
+    if n_err:
+        bad = frame[frame["error"].notna()]
+        st.warning("Failed points: " + "; ".join(
+            f"{', '.join(f'{n}={_fmt(r[n])}' for n in names)}: {r['error']}"
+            for _, r in bad.head(5).iterrows()))
+    figs = _figures(frame, names, stored.get("log", {}))
+    cols = st.columns(2)
+    for i, fig in enumerate(figs):
+        cols[i % 2].plotly_chart(fig, width="stretch")
+    shown = [c for c in frame.columns if c not in ("key", "model", "path")]
+    st.dataframe(frame[shown], hide_index=True)
+    st.download_button("Download table (CSV)", frame.to_csv(index=False).encode(),
+                       file_name=f"sweep_{entry.name}.csv", mime="text/csv",
+                       key=_key(entry, "download"))
