@@ -8,8 +8,9 @@ system browser) and reports per model page:
 - ``slider move``: from one key press on the page's first log-scale slider to the page
   being idle again and painted (input to idle);
 - ``server``: the server-side part of that rerun (script running → not running), wall
-  and the server process's CPU seconds (load-independent on a shared machine); the
-  1-minute load average is printed beside (wall times on a loaded machine are long).
+  and the server process's CPU seconds; the browser's CPU seconds (Chromium and its
+  renderers) for the same interval. CPU seconds do not grow with the load of a shared
+  machine; the 1-minute load average is printed beside the wall times.
 
 Idle means ``[data-testid='stApp']`` has ``data-test-script-state='notRunning'`` after
 the rerun started, followed by two animation frames (the charts are painted).
@@ -94,6 +95,31 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def browser_cpu_seconds(exclude: int = 0) -> float:
+    """CPU seconds of this process's live descendants (the browser, its renderers and the
+    playwright driver), the server ``exclude`` and its children left out (Linux ``/proc``)."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    me, total = os.getpid(), 0.0
+    for pid in parent:
+        p, inside = pid, False
+        while p and p in parent:
+            if p == exclude:
+                break
+            if parent[p] == me:
+                inside = True
+                break
+            p = parent[p]
+        if inside:
+            total += cpu_seconds(pid)
+    return total
+
+
 @contextmanager
 def serve(env: dict[str, str] | None = None, timeout: float = 120.0):
     """The dashboard as ``dualscope app`` starts it (``python -m explorer.serve``) on a
@@ -175,6 +201,7 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     pid = getattr(url, "pid", 0)
     c_first = cpu_seconds(pid)
+    b_first = browser_cpu_seconds(exclude=pid)
     t0 = time.perf_counter()
     page.goto(f"{url}/{entry.name}")
     page.wait_for_selector("[data-testid='stMetric']", timeout=300_000)
@@ -184,6 +211,7 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
     first = time.perf_counter() - t0
     row: dict[str, Any] = {"page": entry.name, "first_visit_s": first,
                            "first_visit_server_cpu_s": cpu_seconds(pid) - c_first,
+                           "first_visit_browser_cpu_s": browser_cpu_seconds(pid) - b_first,
                            "charts": page.locator(".js-plotly-plot").count()}
     found = _slider(page, entry)
     if found is None:
@@ -191,8 +219,10 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
         return row
     name, thumb = found
     idle, server, cpu = [], [], []
+    bcpu = []
     for k in range(moves):
         c0 = cpu_seconds(pid)
+        b0 = browser_cpu_seconds(exclude=pid)
         t_obs = page.evaluate(_OBSERVE)
         thumb.focus()
         t_press = page.evaluate("() => performance.now()")
@@ -202,9 +232,11 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
         idle.append((painted - t_press) / 1000)
         server.append((end - start) / 1000)
         cpu.append(cpu_seconds(pid) - c0)
+        bcpu.append(browser_cpu_seconds(exclude=pid) - b0)
     row.update({"slider": name, "slider_move_s": sum(idle) / len(idle),
                 "slider_move_max_s": max(idle), "server_rerun_s": sum(server) / len(server),
-                "server_cpu_s": sum(cpu) / len(cpu), "moves": moves,
+                "server_cpu_s": sum(cpu) / len(cpu),
+                "browser_cpu_s": sum(bcpu) / len(bcpu), "moves": moves,
                 "load_avg_1min": os.getloadavg()[0]})
     page.close()
     return row
@@ -242,10 +274,12 @@ def run(models: list[str] | None = None, moves: int = 3, cold: bool = False,
 
 def _fmt_row(r: dict[str, Any]) -> str:
     move = (f"{r['slider_move_s']:6.2f} s (max {r['slider_move_max_s']:.2f}, server "
-            f"{r['server_rerun_s']:.2f} s wall / {r['server_cpu_s']:.2f} s CPU, load "
+            f"{r['server_rerun_s']:.2f} s wall / {r['server_cpu_s']:.2f} s CPU, browser "
+            f"{r['browser_cpu_s']:.2f} s CPU, load "
             f"{r['load_avg_1min']:.1f})" if "slider_move_s" in r else "   n/a")
     return (f"{r['page']:<18} first visit {r['first_visit_s']:6.2f} s "
-            f"({r['first_visit_server_cpu_s']:.2f} s server CPU)   slider move {move}")
+            f"(CPU: server {r['first_visit_server_cpu_s']:.2f} s, browser "
+            f"{r['first_visit_browser_cpu_s']:.2f} s)   slider move {move}")
 
 
 def main(argv: list[str] | None = None) -> int:
