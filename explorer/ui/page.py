@@ -170,8 +170,13 @@ def model_page(
             c.problem_key(entry), tuple(sorted(c.model_params().items()))):
         reference = ps.reference.value.value
 
-    st.subheader("Convergence")
-    live = LivePanel(gap_label=gap_label)
+    head, pick = st.columns([3, 2], vertical_alignment="bottom")
+    head.subheader("Convergence")
+    # one axis at a time by default: half the axes and traces for the browser to redraw
+    axis = pick.segmented_control("against", ["iteration", "time", "both"],
+                                  default="iteration", key="convergence_axis",
+                                  label_visibility="collapsed") or "iteration"
+    live = LivePanel(gap_label=gap_label, x=axis)
     res, warm = None, False
     last = ps.last
     if problem is not None:

@@ -28,9 +28,11 @@ _LIVE_EVERY = 0.5
 class LivePanel:
     """A placeholder that redraws the convergence figure while a long solve runs."""
 
-    def __init__(self, gap_label: str = "duality gap", reference: float | None = None):
+    def __init__(self, gap_label: str = "duality gap", reference: float | None = None,
+                 x: str = "both"):
         self.box = st.empty()
         self.gap_label = gap_label
+        self.x = x
         self.reference = reference
         self.rows: dict[str, list[float]] = {k: [] for k in
                                              ("iteration", "time", "primal", "dual", "gap")}
@@ -45,13 +47,13 @@ class LivePanel:
         if now - self._t0 >= _LIVE_AFTER and now - self._last >= _LIVE_EVERY:
             self._last = now
             h = SimpleNamespace(**{k: np.asarray(v) for k, v in self.rows.items()})
-            fig = figures.convergence_figure(h, gap_label=self.gap_label,
+            fig = figures.convergence_figure(h, gap_label=self.gap_label, x=self.x,
                                              title=f"solving … iteration {state.iteration}, "
                                                    f"relative gap {state.rel_gap:.2e}")
             self.box.plotly_chart(fig, width="stretch")
 
     def final(self, history: Any, reference: float | None = None, title: str = "") -> None:
-        fig = figures.convergence_figure(history, gap_label=self.gap_label,
+        fig = figures.convergence_figure(history, gap_label=self.gap_label, x=self.x,
                                          reference=reference, title=title)
         self.box.plotly_chart(fig, width="stretch")
 
