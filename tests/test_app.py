@@ -344,3 +344,47 @@ def _has_sweep_module() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("explorer.sweep_panel") is not None
+
+
+def test_convergence_figure_one_axis_or_both_and_decimated():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from explorer.figures import MAX_POINTS, convergence_figure
+
+    n = 5000
+    h = SimpleNamespace(iteration=np.arange(1, n + 1), time=np.linspace(0.001, 2.0, n),
+                        primal=1 + 1 / np.arange(1, n + 1), dual=1 - 1 / np.arange(1, n + 1),
+                        gap=2 / np.arange(1, n + 1))
+    import json
+
+    one = json.loads(convergence_figure(h, x="time").to_json())
+    titles = [a["text"] for a in one["layout"]["annotations"]]
+    assert titles == ["objective vs time", "duality gap vs time"]
+    assert all(pk.array(t["x"]).size <= MAX_POINTS for t in one["data"])
+    xs = pk.array(one["data"][0]["x"])
+    assert xs[0] == pytest.approx(0.001) and xs[-1] == pytest.approx(2.0)  # first, last rows
+    both = json.loads(convergence_figure(h, x="both").to_json())
+    assert len(both["layout"]["annotations"]) == 4
+    with pytest.raises(ValueError, match="x must be"):
+        convergence_figure(h, x="epochs")
+
+
+def test_compile_time_is_shown_apart_from_the_solve_time():
+    def page():
+        from types import SimpleNamespace
+
+        from explorer.ui import metrics_row
+
+        res = SimpleNamespace(primal=34.399123456, dual=34.399120001, gap=3.455e-6,
+                              rel_gap=1.0e-7, n_iter=12, time=0.0021, compile_time=2.13,
+                              converged=True, stop_reason="converged", method="bcd")
+        metrics_row(res, warm=False)
+
+    at = AppTest.from_function(page, default_timeout=TIMEOUT)
+    at.run()
+    m = pk.metrics(at)
+    assert m["time"] == "2.1 ms"
+    assert m["primal"] != m["dual (lower bound)"] and m["primal"].startswith("34.399123")
+    assert "(+2.1 s one-time compilation, not counted)" in _badges(at)
