@@ -282,6 +282,21 @@ def test_heavy_sizes_ask_for_confirmation_and_keep_the_last_result():
     assert any("last successful run" in c.value for c in at.caption)
 
 
+def test_pages_without_a_cost_model_guard_by_the_size_product():
+    at = pk.model_page("wwsvm")
+    at.run()
+    good = pk.metrics(at)["primal"]
+    at.slider(key="d").set_value(100).run()  # 50x the default d: still below the limit
+    pk.ok(at)
+    assert not any(b.key == "confirm_cost" for b in at.button)
+    at.slider(key="k").set_value(10).run()  # 125x the default problem
+    assert not at.exception, at.exception
+    assert any("125× the default" in w.value for w in at.warning)
+    assert any(b.key == "confirm_cost" for b in at.button)
+    assert any("last successful run" in c.value for c in at.caption)
+    assert pk.metrics(at)["primal"] != good  # the d = 100 run is the last good one
+
+
 def test_a_failed_dataset_build_keeps_the_last_result():
     script = (
         "import streamlit as st\n"

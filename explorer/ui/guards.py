@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["MEMORY_LIMIT", "WORK_LIMIT", "size_guard"]
+__all__ = ["MEMORY_LIMIT", "WORK_LIMIT", "default_guard", "size_guard"]
 
 #: bytes a page may allocate without asking (~2 GB on the reference 2-core machine)
 MEMORY_LIMIT = 2 * 10**9
@@ -43,5 +43,30 @@ def size_guard(memory: Callable[[Mapping[str, Any]], float],
                 f"~{est:,.0f} s per solve, more for a cold start or a small tol). The page's "
                 f"budget is ~{memory_limit / 1e9:.0f} GB and ~30 s on a 2-core machine. "
                 "Reduce the sizes, or solve anyway.")
+
+    return guard
+
+
+def default_guard(entry: Any) -> Callable[[Any], str | None]:
+    """The guard of a page that declares none: the product of the integer size controls
+    relative to the dataset's defaults (sizes whose default is 0, "all", are skipped).
+
+    A crude proxy for work and memory; a page with a cost model passes its own
+    :func:`size_guard`.
+    """
+
+    def guard(c: Any) -> str | None:
+        ds = entry.datasets[c.dataset]
+        ratio = 1.0
+        for name, (default, _low, _high) in ds.sizes.items():
+            v = c.sizes.get(name, default)
+            if isinstance(default, int) and default > 0 and isinstance(v, int) and v > 0:
+                ratio *= v / default
+        if ratio <= WORK_LIMIT:
+            return None
+        return (f"These sizes make a problem about {ratio:,.0f}× the default one (product of "
+                "the size controls). On a 2-core machine that can take minutes and a lot of "
+                "memory (the page's budget is ~30 s and ~2 GB). Reduce the sizes, or solve "
+                "anyway.")
 
     return guard

@@ -12,6 +12,7 @@ import streamlit as st
 from ..registry import ModelEntry, Problem
 from .controls import Controls, Limits, sidebar_controls
 from .fmt import pretty
+from .guards import default_guard
 from .history import enable_history
 from .panels import (
     PANEL_ERRORS,
@@ -46,13 +47,11 @@ def sweep_panel() -> Any | None:
 
 def _confirmed(entry: ModelEntry, c: Controls, guard: Guard | None) -> bool:
     """False (after drawing the estimate and a confirm button) when the guard objects."""
-    if guard is None:
-        return True
-    msg = guard(c)
+    msg = (guard or default_guard(entry))(c)
     if not msg:
         return True
     ps = page_state(entry.name)
-    key = (c.problem_key(entry), tuple(sorted(c.params.items())))
+    key = c.problem_key(entry)  # confirmed sizes stay confirmed while parameters move
     if key in ps.confirmed:
         return True
     st.warning(msg, icon=":material/hourglass_top:")
@@ -143,7 +142,9 @@ def model_page(
         Dependent limits of the controls (see :data:`explorer.ui.controls.Limits`).
     guard : callable, optional
         ``guard(controls) -> message | None``: a cost estimate; when it returns a
-        message the page asks for confirmation before solving.
+        message the page asks for confirmation before solving (default:
+        :func:`explorer.ui.guards.default_guard`, the size controls' product relative to
+        the defaults).
     """
     st.title(entry.title)
     enable_history()
