@@ -95,9 +95,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def browser_cpu_seconds(exclude: int = 0) -> float:
-    """CPU seconds of this process's live descendants (the browser, its renderers and the
-    playwright driver), the server ``exclude`` and its children left out (Linux ``/proc``)."""
+def browser_cpu_seconds(exclude: int = 0) -> dict[int, float]:
+    """CPU seconds per live descendant of this process (the browser, its renderers and the
+    playwright driver), the server ``exclude`` and its children left out (Linux ``/proc``).
+
+    Subtract two readings with :func:`cpu_delta` (processes that exited in between are
+    left out rather than counted negative)."""
     parent: dict[int, int] = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -105,7 +108,7 @@ def browser_cpu_seconds(exclude: int = 0) -> float:
                 parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
-    me, total = os.getpid(), 0.0
+    me, total = os.getpid(), {}
     for pid in parent:
         p, inside = pid, False
         while p and p in parent:
@@ -116,8 +119,13 @@ def browser_cpu_seconds(exclude: int = 0) -> float:
                 break
             p = parent[p]
         if inside:
-            total += cpu_seconds(pid)
+            total[pid] = cpu_seconds(pid)
     return total
+
+
+def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two :func:`browser_cpu_seconds` readings."""
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())
 
 
 @contextmanager
@@ -211,7 +219,8 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
     first = time.perf_counter() - t0
     row: dict[str, Any] = {"page": entry.name, "first_visit_s": first,
                            "first_visit_server_cpu_s": cpu_seconds(pid) - c_first,
-                           "first_visit_browser_cpu_s": browser_cpu_seconds(pid) - b_first,
+                           "first_visit_browser_cpu_s": cpu_delta(b_first,
+                                                                  browser_cpu_seconds(pid)),
                            "charts": page.locator(".js-plotly-plot").count()}
     found = _slider(page, entry)
     if found is None:
@@ -232,7 +241,7 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
         idle.append((painted - t_press) / 1000)
         server.append((end - start) / 1000)
         cpu.append(cpu_seconds(pid) - c0)
-        bcpu.append(browser_cpu_seconds(exclude=pid) - b0)
+        bcpu.append(cpu_delta(b0, browser_cpu_seconds(exclude=pid)))
     row.update({"slider": name, "slider_move_s": sum(idle) / len(idle),
                 "slider_move_max_s": max(idle), "server_rerun_s": sum(server) / len(server),
                 "server_cpu_s": sum(cpu) / len(cpu),
