@@ -16,7 +16,9 @@ Idle means ``[data-testid='stApp']`` has ``data-test-script-state='notRunning'``
 the rerun started, followed by two animation frames (the charts are painted).
 This is a measurement tool, never a test: it prints a table (and ``--json PATH``).
 
-Options: ``--models wwsvm caso``, ``--moves 3`` (slider moves averaged),
+Options: ``--models wwsvm caso``, ``--moves 3`` (slider moves averaged), ``--same-tab``
+(open the app once, then reach each page from the sidebar: a first visit without the
+frontend's start-up in a new tab),
 ``--cold`` (a fresh, empty numba cache directory for the server: the compile-on-first-
 visit case), ``--no-warmup`` (the server does not warm kernels in the background).
 """
@@ -205,13 +207,20 @@ def _slider(page: Any, entry: Any) -> tuple[str, Any] | None:
                                 "input[type='range']").first
 
 
-def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, Any]:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def bench_page(browser: Any, url: str, entry: Any, moves: int = 3,
+               tab: Any = None) -> dict[str, Any]:
+    """One page: first visit (a fresh tab, or ``tab``: a click in its sidebar) and moves."""
+    page = tab or browser.new_page(viewport={"width": 1280, "height": 900})
     pid = getattr(url, "pid", 0)
     c_first = cpu_seconds(pid)
     b_first = browser_cpu_seconds(exclude=pid)
     t0 = time.perf_counter()
-    page.goto(f"{url}/{entry.name}")
+    if tab is None:
+        page.goto(f"{url}/{entry.name}")
+    else:  # in-app navigation: the frontend is already loaded
+        t_obs = page.evaluate(_OBSERVE)
+        page.locator(f"[data-testid='stSidebarNavLink'][href$='/{entry.name}']").click()
+        page.wait_for_function(_IDLE_AFTER, arg=t_obs, timeout=300_000)
     page.wait_for_selector("[data-testid='stMetric']", timeout=300_000)
     _idle(page)
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
@@ -224,7 +233,8 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
                            "charts": page.locator(".js-plotly-plot").count()}
     found = _slider(page, entry)
     if found is None:
-        page.close()
+        if tab is None:
+            page.close()
         return row
     name, thumb = found
     idle, server, cpu = [], [], []
@@ -247,12 +257,13 @@ def bench_page(browser: Any, url: str, entry: Any, moves: int = 3) -> dict[str, 
                 "server_cpu_s": sum(cpu) / len(cpu),
                 "browser_cpu_s": sum(bcpu) / len(bcpu), "moves": moves,
                 "load_avg_1min": os.getloadavg()[0]})
-    page.close()
+    if tab is None:
+        page.close()
     return row
 
 
 def run(models: list[str] | None = None, moves: int = 3, cold: bool = False,
-        warmup: bool = True) -> list[dict[str, Any]]:
+        warmup: bool = True, same_tab: bool = False) -> list[dict[str, Any]]:
     from playwright.sync_api import sync_playwright
 
     from .registry import entries
@@ -270,8 +281,14 @@ def run(models: list[str] | None = None, moves: int = 3, cold: bool = False,
         with serve(env) as url, sync_playwright() as pw:
             browser = launch(pw)
             try:
+                tab = None
+                if same_tab:  # open the app on its home page once, then navigate inside it
+                    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+                    tab.goto(url)
+                    tab.wait_for_selector("[data-testid='stSidebarNavLink']", timeout=300_000)
+                    _idle(tab)
                 for entry in chosen:
-                    rows.append(bench_page(browser, url, entry, moves=moves))
+                    rows.append(bench_page(browser, url, entry, moves=moves, tab=tab))
                     print(_fmt_row(rows[-1]), flush=True)
             finally:
                 browser.close()
@@ -300,10 +317,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="fresh numba cache directory (compile on first visit)")
     ap.add_argument("--no-warmup", action="store_true",
                     help="no background kernel warm-up in the server")
+    ap.add_argument("--same-tab", action="store_true",
+                    help="open the app once and visit the pages from its sidebar "
+                         "(first visits without the frontend's start-up)")
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args(argv)
     try:
-        rows = run(args.models, args.moves, cold=args.cold, warmup=not args.no_warmup)
+        rows = run(args.models, args.moves, cold=args.cold, warmup=not args.no_warmup,
+                   same_tab=args.same_tab)
     except RuntimeError as exc:
         print(f"browserbench: {exc}", file=sys.stderr)
         return 2
