@@ -2,69 +2,275 @@
 
 Subcommands::
 
-    dualscope app [--port N]                 launch the dashboard
-    dualscope list                           models, datasets and parameters
+    dualscope app [--port N] [--host H]      launch the dashboard (binds to 127.0.0.1)
+    dualscope list                           models, datasets, sizes and parameters
     dualscope solve MODEL [options]          solve once, print the gap history
     dualscope check MODEL [options]          solve and cross-check against cvxpy
     dualscope bench MODEL [--quick]          the model's benchmark table
 
 Options of ``solve`` / ``check``: ``--dataset NAME``, ``--size KEY=VALUE``
-(repeatable), ``--set PARAM=VALUE`` (repeatable), ``--seed``, ``--tol``,
-``--max-iter``, ``--json PATH``. Models plug in through
-:mod:`explorer.registry`; this file never names one.
+(repeatable; each size must lie in the dataset's range, ``--force`` exceeds it
+and prints an estimate of memory and time), ``--set PARAM=VALUE`` (repeatable),
+``--seed``, ``--tol``, ``--max-iter``, ``--json PATH``. Every subcommand takes
+``--debug``.
+
+Error contract: no input makes the CLI print a Python traceback. Every error
+is one line ``dualscope: ...`` on stderr and exit status 2 (130 on Ctrl-C);
+``--debug`` prints the traceback as well. Output paths are checked before any
+work starts. Warnings (the solvers' and third-party ones such as cvxpy's) are
+printed once each as one line ``dualscope: warning: ...``.
+
+Adding a subcommand: append a :class:`Subcommand` to :data:`SUBCOMMANDS` (or
+call :func:`register`); it gets ``--debug``, the output-path checks of the
+options named in ``outputs``, the warning handling and the error contract for
+free. Models plug in through :mod:`explorer.registry`; this file never names one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import subprocess
 import sys
 import time
+import traceback
 import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import registry
 
-__all__ = ["main"]
+__all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "main", "register"]
+
+#: Estimated memory above which ``solve``/``check`` ask for ``--force``.
+MEMORY_LIMIT = 2 * 1024**3
+
+
+class CLIError(Exception):
+    """A user-facing error whose message is final (printed as is, exit status 2)."""
+
+
+class _UsageError(CLIError):
+    """A command-line syntax error reported by argparse."""
 
 
 def _err(msg: str) -> None:
-    print(f"dualscope: {msg}", file=sys.stderr)
+    print(f"dualscope: {msg}", file=sys.stderr, flush=True)
 
 
-def _parse_pairs(pairs: list[str], what: str) -> dict[str, str]:
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"  # pragma: no cover
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 1:
+        return "< 1 s"
+    if s < 120:
+        return f"~{s:.0f} s"
+    if s < 7200:
+        return f"~{s / 60:.0f} min"
+    return f"~{s / 3600:.1f} h"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def describe_error(exc: BaseException) -> str:
+    """The one-line message printed for ``exc`` (without the ``dualscope:`` prefix).
+
+    The contract's errors (``ValueError``, ``TypeError``, ``KeyError``,
+    :class:`solvers.NumericalError`) are printed as their message, verbatim
+    (a ``KeyError``'s message is its argument, not its quoted ``repr``).
+    Foreign numerical errors are named; anything else is an internal error.
+    """
+    from solvers.base import NumericalError
+
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        msg = exc.args[0]
+    elif isinstance(exc, OSError) and exc.strerror:
+        msg = exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
+    else:
+        msg = str(exc)
+    msg = _one_line(msg) or type(exc).__name__
+    debug_hint = "rerun with --debug for the traceback"
+    if isinstance(exc, CLIError | NumericalError):
+        return msg
+    if isinstance(exc, np.linalg.LinAlgError):
+        return (f"linear-algebra failure ({msg}); the data or parameters are numerically "
+                f"extreme ({debug_hint})")
+    if isinstance(exc, ValueError | TypeError | KeyError):
+        return msg
+    if isinstance(exc, ArithmeticError):  # ZeroDivisionError, OverflowError, FloatingPointError
+        return (f"numerical failure: {type(exc).__name__}: {msg}; the data or parameters "
+                f"are numerically extreme ({debug_hint})")
+    if isinstance(exc, MemoryError):
+        return (f"out of memory{': ' + msg if msg != 'MemoryError' else ''}; "
+                "reduce the --size values")
+    if isinstance(exc, OSError):
+        return msg
+    if type(exc).__module__.split(".")[0] in ("cvxpy", "clarabel"):
+        return (f"the cvxpy reference failed: {type(exc).__name__}: {msg} ({debug_hint})")
+    if len(msg) > 300:  # e.g. a compiler's multi-page message, folded into one line
+        msg = msg[:297] + "..."
+    return (f"internal error: {type(exc).__name__}: {msg} ({debug_hint}, and please report "
+            "it)")
+
+
+# ------------------------------------------------------------------------- warnings
+
+
+@contextlib.contextmanager
+def _readable_warnings() -> Iterator[None]:
+    """Print every distinct warning once as ``dualscope: warning: ...`` (no source line)."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = _one_line(str(message))
+        if category is not UserWarning:
+            text = f"{text} [{category.__name__}]"
+        if text not in seen:
+            seen.add(text)
+            _err(f"warning: {text}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
+                      ResourceWarning):  # Python hides these by default: so do we
+            warnings.filterwarnings("ignore", category=quiet)
+        warnings.showwarning = show
+        yield
+
+
+# ---------------------------------------------------------------------- arguments
+
+
+def check_output_path(path: str, option: str = "--json") -> Path:
+    """Check that ``path`` can be written as a file, before any work starts.
+
+    Refuses a missing parent directory, a directory given as the file and an
+    unwritable location (probed by opening the file for appending; a file
+    created by the probe is removed again).
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise CLIError(f"{option} {path!r} is a directory; give a file name, "
+                       f"e.g. {str(p / 'out.json')!r}")
+    parent = p.parent
+    if not parent.exists():
+        raise CLIError(f"{option} {path!r}: the directory {str(parent)!r} does not exist")
+    if not parent.is_dir():
+        raise CLIError(f"{option} {path!r}: {str(parent)!r} is not a directory")
+    existed = p.exists()
+    try:
+        with open(p, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CLIError(f"{option} {path!r} is not writable ({exc.strerror or exc})") from None
+    if not existed:
+        with contextlib.suppress(OSError):
+            p.unlink()
+    return p
+
+
+def _parse_pairs(pairs: list[str] | None, what: str) -> dict[str, str]:
     out = {}
     for item in pairs or []:
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"{what} expects KEY=VALUE, got {item!r}")
+        if not sep or not key.strip():
+            raise CLIError(f"{what} expects KEY=VALUE, got {item!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+def _parse_number(text: str, what: str, *, integer: bool) -> int | float:
+    """``text`` as a finite float (or an integral int), or a CLIError naming ``what``."""
+    kind = "an integer" if integer else "a number"
+    try:
+        x = float(text)
+    except ValueError:
+        raise CLIError(f"{what} must be {kind}, got {text!r}") from None
+    if not math.isfinite(x):
+        raise CLIError(f"{what} must be finite, got {text!r}")
+    if integer:
+        if not x.is_integer():
+            raise CLIError(f"{what} must be an integer, got {text!r}")
+        return int(x)
+    return x
+
+
+def _parse_param(p: registry.Param, key: str, text: str) -> Any:
+    if p.kind in ("float", "int"):
+        try:
+            float(text)
+        except ValueError:
+            kind = "an integer" if p.kind == "int" else "a number"
+            raise CLIError(f"--set {key}: {key} must be {kind}, got {text!r}") from None
+        if p.kind == "int":
+            text = str(_parse_number(text, f"--set {key}", integer=True))
+    return p.parse(text)
+
+
+def _parse_sizes(ds: registry.Dataset, pairs: list[str] | None, *, force: bool
+                 ) -> dict[str, Any]:
+    sizes: dict[str, Any] = {}
+    outside = []
+    for key, text in _parse_pairs(pairs, "--size").items():
+        if key not in ds.sizes:
+            raise CLIError(f"dataset {ds.name!r} has no size {key!r}; available: "
+                           f"{list(ds.sizes)}")
+        default, low, high = ds.sizes[key]
+        integer = isinstance(default, int) and not isinstance(default, bool)
+        value = _parse_number(text, f"--size {key}", integer=integer)
+        if not low <= value <= high:
+            outside.append(f"{key}={value} is outside [{low}, {high}]")
+        sizes[key] = value
+    full = {**{k: v[0] for k, v in ds.sizes.items()}, **sizes}
+    mem, secs = ds.estimate(full)
+    est = f"estimated memory {_fmt_bytes(mem)}" + (
+        f", time {_fmt_seconds(secs)}" if secs is not None else "")
+    too_big = mem > MEMORY_LIMIT
+    if too_big:
+        outside.append(f"this size needs more than {_fmt_bytes(MEMORY_LIMIT)}")
+    if outside:
+        what = "; ".join(outside)
+        if not force:
+            raise CLIError(f"dataset {ds.name!r}: {what} ({est}); pass --force to run it "
+                           "anyway")
+        _err(f"warning: --force: dataset {ds.name!r}: {what}; {est}")
+    return sizes
 
 
 def _build(entry: registry.ModelEntry, args: argparse.Namespace
            ) -> tuple[registry.Problem, dict[str, Any]]:
     ds_name = args.dataset or entry.default_dataset
     if ds_name not in entry.datasets:
-        raise ValueError(f"model {entry.name} has no dataset {ds_name!r}; "
-                         f"available: {list(entry.datasets)}")
+        raise CLIError(f"model {entry.name} has no dataset {ds_name!r}; "
+                       f"available: {list(entry.datasets)}")
     ds = entry.datasets[ds_name]
-    sizes = {}
-    for key, text in _parse_pairs(args.size, "--size").items():
-        if key not in ds.sizes:
-            raise ValueError(f"dataset {ds_name!r} has no size {key!r}; available: "
-                             f"{list(ds.sizes)}")
-        default = ds.sizes[key][0]
-        sizes[key] = type(default)(float(text)) if isinstance(default, int) else float(text)
-    problem = ds(seed=args.seed, **sizes)
+    sizes = _parse_sizes(ds, args.size, force=args.force)
     params = entry.default_params()
     for key, text in _parse_pairs(args.set, "--set").items():
-        params[key] = entry.param(key).parse(text)
+        params[key] = _parse_param(entry.param(key), key, text)
+    problem = ds(seed=args.seed, **sizes)
     return problem, params
+
+
+# ------------------------------------------------------------------------ solve
 
 
 def _progress_printer(quiet: bool):
@@ -97,27 +303,33 @@ def _summary(res) -> None:
           f"{len(h)} history rows")
 
 
-def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
-    entry = registry.get(args.model)
-    problem, params = _build(entry, args)
+def _tol_max_iter(entry: registry.ModelEntry, args: argparse.Namespace, check: bool
+                  ) -> tuple[float, int]:
+    from solvers.params import MAX_ITER, TOL
+
     tol = args.tol if args.tol is not None else (min(entry.tol, 1e-8) if check else entry.tol)
     max_iter = args.max_iter if args.max_iter is not None else entry.max_iter * (
         10 if check else 1)
+    return TOL.validate(tol), MAX_ITER.validate(max_iter)
+
+
+def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
+    entry = registry.get(args.model)
+    tol, max_iter = _tol_max_iter(entry, args, check)
+    from solvers.validation import check_int
+
+    check_int(args.seed, "--seed", low=0, high=2**32 - 1)
+    problem, params = _build(entry, args)
     print(f"{entry.title} on {problem.name}: {problem.description}")
     print("parameters: " + ", ".join(f"{k}={v}" for k, v in params.items())
           + f", tol={tol:g}, max_iter={max_iter}")
     if check:
         refusal = entry.reference_refusal(problem)
         if refusal:
-            _err(refusal)
-            return 2
+            raise CLIError(refusal)
     _header()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = entry.solve(problem, tol=tol, max_iter=max_iter,
-                          callback=_progress_printer(args.quiet), **params)
-    for w in caught:
-        _err(f"warning: {w.message}")
+    res = entry.solve(problem, tol=tol, max_iter=max_iter,
+                      callback=_progress_printer(args.quiet), **params)
     _summary(res)
     out: dict[str, Any] = {
         "model": entry.name, "dataset": problem.name, "description": problem.description,
@@ -144,9 +356,14 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
                             "agree": agree, "bound_ok": bound_ok}
         code = 0 if (agree and bound_ok) else 1
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
+        Path(args.json).expanduser().write_text(json.dumps(out, indent=2, default=str),
+                                                encoding="utf-8")
         print(f"wrote {args.json}")
     return code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    return cmd_solve(args, check=True)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -166,16 +383,42 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------- list
+
+
+def param_range(p: registry.Param) -> str:
+    """The admissible values of ``p`` in words (the solver's spec when it has one)."""
+    if p.spec is not None:
+        return p.spec.describe()
+    if p.kind == "choice":
+        return "one of " + ", ".join(repr(c) for c in p.choices)
+    if p.kind == "bool":
+        return "true/false"
+    if p.low is not None and p.high is not None:
+        return f"dashboard range [{p.low:g}, {p.high:g}]{' (log)' if p.log else ''}"
+    return "see the solver's docstring"
+
+
+def _first_line(text: str) -> str:
+    return _one_line(text.split(". ")[0]) if text else ""
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for e in registry.entries():
         print(f"{e.name}: {e.title}")
-        print("  datasets: " + ", ".join(
-            f"{d.name}({', '.join(f'{k}={v[0]}' for k, v in d.sizes.items())})"
-            for d in e.datasets.values()))
-        print("  params:   " + ", ".join(
-            f"{p.name}={p.default}" + (f" {list(p.choices)}" if p.choices else "")
-            for p in e.params))
+        print("  datasets (size=default [low, high]):")
+        for d in e.datasets.values():
+            sizes = ", ".join(f"{k}={v[0]} [{v[1]}, {v[2]}]" for k, v in d.sizes.items())
+            print(f"    {d.name}: {d.title}" + (f"; {sizes}" if sizes else ""))
+        print(f"  parameters (--set NAME=VALUE; also --tol, default {e.tol:g}, and "
+              f"--max-iter, default {e.max_iter}):")
+        for p in e.params:
+            print(f"    {p.name}={p.default}  {param_range(p)}"
+                  + (f"  -- {_first_line(p.help)}" if p.help else ""))
     return 0
+
+
+# -------------------------------------------------------------------------- app
 
 
 def app_path() -> Path:
@@ -183,82 +426,196 @@ def app_path() -> Path:
     return Path(__file__).resolve().parent / "app_main.py"
 
 
+def app_command(args: argparse.Namespace) -> list[str]:
+    """The ``streamlit run`` command line of ``dualscope app`` (binds to ``args.host``).
+
+    ``explorer.serve`` is ``streamlit run app_main.py`` with the kernels warming from the
+    server's start."""
+    cmd = [sys.executable, "-m", "explorer.serve",
+           "--server.address", args.host, "--server.port", str(args.port),
+           "--browser.gatherUsageStats", "false"]
+    if args.headless:
+        cmd += ["--server.headless", "true"]
+    return cmd
+
+
 def cmd_app(args: argparse.Namespace) -> int:
+    from solvers.validation import check_int
+
+    check_int(args.port, "--port", low=1, high=65535)
+    if not args.host.strip():
+        raise CLIError("--host must be a host name or address, got ''")
     try:
         import plotly  # noqa: F401
         import streamlit  # noqa: F401
     except ImportError:
-        _err('the dashboard needs the app extra: pip install "dualscope[app]"')
-        return 2
-    # explorer.serve = `streamlit run app_main.py` with the kernels warming from the start
-    cmd = [sys.executable, "-m", "explorer.serve",
-           "--server.port", str(args.port), "--browser.gatherUsageStats", "false"]
-    if args.headless:
-        cmd += ["--server.headless", "true"]
+        raise CLIError('the dashboard needs the app extra: pip install "dualscope[app]"'
+                       ) from None
+    cmd = app_command(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        _err(f"warning: --host {args.host}: the dashboard is reachable from other machines; "
+             "anyone who reaches the port can start heavy computations")
     print("starting: " + " ".join(cmd), flush=True)
-    env = dict(os.environ)
-    return subprocess.call(cmd, env=env)
+    return subprocess.call(cmd, env=dict(os.environ))
+
+
+# -------------------------------------------------------------------- the parser
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``dualscope`` subcommand.
+
+    Attributes
+    ----------
+    name, help : str
+    configure : callable
+        ``configure(parser)`` adds the subcommand's arguments.
+    run : callable
+        ``run(args) -> int`` (exit status); raise ``ValueError``/``CLIError``
+        for user errors, they become one line and exit status 2.
+    outputs : tuple of str
+        ``dest`` names of output-path options, checked writable before ``run``.
+    """
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    outputs: tuple[str, ...] = ()
+
+
+def _models() -> list[str]:
+    return [e.name for e in registry.entries()]
+
+
+def _configure_app(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--port", type=int, default=8501)
+    a.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; "
+                        "0.0.0.0 exposes the dashboard to the network)")
+    a.add_argument("--headless", action="store_true", help="do not open a browser")
+
+
+def _configure_solve(s: argparse.ArgumentParser) -> None:
+    s.add_argument("model", choices=_models())
+    s.add_argument("--dataset", help="dataset name (see `dualscope list`)")
+    s.add_argument("--size", action="append", metavar="KEY=VALUE",
+                   help="dataset size parameter, e.g. n=500 (repeatable; within the "
+                        "range shown by `dualscope list`)")
+    s.add_argument("--force", action="store_true",
+                   help="accept sizes outside the dataset's range (prints an estimate)")
+    s.add_argument("--set", action="append", metavar="PARAM=VALUE",
+                   help="model parameter, e.g. C=0.5 (repeatable)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--tol", type=float, default=None)
+    s.add_argument("--max-iter", type=int, default=None)
+    s.add_argument("--json", metavar="PATH", help="write parameters + history as JSON")
+    s.add_argument("--quiet", action="store_true", help="only the final summary")
+
+
+def _configure_bench(b: argparse.ArgumentParser) -> None:
+    b.add_argument("model", choices=_models())
+    b.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    b.add_argument("--json", metavar="PATH", help="write the tables as JSON")
+
+
+#: The subcommands, in help order. Append a :class:`Subcommand` to add one.
+SUBCOMMANDS: list[Subcommand] = [
+    Subcommand("app", "launch the Streamlit dashboard (on 127.0.0.1 unless --host)",
+               _configure_app, cmd_app),
+    Subcommand("list", "models, datasets (with size ranges) and parameters (with ranges)",
+               lambda p: None, cmd_list),
+    Subcommand("solve", "solve one model on a dataset, print the gap history",
+               _configure_solve, cmd_solve, outputs=("json",)),
+    Subcommand("check", "solve and cross-check against the cvxpy reference",
+               _configure_solve, cmd_check, outputs=("json",)),
+    Subcommand("bench", "benchmark: vs cvxpy and vs the paper's baseline",
+               _configure_bench, cmd_bench, outputs=("json",)),
+    Subcommand("warmup", "compile every model's numba kernels (once, after install)",
+               lambda p: None, lambda ns: __import__("explorer.warmup").warmup.main([])),
+]
+
+
+def register(sub: Subcommand) -> None:
+    """Add (or replace, by name) a subcommand."""
+    for i, s in enumerate(SUBCOMMANDS):
+        if s.name == sub.name:
+            SUBCOMMANDS[i] = sub
+            return
+    SUBCOMMANDS.append(sub)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (``dualscope: error: ...``), not usage + exit."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(f"{_one_line(message)} (see '{self.prog} --help')")
 
 
 def make_parser() -> argparse.ArgumentParser:
-    models = [e.name for e in registry.entries()]
-    p = argparse.ArgumentParser(
-        prog="dualscope",
+    common = _Parser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="print the Python traceback of an error")
+    p = _Parser(
+        prog="dualscope", parents=[common],
         description="Certified solvers for structured convex learning models, "
                     "with a live dashboard.")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for s in SUBCOMMANDS:
+        sp = sub.add_parser(s.name, help=s.help, description=s.help, parents=[common])
+        s.configure(sp)
+        sp.set_defaults(_subcommand=s)
 
-    a = sub.add_parser("app", help="launch the Streamlit dashboard")
-    a.add_argument("--port", type=int, default=8501)
-    a.add_argument("--headless", action="store_true", help="do not open a browser")
-    a.set_defaults(func=cmd_app)
+    # the sweep sub-command lives in explorer/sweep.py (it registers its own parser); it
+    # gets --debug, the --out check and the error contract like the others
+    from . import sweep
 
-    w = sub.add_parser("warmup", help="compile every model's numba kernels (once, after install)")
-    w.set_defaults(func=lambda ns: __import__("explorer.warmup", fromlist=["main"]).main([]))
-
-    lst = sub.add_parser("list", help="models, datasets and parameters")
-    lst.set_defaults(func=cmd_list)
-
-    for name, helptext in (("solve", "solve one model on a dataset, print the gap history"),
-                           ("check", "solve and cross-check against the cvxpy reference")):
-        s = sub.add_parser(name, help=helptext)
-        s.add_argument("model", choices=models)
-        s.add_argument("--dataset", help="dataset name (see `dualscope list`)")
-        s.add_argument("--size", action="append", metavar="KEY=VALUE",
-                       help="dataset size parameter, e.g. n=500 (repeatable)")
-        s.add_argument("--set", action="append", metavar="PARAM=VALUE",
-                       help="model parameter, e.g. C=0.5 (repeatable)")
-        s.add_argument("--seed", type=int, default=0)
-        s.add_argument("--tol", type=float, default=None)
-        s.add_argument("--max-iter", type=int, default=None)
-        s.add_argument("--json", metavar="PATH", help="write parameters + history as JSON")
-        s.add_argument("--quiet", action="store_true", help="only the final summary")
-        s.set_defaults(func=cmd_solve if name == "solve" else
-                       (lambda ns: cmd_solve(ns, check=True)))
-
-    b = sub.add_parser("bench", help="benchmark: vs cvxpy and vs the paper's baseline")
-    b.add_argument("model", choices=models)
-    b.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
-    b.add_argument("--json", metavar="PATH", help="write the tables as JSON")
-    b.set_defaults(func=cmd_bench)
-
-    from . import sweep  # the sweep sub-command lives in explorer/sweep.py
-
-    sweep.add_cli(sub, models)
+    sp = sweep.add_cli(sub, _models())
+    sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                    help="print the Python traceback of an error")
+    sp.set_defaults(_subcommand=Subcommand("sweep", sp.description or "", lambda _: None,
+                                           lambda a: a.func(a), outputs=("out",)))
     return p
 
 
+def _debug_requested(argv: list[str] | None) -> bool:
+    return "--debug" in (sys.argv[1:] if argv is None else argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = make_parser()
-    args = parser.parse_args(argv)
+    """Run the command line; return the exit status (never raises but ``SystemExit(0)``
+    for ``--help``)."""
+    debug = _debug_requested(argv)
     try:
-        return int(args.func(args) or 0)
-    except (ValueError, TypeError, KeyError) as exc:
-        _err(str(exc).strip("'\""))
-        return 2
+        with _readable_warnings():
+            args = make_parser().parse_args(argv)
+            debug = bool(getattr(args, "debug", debug))
+            sub: Subcommand = args._subcommand
+            for dest in sub.outputs:
+                value = getattr(args, dest, None)
+                if value:
+                    check_output_path(value, "--" + dest.replace("_", "-"))
+            return int(sub.run(args) or 0)
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
+    except BrokenPipeError:  # `dualscope list | head`: the reader left, stop quietly
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except SystemExit as exc:  # --help / --version (argparse errors are _UsageError)
+        if exc.code in (0, None):
+            raise
+        _err(f"exit requested with status {exc.code}")
+        return 2
+    except Exception as exc:  # the contract: one line, exit 2, no traceback
+        if debug:
+            traceback.print_exc()
+        msg = describe_error(exc)
+        _err(f"error: {msg}" if isinstance(exc, _UsageError) else msg)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,7 +50,15 @@ class Dataset:
     """A dataset generator or loader.
 
     ``make(seed=0, **sizes) -> Problem``. ``sizes`` maps each size keyword to
-    ``(default, low, high)`` (ints or floats) for the CLI and the page controls.
+    ``(default, low, high)`` (ints or floats) for the CLI and the page controls;
+    the CLI refuses values outside ``[low, high]`` unless ``--force``.
+
+    ``memory(sizes) -> bytes`` and ``seconds(sizes) -> seconds`` are optional
+    estimates of one solve at default parameters (``sizes``: every size keyword,
+    defaults filled in) on a 2-core machine, given as callables or as
+    ``"module:function"`` strings (imported on use; see :mod:`explorer.estimates`);
+    :meth:`estimate` falls back to a rough guess from the sizes (8 bytes x the
+    product of the integer sizes x 8 working copies) and no time estimate.
     """
 
     name: str
@@ -58,6 +66,28 @@ class Dataset:
     make: Callable[..., Problem]
     sizes: Mapping[str, tuple[Any, Any, Any]] = field(default_factory=dict)
     real: bool = False
+    memory: Callable[[Mapping[str, Any]], float] | str | None = None
+    seconds: Callable[[Mapping[str, Any]], float] | str | None = None
+
+    def full_sizes(self, **sizes: Any) -> dict[str, Any]:
+        """``sizes`` with the defaults of the sizes not given."""
+        return {**{k: v[0] for k, v in self.sizes.items()}, **sizes}
+
+    def estimate(self, sizes: Mapping[str, Any]) -> tuple[float, float | None]:
+        """``(bytes, seconds or None)`` of one solve at ``sizes`` (defaults filled in)."""
+        full = self.full_sizes(**sizes)
+        memory = _load(self.memory) if isinstance(self.memory, str) else self.memory
+        seconds = _load(self.seconds) if isinstance(self.seconds, str) else self.seconds
+        if memory is not None:
+            mem = float(memory(full))
+        else:
+            prod = 1.0
+            for v in full.values():
+                if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    prod *= v
+            mem = 8.0 * 8.0 * prod
+        secs = float(seconds(full)) if seconds is not None else None
+        return mem, secs
 
     def __call__(self, seed: int = 0, **sizes: Any) -> Problem:
         kwargs = {k: v[0] for k, v in self.sizes.items()}

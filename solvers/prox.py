@@ -13,6 +13,9 @@ project_box, project_l2_ball, project_l1_ball (Condat), project_lq_ball
 project_simplex, project_bounded_simplex, project_psd, project_fantope
 soft_threshold, group_shrink_rows (prox of the l2,1 norm), svt (prox of the
 nuclear norm).
+project_row_ball, project_spectral_ball
+    The dual-norm balls of the l2,1 norm (every row in an l2 ball) and of the
+    nuclear norm (spectral norm at most ``radius``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from numba import njit
 
 __all__ = [
     "clip_sum_root",
+    "clip_sum_root_sorted",
     "group_shrink_rows",
     "project_bounded_simplex",
     "project_box",
@@ -30,8 +34,11 @@ __all__ = [
     "project_l2_ball",
     "project_lq_ball",
     "project_psd",
+    "project_row_ball",
     "project_simplex",
+    "project_spectral_ball",
     "soft_threshold",
+    "sort_prefix",
     "svt",
     "sym",
 ]
@@ -108,6 +115,14 @@ def _clip_sum_root_sorted(sa, n, upper, a, b):  # pragma: no cover - compiled
     if tau > prev:
         tau = prev
     return tau
+
+
+#: Compiled kernels shared with other compiled code (e.g. the Weston–Watkins block
+#: solver in :mod:`solvers._wwsvm_kernels`): ``sort_prefix(a, n)`` sorts ``a[:n]``
+#: ascending in place; ``clip_sum_root_sorted(sa, n, upper, a, b)`` is
+#: :func:`clip_sum_root` on an already sorted ``sa[:n]`` (no allocation).
+sort_prefix = _sort_prefix
+clip_sum_root_sorted = _clip_sum_root_sorted
 
 
 @njit(cache=True)
@@ -316,3 +331,60 @@ def svt(W: np.ndarray, tau: float, *, return_sv: bool = False):
     keep = s > 0
     out = (U[:, keep] * s[keep]) @ Vt[keep]
     return (out, s) if return_sv else out
+
+
+# ---------------------------------------------------------------------------
+# Dual-norm balls of the l2,1 and nuclear norms (robust temporal MTL)
+# ---------------------------------------------------------------------------
+
+
+def project_row_ball(A: np.ndarray, radius: float) -> np.ndarray:
+    """Projection onto ``{A : ||A_r||_2 <= radius for every row r}``.
+
+    This is the unit ball of the dual norm of the l2,1 norm scaled by
+    ``radius`` (the multipliers of ``radius ||W||_{2,1}``); every row is
+    projected onto its own l2 ball (rescaled when it is too long). ``radius =
+    0`` gives zero.
+    """
+    A = np.asarray(A, dtype=float)
+    if radius < 0:
+        raise ValueError(f"radius must be >= 0, got {radius!r}")
+    if radius == 0:
+        return np.zeros_like(A)
+    norms = np.sqrt(np.einsum("ij,ij->i", A, A))
+    return A * (radius / np.maximum(norms, radius))[:, None]
+
+
+def project_spectral_ball(B: np.ndarray, radius: float, *, return_factors: bool = False):
+    """Projection onto ``{B : ||B||_2 <= radius}`` (spectral norm): clip the singular values.
+
+    ``P(B) = U diag(min(s, radius)) V^T`` for ``B = U diag(s) V^T``. Computed
+    from the eigen-decomposition of the small Gram matrix (``B^T B`` when
+    ``B`` is tall, ``B B^T`` when it is wide): with ``B^T B = V diag(s^2)
+    V^T``, ``P(B) = B V diag(min(1, radius / s)) V^T``. This is several times
+    cheaper than an SVD for the small matrices of the multitask solvers and
+    exact up to rounding in the clipped directions (singular values below
+    ``radius`` are left untouched, whatever their accuracy).
+
+    With ``return_factors=True`` also returns ``(s, V, side)``: the singular
+    values of ``B`` (ascending), the eigenvectors of the Gram matrix and
+    ``side`` = ``"right"`` (``V`` are right singular vectors) or ``"left"``.
+    """
+    B = np.asarray(B, dtype=float)
+    if radius < 0:
+        raise ValueError(f"radius must be >= 0, got {radius!r}")
+    tall = B.shape[0] >= B.shape[1]
+    G = B.T @ B if tall else B @ B.T
+    ev, Q = np.linalg.eigh(G)
+    s = np.sqrt(np.maximum(ev, 0.0))
+    if radius == 0:
+        out = np.zeros_like(B)
+    elif s[-1] <= radius:
+        out = B.copy()
+    else:
+        f = radius / np.maximum(s, radius)
+        F = (Q * f) @ Q.T
+        out = B @ F if tall else F @ B
+    if return_factors:
+        return out, s, Q, ("right" if tall else "left")
+    return out

@@ -189,3 +189,43 @@ def test_soft_threshold_brute_force():
     for xi, pi in zip(x, prox.soft_threshold(x, 0.7), strict=True):
         brute = grid[np.argmin(0.5 * (grid - xi) ** 2 + 0.7 * np.abs(grid))]
         assert pi == pytest.approx(brute, abs=1e-4)
+
+
+# ----------------------------------------------------------------- dual-norm balls (robust MTL)
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+def test_row_ball_projection_matches_cvxpy(seed):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(6, 3)) * rng.choice([0.1, 1.0, 3.0], size=(6, 1))
+    r = float(rng.uniform(0.2, 2.0))
+    P = prox.project_row_ball(A, r)
+    Z = cp.Variable((6, 3))
+    _cvx(cp.Problem(cp.Minimize(cp.sum_squares(Z - A)), [cp.norm(Z, 2, axis=1) <= r]))
+    np.testing.assert_allclose(P, Z.value, atol=1e-6)
+    assert np.linalg.norm(P, axis=1).max() <= r * (1 + 1e-12)
+    inside = np.linalg.norm(A, axis=1) <= r
+    np.testing.assert_array_equal(P[inside], A[inside])  # rows inside stay put
+    assert np.all(prox.project_row_ball(A, 0.0) == 0.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("shape", [(7, 3), (3, 7), (4, 4)])
+def test_spectral_ball_projection_matches_cvxpy_and_svd_clipping(seed, shape):
+    rng = np.random.default_rng(seed)
+    B = rng.normal(size=shape) * 2
+    s = np.linalg.svd(B, compute_uv=False)
+    r = float(rng.uniform(s.min(), s.max()))  # some singular values clipped, some not
+    P, sv, Q, side = prox.project_spectral_ball(B, r, return_factors=True)
+    U, s, Vt = np.linalg.svd(B, full_matrices=False)
+    np.testing.assert_allclose(P, (U * np.minimum(s, r)) @ Vt, atol=1e-10)  # brute force
+    np.testing.assert_allclose(np.sort(sv)[::-1][:len(s)], s, atol=1e-10)
+    assert side == ("right" if shape[0] >= shape[1] else "left")
+    assert np.linalg.norm(P, 2) <= r * (1 + 1e-12)
+    Z = cp.Variable(shape)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(Z - B)), [cp.sigma_max(Z) <= r])
+    prob.solve(solver="CLARABEL")  # its tightest tolerances stall on some of these SDPs
+    assert prob.status == cp.OPTIMAL
+    np.testing.assert_allclose(P, Z.value, atol=1e-4)  # cvxpy's accuracy; exact: the SVD above
+    np.testing.assert_array_equal(prox.project_spectral_ball(B, 2 * s.max()), B)  # inside
+    assert np.all(prox.project_spectral_ball(B, 0.0) == 0.0)

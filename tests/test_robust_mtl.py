@@ -82,7 +82,7 @@ def test_dual_method_agrees_with_cvxpy(seed):
     Xs, ys, kw = _instance(seed)
     r = _ref(seed)
     mu = _small_mu(kw, Xs[0].shape[1], r.value)
-    res = _solve(Xs, ys, kw, mu=mu, tol=3e-6, restart=True, method="dual")
+    res = _solve(Xs, ys, kw, mu=mu, tol=3e-6, restart=True, method="dual", max_svd=10**6)
     assert abs(res.primal - r.value) <= 1e-5 * abs(r.value)
     _assert_certificate(res, r.value)
     # the returned arrays evaluate to the reported figures
@@ -100,7 +100,8 @@ def test_paper_configuration_without_restart_agrees_with_cvxpy(seed):
     """The paper's plain FISTA loops (restart=False, the default)."""
     Xs, ys, kw = _instance(seed)
     r = _ref(seed)
-    res = _solve(Xs, ys, kw, mu=_small_mu(kw, Xs[0].shape[1], r.value), tol=3e-6)
+    res = _solve(Xs, ys, kw, mu=_small_mu(kw, Xs[0].shape[1], r.value), tol=3e-6,
+                 method="dual", max_svd=10**6)
     assert abs(res.primal - r.value) <= 1e-5 * abs(r.value)
     _assert_certificate(res, r.value)
 
@@ -269,7 +270,7 @@ def test_gap_floor_shrinks_with_mu_and_is_reported():
     floors = []
     for mu in (1e-1, 1e-2, 1e-3):
         with pytest.warns(ConvergenceWarning, match="smoothing floor"):
-            res = robust_mtl.solve(Xs, ys, **kw, mu=mu, tol=1e-9, restart=True)
+            res = robust_mtl.solve(Xs, ys, **kw, mu=mu, tol=1e-9, restart=True, method="dual")
         assert res.floor_reached and not res.converged
         assert res.smoothed_gap <= max(0.1 * 1e-9 * max(1, abs(res.primal)), 0.01 * res.floor)
         # the dual method's floor: lam sum_{||w_r|| < mu} ||w_r|| (1 - ||w_r||/mu) <= lam d mu / 4
@@ -285,7 +286,7 @@ def test_gap_floor_shrinks_with_mu_and_is_reported():
 def test_smoothing_baseline_pays_for_smoothing_the_l1_loss():
     """p = 1: smoothing the loss adds a floor the dual method does not have (the paper's point)."""
     Xs, ys, kw = _instance(4)
-    d = _solve(Xs, ys, kw, mu=1e-2, tol=1e-9, restart=True, max_iter=300)
+    d = _solve(Xs, ys, kw, mu=1e-2, tol=1e-9, restart=True, max_iter=300, method="dual")
     s = _solve(Xs, ys, kw, mu=1e-2, tol=1e-9, restart=True, method="smoothing")
     assert s.floor_reached
     assert s.floor > 3 * d.floor
@@ -307,7 +308,7 @@ def test_outer_momentum_is_nonzero_and_extrapolates(monkeypatch):
 
     monkeypatch.setattr(robust_mtl, "APG", Spy)
     Xs, ys, kw = _instance(3)
-    res = _solve(Xs, ys, kw, mu=1e-3, tol=1e-9, max_iter=12)
+    res = _solve(Xs, ys, kw, mu=1e-3, tol=1e-9, max_iter=12, method="dual")
     mom = res.history.momentum
     assert mom[0] == 0.0 and mom[1] == 0.0
     assert np.all(mom[2:] > 0.0)
@@ -326,7 +327,7 @@ def test_outer_momentum_is_nonzero_and_extrapolates(monkeypatch):
 
 def test_warm_start_equals_cold_start():
     Xs, ys, kw = _instance(3)
-    opts = {"mu": 1e-4, "tol": 1e-7}
+    opts = {"mu": 1e-4, "tol": 1e-7, "method": "dual"}
     cold = _solve(Xs, ys, kw, **opts)
     prev = _solve(Xs, ys, dict(kw, lam=kw["lam"] * 1.3, rho=kw["rho"] * 0.7), **opts)
     warm = _solve(Xs, ys, kw, init=prev, **opts)
@@ -335,8 +336,9 @@ def test_warm_start_equals_cold_start():
                                                              / kw["gamma"]) + 1e-9)
     again = _solve(Xs, ys, kw, init=cold, **opts)
     assert again.n_iter <= 3 and again.primal == pytest.approx(cold.primal, rel=1e-6)
-    s_cold = _solve(Xs, ys, kw, method="smoothing", restart=True, **opts)
-    s_warm = _solve(Xs, ys, kw, init=s_cold, method="smoothing", restart=True, **opts)
+    opts["method"] = "smoothing"
+    s_cold = _solve(Xs, ys, kw, restart=True, **opts)
+    s_warm = _solve(Xs, ys, kw, init=s_cold, restart=True, **opts)
     assert s_warm.n_iter * 5 < s_cold.n_iter
     assert s_warm.primal == pytest.approx(s_cold.primal, rel=1e-7)
 
@@ -348,7 +350,7 @@ def test_warm_start_after_a_parameter_change_saves_work():
 
     pr = data.temporal_tasks(0, m=10, d=20, n=40)
     Xs, ys = pr.data["Xs"], pr.data["ys"]
-    kw = {"gamma": 1.0, "zeta": 1.0, "rho": 3.0, "mu": 1e-4, "tol": 1e-5}
+    kw = {"gamma": 1.0, "zeta": 1.0, "rho": 3.0, "mu": 1e-4, "tol": 1e-5, "method": "dual"}
     prev = robust_mtl.solve(Xs, ys, lam=3.0, **kw)
     cold = robust_mtl.solve(Xs, ys, lam=2.0, **kw)
     warm = robust_mtl.solve(Xs, ys, lam=2.0, init=prev, **kw)
@@ -375,12 +377,14 @@ def test_lambda_max_zeroes_all_rows():
     lam_max = float(np.linalg.norm(V, axis=1).max())
     zero_value = sum(float(np.linalg.norm(y)) for y in ys)  # J(0)
     mu = 1e-6
-    above = _solve(Xs, ys, dict(kw, lam=1.02 * lam_max), mu=mu, tol=1e-9, restart=True)
+    above = _solve(Xs, ys, dict(kw, lam=1.02 * lam_max), mu=mu, tol=1e-9, restart=True,
+                   method="dual")
     # certified: J* >= dual >= J(0) - 1e-8 relative, so W = 0 is optimal; the smoothed
     # solution's rows are O(mu)
     assert zero_value * (1 - 1e-8) <= above.dual <= zero_value * (1 + 1e-12)
     assert np.linalg.norm(above.W, axis=1).max() <= mu
-    below = _solve(Xs, ys, dict(kw, lam=0.9 * lam_max), mu=mu, tol=1e-9, restart=True)
+    below = _solve(Xs, ys, dict(kw, lam=0.9 * lam_max), mu=mu, tol=1e-9, restart=True,
+                   method="dual")
     assert below.primal < zero_value - 1e-4
     assert np.linalg.norm(below.W, axis=1).max() > 1e-3
 
@@ -396,7 +400,7 @@ def test_callback_streams_and_can_stop():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        res = robust_mtl.solve(Xs, ys, **kw, tol=1e-12, callback=cb)
+        res = robust_mtl.solve(Xs, ys, **kw, tol=1e-12, callback=cb, method="dual")
     assert res.n_iter == 3 and not res.converged and not res.floor_reached
     assert [s[0] for s in seen] == [1, 2, 3]
     assert seen[0][1:] == ((Xs[0].shape[1], len(Xs)), len(Xs))
@@ -405,7 +409,7 @@ def test_callback_streams_and_can_stop():
 def test_max_iter_warns_and_history_has_the_extras():
     Xs, ys, kw = _instance(1)
     with pytest.warns(ConvergenceWarning, match="max_iter=4"):
-        res = robust_mtl.solve(Xs, ys, **kw, mu=1e-5, tol=1e-12, max_iter=4)
+        res = robust_mtl.solve(Xs, ys, **kw, mu=1e-5, tol=1e-12, max_iter=4, method="dual")
     assert not res.converged and res.n_iter == 4
     h = res.history
     for key in ("inner_iters", "inner_total", "inner_gap", "step", "L", "momentum",
@@ -461,7 +465,8 @@ Y0 = [_rng.normal(size=6) for _ in range(3)]
         ({"method": "admm"}, ValueError, "method must be one of"),
         ({"tol": 0.0}, ValueError, "tol must lie in"),
         ({"max_iter": 0}, ValueError, "max_iter must be >= 1"),
-        ({"check_every": 0}, ValueError, "check_every must be >= 1"),
+        ({"check_every": -1}, ValueError, "check_every must be >= 0"),
+        ({"max_svd": 0}, ValueError, "max_svd must be >= 1"),
         ({"restart": 1}, TypeError, "restart must be True or False"),
         ({"callback": 3}, TypeError, "callback must be callable"),
         ({"init": "warm"}, TypeError, "init must be a previous RobustMTLResult"),
@@ -531,3 +536,114 @@ def test_registry_entry_solves_the_default_problem():
     assert res.gap >= 0 and res_inf.params["p"] == "inf"
     assert e.reference_refusal(prob) is None
     assert e.reference_refusal(e.datasets["temporal"](m=50, d=200, n=100)) is not None
+
+
+# ----------------------------------------------------------------- the floor-free default
+
+
+def _q_norm(t, p):
+    return float(np.linalg.norm(t, {2: 2, 1: np.inf, math.inf: 1}[p]))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_exact_dual_agrees_with_cvxpy_and_its_certificate_is_true(seed):
+    """24 instances: p in {1, 2, inf}, with rho = 0, zeta = 0, lam = 0 and all three = 0."""
+    Xs, ys, kw = _instance(seed)
+    r = _ref(seed)
+    seen = []
+
+    def cb(state):
+        seen.append(dict(state.iterate))
+
+    res = robust_mtl.solve(Xs, ys, **kw, tol=1e-9, callback=cb)
+    assert res.method == "exact_dual" and res.converged and res.stop_reason == "converged"
+    opt = r.value
+    assert abs(res.primal - opt) <= 1e-6 * max(1.0, abs(opt))
+    # the reported gap is a true bound: primal - optimum <= gap, dual <= optimum
+    assert res.primal - opt <= res.gap + 1e-9 * max(1.0, abs(opt))
+    _assert_certificate(res, opt)
+    assert robust_mtl.primal_objective(res.W, Xs, ys, **kw) == pytest.approx(res.primal,
+                                                                               rel=1e-12)
+    assert robust_mtl.dual_objective(res.theta, res.A, res.B, Xs, ys, **kw) == pytest.approx(
+        res.dual, rel=1e-10, abs=1e-10)
+    radius = np.sqrt(2 * res.gap / kw["gamma"])
+    assert np.linalg.norm(res.W - r.W) <= radius + 1e-4 * max(1.0, np.linalg.norm(r.W))
+    # the certificate's dual point is exactly feasible at every recorded iteration
+    assert len(seen) == len(res.history) >= 1
+    for it in seen:
+        assert max(_q_norm(t, kw["p"]) for t in it["theta"]) <= 1.0 + 1e-12
+        assert np.linalg.norm(it["A"], axis=1).max() <= kw["lam"] * (1 + 1e-12)
+        assert np.linalg.norm(it["B"], 2) <= kw["rho"] * (1 + 1e-12) + 1e-300
+        if kw["lam"] == 0.0:
+            assert np.all(it["A"] == 0.0)
+        if kw["rho"] == 0.0:
+            assert np.all(it["B"] == 0.0)
+
+
+@pytest.mark.parametrize("outliers", [0.0, 0.1])
+@pytest.mark.parametrize("p", PS)
+def test_exact_dual_reaches_1e8_on_the_temporal_data(p, outliers):
+    from explorer.models.robust_mtl import data
+
+    pr = data.temporal_tasks(1, m=6, d=10, n=30, outliers=outliers)
+    res = robust_mtl.solve(pr.data["Xs"], pr.data["ys"], p=p, tol=1e-8)
+    assert res.converged and res.rel_gap <= 1e-8 and res.floor == 0.0
+    assert res.history.iteration[-1] == res.n_iter
+    assert res.inner_iterations == res.history.inner_total[-1]
+
+
+def test_exact_dual_warm_start_equals_cold_start():
+    Xs, ys, kw = _instance(3)
+    cold = robust_mtl.solve(Xs, ys, **kw, tol=1e-9)
+    prev = robust_mtl.solve(Xs, ys, **dict(kw, lam=kw["lam"] * 1.3, rho=kw["rho"] * 0.7),
+                            tol=1e-9)
+    warm = robust_mtl.solve(Xs, ys, **kw, tol=1e-9, init=prev)
+    assert cold.converged and warm.converged
+    assert warm.primal == pytest.approx(cold.primal, rel=2e-9)
+    radius = np.sqrt(2 * (warm.gap + cold.gap) / kw["gamma"])
+    np.testing.assert_allclose(warm.W, cold.W, atol=radius + 1e-12)
+    again = robust_mtl.solve(Xs, ys, **kw, tol=1e-9, init=cold)
+    assert again.n_iter == 1 and again.primal == pytest.approx(cold.primal, rel=2e-9)
+    # a warm start from the paper's method works too (same dual blocks)
+    d = _solve(Xs, ys, kw, method="dual", mu=1e-4, tol=1e-6)
+    from_dual = robust_mtl.solve(Xs, ys, **kw, tol=1e-9, init=d)
+    assert from_dual.converged and from_dual.primal == pytest.approx(cold.primal, rel=2e-9)
+
+
+@pytest.mark.parametrize("method", ["dual", "smoothing"])
+def test_tiny_mu_is_bounded_by_the_svd_budget(method):
+    Xs, ys, kw = _instance(0)
+    with pytest.warns(ConvergenceWarning, match="max_svd"):
+        res = robust_mtl.solve(Xs, ys, **kw, mu=1e-12, tol=1e-8, method=method, max_svd=3000)
+    assert res.stop_reason in ("budget", "floor") and not res.converged
+    assert res.inner_iterations <= 3000 + 10
+    with pytest.warns(ConvergenceWarning, match="50 SVDs"):
+        res = robust_mtl.solve(Xs, ys, **kw, tol=1e-12, max_svd=50, check_every=7)
+    assert res.stop_reason == "budget" and res.inner_iterations <= 60
+
+
+def test_params_are_declared_once():
+    import inspect
+
+    sig = inspect.signature(robust_mtl.solve)
+    for name, spec in robust_mtl.PARAMS.items():
+        assert sig.parameters[name].default == spec.default, name
+    assert robust_mtl.METHODS == robust_mtl.PARAMS["method"].choices
+    assert robust_mtl.PARAMS.default("method") == "exact_dual"
+    res = robust_mtl.solve(X0, Y0, tol=1e-6)
+    assert set(res.params) <= set(robust_mtl.PARAMS)
+    from explorer.registry import get
+
+    e = get("robust_mtl")
+    for prm in e.params:
+        assert prm.spec is robust_mtl.PARAMS[prm.name] and prm.default == prm.spec.default
+
+
+def test_huge_data_and_wrong_predict_shapes_raise_value_errors():
+    with pytest.raises(ValueError, match=r"Xs\[1\] has an entry of magnitude"):
+        robust_mtl.solve([[[0.0]], [[1e300]]], [[0.0], [0.0]])
+    with pytest.raises(ValueError, match=r"ys\[0\] has an entry of magnitude"):
+        robust_mtl.solve([[[1.0]]], [[1e300]])
+    res = robust_mtl.solve(X0, Y0, tol=1e-6)
+    with pytest.raises(ValueError, match=r"Xs\[0\] must have 3 columns"):
+        res.predict([x[:, :2] for x in X0])

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pagekit as pk
+import pytest
 from streamlit.testing.v1 import AppTest
 
-VARIANTS = ["dual ascent (paper)", "pure smoothing (baseline)", "dual ascent + restart",
-            "pure smoothing + restart"]
+from explorer.ui import TOL_OPTIONS, log_options
+
+VARIANTS = ["exact dual (default, no floor)", "dual ascent (paper)",
+            "pure smoothing (baseline)", "dual ascent + restart", "pure smoothing + restart"]
 
 
 def _small(at: AppTest) -> None:
@@ -15,57 +18,90 @@ def _small(at: AppTest) -> None:
         at.slider(key=key).set_value(value).run()
 
 
-def test_structure_panel_and_an_honest_floor_at_the_default_mu():
+def _badge(at: AppTest) -> str:
+    return " ".join(x.value for x in at.markdown if "badge[" in x.value)
+
+
+def _converged(at: AppTest) -> None:
+    pk.ok(at)
+    badge = _badge(at)
+    assert "not converged" not in badge and "[converged]" in badge, badge
+
+
+def _notch(options: list, value, step: int):
+    return options[options.index(value) + step]
+
+
+def test_defaults_converge_to_1e8_without_a_floor_and_after_one_notch_of_any_slider():
     at = pk.loaded("robust_mtl")
+    _converged(at)
     m = pk.metrics(at)
-    for label in ("selected features", "true features found", "rank of W (true)",
-                  "floor (price of μ)", "smoothed problem's gap", "floor reached"):
+    assert "exact_dual" in _badge(at)
+    assert float(m["relative gap"]) <= 1e-8
+    # mu and restart belong to the paper's methods: no widget for the default method
+    assert not any(w.key == "mu" for w in at.select_slider)
+    assert not any(w.key == "restart" for w in at.toggle)
+    assert pk.chart(at, "certified gap of exact_dual")
+    for label in ("selected features", "true features found", "rank of W (true)"):
         assert label in m, label
-    # the default mu puts the floor below tol: the default run converges, certified
-    assert m["floor reached"] == "no"
-    assert float(m["relative gap"]) <= 1e-6
-    assert float(m["floor / max(1, |J|)"]) <= 1e-6
-    # W as features x time (12 tasks, 30 features), its spectrum, residuals vs noise, floor
     heat = pk.chart(at, "learned W")
     assert pk.array(heat["data"][0]["z"]).shape == (30, 12)
     assert heat["data"][0]["x"][0] == "t1" and heat["data"][0]["x"][-1] == "t12"
-    assert pk.chart(at, "generator's W_true")
-    assert len(pk.chart(at, "singular values of W")["data"]) == 2
-    res = pk.chart(at, "per-task residual norms")
-    assert {"fitted", "noise"} <= {t["name"].split()[0] for t in res["data"]}
+    # one notch of every model slider (each from the defaults), warm-started
+    for key in ("lam", "rho", "gamma", "zeta"):
+        default = at.select_slider(key=key).value
+        opts = log_options(1e-3, 100.0, default)
+        for step in (-1, 1):
+            at.select_slider(key=key).set_value(_notch(opts, default, step)).run()
+            _converged(at)
+        at.select_slider(key=key).set_value(default).run()
+    assert "warm start" in _badge(at)
+    for p in (1, float("inf")):
+        at.selectbox(key="p").set_value(p).run()
+        _converged(at)
+    at.selectbox(key="p").set_value(2).run()
+    at.select_slider(key="tol").set_value(_notch(TOL_OPTIONS, 1e-8, 1)).run()
+    _converged(at)
+    for key, step in (("m", 1), ("d", -1), ("n", 1)):
+        at.slider(key=key).set_value(at.slider(key=key).value + step).run()
+        _converged(at)
+
+
+def test_paper_method_shows_mu_and_an_honest_floor():
+    at = pk.loaded("robust_mtl")
+    _small(at)
+    at.selectbox(key="method").set_value("dual").run()
+    pk.ok(at)
+    m = pk.metrics(at)
+    for label in ("floor (price of μ)", "smoothed problem's gap", "floor reached"):
+        assert label in m, label
     floor = pk.chart(at, "certified gap = smoothed gap + floor")
     assert [t["name"] for t in floor["data"]][:3] == ["certified gap", "smoothed problem's gap",
                                                       "floor (price of mu)"]
     assert pk.chart(at, "inner work and momentum")
-    captions = " ".join(c.value for c in at.caption)
-    assert "correlation" in captions and "λdμ/4" in captions
-    # light weights on the same data: the residuals follow the noise
-    n_charts = len(pk.specs(at))
-    at.button(key="run_light_fit").click().run()
-    pk.ok(at)
-    assert len(pk.specs(at)) == n_charts + 1
-    assert any("follow each task's own noise" in c.value for c in at.caption)
-    # a larger mu: the run stops at its floor, and the page says so
-    at.select_slider(key="mu").set_value(1e-3).run()
-    pk.ok(at)
-    m = pk.metrics(at)
+    # the default mu (1e-3) puts the floor above tol = 1e-8: the run stops there, and says so
+    assert at.select_slider(key="mu").value == 1e-3
     assert m["floor reached"] == "yes"
-    assert float(m["floor / max(1, |J|)"]) > 1e-6
     assert any("smoothing floor" in w.value for w in at.warning)
-    assert "warm start" in " ".join(x.value for x in at.markdown if "start]" in x.value)
+    captions = " ".join(c.value for c in at.caption)
+    assert "λdμ/4" in captions
+    before = float(m["floor / max(1, |J|)"])
+    at.select_slider(key="mu").set_value(1e-5).run()
+    pk.ok(at)
+    assert float(pk.metrics(at)["floor / max(1, |J|)"]) < before / 10  # shrinks with mu
 
 
 def test_comparison_variants_and_the_mu_sweep():
     at = pk.loaded("robust_mtl")
     _small(at)
-    at.select_slider(key="mu").set_value(1e-3).run()
-    at.number_input(key="max_iter").set_value(5000).run()
+    at.select_slider(key="tol").set_value(1e-6).run()
     at.button(key="run_comparison").click().run()
     pk.ok(at)
     kit, ours = at.dataframe[0].value, at.dataframe[1].value
     assert list(kit["method"]) == VARIANTS
     assert list(ours["method"]) == VARIANTS
-    assert (ours["floor"] >= 0).all()
+    assert bool(kit["converged"].iloc[0])  # the floor-free default reaches tol
+    assert ours["floor"].iloc[0] == 0.0 and (ours["floor"] >= 0).all()
     svd = pk.chart(at, "gap vs SVDs")
     assert [t["name"] for t in svd["data"]] == VARIANTS
     assert pk.chart(at, "objective vs time") and pk.chart(at, "objective vs iteration")
@@ -79,6 +115,15 @@ def test_comparison_variants_and_the_mu_sweep():
     fig = pk.chart(at, "final certified gap and its floor against mu")
     dual_floor = next(t for t in fig["data"] if t["name"] == "dual: floor")
     assert np.all(np.diff(pk.array(dual_floor["y"])) > 0)  # mu ascending on the x axis
+
+
+def test_light_fit_button():
+    at = pk.loaded("robust_mtl")
+    n_charts = len(pk.specs(at))
+    at.button(key="run_light_fit").click().run()
+    pk.ok(at)
+    assert len(pk.specs(at)) == n_charts + 1
+    assert any("follow each task's own noise" in c.value for c in at.caption)
 
 
 def test_a_bad_configuration_is_a_message_and_the_last_result_stays():
@@ -108,18 +153,16 @@ def test_a_bad_configuration_is_a_message_and_the_last_result_stays():
     assert any("last successful run" in c.value for c in at.caption)
 
 
-def test_real_data_page_and_p_switch():
+@pytest.mark.parametrize("p", [1, float("inf")])
+def test_real_data_page_and_p_switch(p):
     at = pk.loaded("robust_mtl")
     at.selectbox(key="dataset").set_value("diabetes").run()
-    pk.ok(at)
+    _converged(at)
     assert "rank of W" in pk.metrics(at)
     heat = pk.chart(at, "learned W")
     assert heat["data"][0]["y"][:3] == ["age", "sex", "bmi"]
     at.slider(key="m").set_value(4).run()
-    at.select_slider(key="mu").set_value(1e-3).run()
-    at.number_input(key="max_iter").set_value(5000).run()
-    at.selectbox(key="p").set_value(1).run()
-    pk.ok(at)
+    at.selectbox(key="p").set_value(p).run()
+    _converged(at)
     m = pk.metrics(at)
-    assert m["loss norm p"] == "1"
-    assert int(m["iterations"]) >= 1
+    assert m["loss norm p"] == ("1" if p == 1 else "∞")

@@ -1,12 +1,11 @@
 """Weston–Watkins SVM: subproblem exactness, cvxpy agreement, certificates, bad input."""
 
-import warnings
 
 import cvxpy as cp
 import numpy as np
 import pytest
 
-from solvers import ConvergenceWarning, wwsvm
+from solvers import wwsvm
 from solvers.reference import wwsvm as ref
 
 # ----------------------------------------------------------------- subproblem
@@ -184,6 +183,7 @@ def test_history_and_counts_are_consistent():
     assert h.gap_ratio[0] == pytest.approx(1.0)
     assert res.gap_ratio == pytest.approx(h.gap_ratio[-1])
     assert np.all(np.isin(res.predict(X), np.arange(k)))
+    assert res.n_certificates == len(h.iteration)  # one history row per certificate
 
 
 def test_seed_changes_the_order_not_the_optimum():
@@ -195,52 +195,24 @@ def test_seed_changes_the_order_not_the_optimum():
     np.testing.assert_array_equal(a.alpha, c.alpha)  # reproducible
 
 
-def test_callback_streams_and_can_stop():
-    X, y, C = _instance(2)
-    seen = []
-
-    def cb(state):
-        seen.append((state.iteration, state.iterate["W"].shape))
-        return state.iteration < 3
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        res = wwsvm.solve(X, y, C, tol=1e-14, callback=cb)
-    assert res.n_iter == 3 and not res.converged
-    assert [s[0] for s in seen] == [1, 2, 3]
-
-
-def test_max_iter_warns():
-    X, y, C = _instance(4)
-    with pytest.warns(ConvergenceWarning, match="wwsvm"):
-        res = wwsvm.solve(X, y, 100.0, tol=1e-14, max_iter=2)
-    assert not res.converged and res.n_iter == 2
-
-
 # ----------------------------------------------------------------- bad input
 
 X0 = np.random.default_rng(0).normal(size=(6, 2))
 Y0 = np.array([0, 1, 2, 0, 1, 2])
 
 
+# Bad parameter values (ranges, kinds, choices of every ParamSpec), callback stops and
+# the max_iter warning are checked for every model by tests/test_contract.py.
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
         ({"X": X0[:, 0]}, ValueError, "X must be 2-dimensional"),
         ({"X": np.where(np.eye(6, 2) > 0, np.nan, X0)}, ValueError, "X contains"),
         ({"X": np.full((6, 2), np.inf)}, ValueError, "X contains"),
-        ({"y": Y0[:5]}, ValueError, "y must be a 1-D array of 6 labels"),
-        ({"y": np.zeros(6, dtype=int)}, ValueError, "single class"),
-        ({"y": Y0 - 1}, ValueError, "labels 0..k-1"),
-        ({"y": Y0 + 0.5}, ValueError, "non-integers"),
-        ({"y": np.array(list("abcabc"))}, TypeError, "integer class labels"),
-        ({"C": 0.0}, ValueError, "C must lie in"),
-        ({"C": -1.0}, ValueError, "C must lie in"),
-        ({"C": float("nan")}, ValueError, "C must be finite"),
-        ({"method": "newton"}, ValueError, "method must be one of"),
-        ({"tol": 0.0}, ValueError, "tol must lie in"),
-        ({"max_iter": 0}, ValueError, "max_iter must be >= 1"),
-        ({"seed": -1}, ValueError, "seed must be >= 0"),
+        ({"y": Y0[:5]}, ValueError, "y must have length 6"),
+        ({"y": np.zeros(6, dtype=int)}, ValueError, "y must contain at least 2 distinct"),
+        ({"y": np.array([0, 1, np.nan, 0, 1, 2])}, ValueError, "y contains NaN"),
+        ({"y": np.zeros((6, 2))}, ValueError, "y must be 1-dimensional"),
         ({"callback": 3}, TypeError, "callback must be callable"),
         ({"init": "warm"}, TypeError, "init must be a previous WWSVMResult"),
     ],
@@ -263,3 +235,13 @@ def test_subproblem_rejects_bad_input():
         wwsvm.solve_subproblem([1.0], 0.0)
     with pytest.raises(ValueError, match="v contains"):
         wwsvm.solve_subproblem([np.nan], 1.0)
+    with pytest.raises(ValueError, match="tol must lie in"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, tol=-1)
+    with pytest.raises(ValueError, match="tol must be finite"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, tol=float("nan"))
+    with pytest.raises(ValueError, match="max_steps must be >= 1"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, max_steps=0)
+    with pytest.raises(ValueError, match="b0"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], 1.0, b0=[0.0])
+    with pytest.raises(ValueError, match="C must lie in"):
+        wwsvm.solve_subproblem_iterative([1.0, 2.0], -1.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from solvers.params import ParamSpecs
 
 from ...registry import Dataset, ModelEntry, Problem, ui_param
@@ -30,7 +32,7 @@ def _reference(problem: Problem, *, C: float = _specs().default("C"), **_ignored
 
 def _cost(problem: Problem) -> int:
     X = problem.data["X"]
-    k = int(problem.data["y"].max()) + 1
+    k = int(np.unique(problem.data["y"]).size)
     return X.shape[0] * k + X.shape[1] * k
 
 
@@ -45,18 +47,29 @@ ENTRY = ModelEntry(
     datasets={
         "blobs": Dataset("blobs", "Gaussian blobs", data.blobs,
                          sizes={"n": (300, 20, 5000), "k": (4, 2, 10), "d": (2, 2, 100),
-                                "spread": (1.0, 0.2, 4.0)}),
+                                "spread": (1.0, 0.2, 4.0)},
+                         memory="explorer.estimates:wwsvm_blobs_memory",
+                         seconds="explorer.estimates:wwsvm_blobs_seconds"),
         "digits": Dataset("digits", "scikit-learn digits (64-D, 10 classes)",
-                          data.real("digits"), sizes={"n": (600, 0, 1797)}, real=True),
+                          data.real("digits"), sizes={"n": (600, 0, 1797)}, real=True,
+                          memory="explorer.estimates:wwsvm_digits_memory",
+                          seconds="explorer.estimates:wwsvm_digits_seconds"),
         "wine": Dataset("wine", "scikit-learn wine (13-D, 3 classes)", data.real("wine"),
-                        sizes={"n": (0, 0, 178)}, real=True),
+                        sizes={"n": (0, 0, 178)}, real=True,
+                        memory="explorer.estimates:wwsvm_wine_memory",
+                        seconds="explorer.estimates:wwsvm_wine_seconds"),
         "iris": Dataset("iris", "scikit-learn iris (4-D, 3 classes)", data.real("iris"),
-                        sizes={"n": (0, 0, 150)}, real=True),
+                        sizes={"n": (0, 0, 150)}, real=True,
+                        memory="explorer.estimates:wwsvm_iris_memory",
+                        seconds="explorer.estimates:wwsvm_iris_seconds"),
     },
     params=(
         ui_param(_specs()["C"], low=1e-3, high=1e3, log=True),
         ui_param(_specs()["method"]),
         ui_param(_specs()["seed"], high=10_000),
+        ui_param(_specs()["accelerate"]),
+        ui_param(_specs()["stopping"]),
+        ui_param(_specs()["ratio"], low=1e-4, high=0.1, log=True),
     ),
     solve=_solve,
     reference=_reference,

@@ -1,0 +1,415 @@
+"""Compiled kernels of the Weston–Watkins SVM (:mod:`solvers.wwsvm`).
+
+Everything here is ``numba.njit(cache=True)`` and works on plain arrays:
+
+- :func:`walrus_block`: the exact block solver (Wang & Scott 2021, Lemma A.9 /
+  Algorithm "Walrus") with *partial selection*: only the largest entries of ``v``
+  are selected and sorted, enlarging the selection until the root ``gamma`` of the
+  restricted equation is at least every unselected entry (then it is the root of the
+  full equation, exactly). :func:`walrus_block_fullsort` is the textbook full-sort
+  version, kept for the tests.
+- :func:`iterative_block`: the Shark-style baseline (clipped Newton steps on the
+  most violating coordinate).
+- :func:`epoch`: one pass of dual block coordinate descent over the samples.
+- :func:`hinge_and_counts`, :func:`free_pairs`, :func:`step_to_w`: the certificate
+  and the pieces of the free-block (restricted Newton) acceleration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .prox import clip_sum_root_sorted, sort_prefix
+
+__all__ = [
+    "epoch",
+    "free_pairs",
+    "hinge_and_counts",
+    "iterative_block",
+    "select_top",
+    "shuffle",
+    "step_to_w",
+    "walrus_block",
+    "walrus_block_fullsort",
+]
+
+#: Blocks with at most this many positive entries are sorted outright.
+_SORT_ALL = 48
+#: First selection size of the partial selection (grown x4 until exact).
+_FIRST_TOP = 16
+
+
+@njit(cache=True)
+def select_top(a, n, t):  # pragma: no cover - compiled
+    # Rearrange a[:n] in place so that a[:t] holds the t largest entries (any
+    # order): quickselect with a three-way partition (> p | == p | < p), so that
+    # ties (many equal entries) cost O(n) too.
+    lo = 0
+    hi = n
+    while hi - lo > 1:
+        x0 = a[lo]
+        x1 = a[(lo + hi) // 2]
+        x2 = a[hi - 1]
+        # median of three
+        if x0 > x1:
+            x0, x1 = x1, x0
+        if x1 > x2:
+            x1 = x2
+        p = x0 if x0 > x1 else x1
+        lt = lo
+        i = lo
+        gt = hi
+        while i < gt:
+            x = a[i]
+            if x > p:
+                a[i] = a[lt]
+                a[lt] = x
+                lt += 1
+                i += 1
+            elif x < p:
+                gt -= 1
+                a[i] = a[gt]
+                a[gt] = x
+            else:
+                i += 1
+        if t < lt:
+            hi = lt
+        elif t <= gt:
+            return
+        else:
+            lo = gt
+
+
+@njit(cache=True)
+def walrus_block_fullsort(v, C, out, work):  # pragma: no cover - compiled
+    # Exact minimiser of 1/2 b'(I + 11')b - v'b on [0, C]^m: b = clip(v - gamma)
+    # with gamma = sum(b) >= 0 (Lemma A.9); all positive entries sorted.
+    m = v.shape[0]
+    n_pos = 0
+    for j in range(m):
+        if v[j] > 0.0:
+            work[n_pos] = v[j]
+            n_pos += 1
+    if n_pos == 0:
+        for j in range(m):
+            out[j] = 0.0
+        return 0.0
+    sort_prefix(work, n_pos)
+    gamma = clip_sum_root_sorted(work, n_pos, C, 0.0, 1.0)
+    for j in range(m):
+        bj = v[j] - gamma
+        out[j] = 0.0 if bj < 0.0 else (C if bj > C else bj)
+    return gamma
+
+
+@njit(cache=True)
+def _sift_down(h, n, pos):  # pragma: no cover - compiled
+    # restore the min-heap property of h[:n] below pos
+    x = h[pos]
+    while True:
+        c = 2 * pos + 1
+        if c >= n:
+            break
+        if c + 1 < n and h[c + 1] < h[c]:
+            c += 1
+        if h[c] >= x:
+            break
+        h[pos] = h[c]
+        pos = c
+    h[pos] = x
+
+
+@njit(cache=True)
+def walrus_block(v, C, out, work):  # pragma: no cover - compiled
+    # The same minimiser with partial selection. gamma is the root of
+    # gamma = phi(gamma) = sum_j clip(v_j - gamma, 0, C). For any set T of the
+    # largest entries, the root gamma_T of the restricted equation is a lower bound
+    # of gamma (phi_T <= phi, phi - id decreasing); if gamma_T >= every other entry,
+    # those contribute 0 at gamma_T, so gamma_T = gamma exactly.
+    # Stage 1: one pass keeps the _FIRST_TOP largest positive entries in a min-heap
+    # (most entries cost one comparison) and the largest entry left out.
+    # Stage 2 (rarely): entries <= gamma_T are inactive at the solution and are
+    # dropped; the rest is handled by quickselect with a growing selection.
+    m = v.shape[0]
+    T = _FIRST_TOP if _FIRST_TOP < m else m
+    hn = 0
+    rest = -np.inf
+    n_pos = 0
+    for j in range(m):
+        x = v[j]
+        if x <= 0.0:
+            continue
+        n_pos += 1
+        if hn < T:
+            # push: sift up
+            pos = hn
+            hn += 1
+            while pos > 0:
+                par = (pos - 1) // 2
+                if work[par] <= x:
+                    break
+                work[pos] = work[par]
+                pos = par
+            work[pos] = x
+        elif x > work[0]:
+            if work[0] > rest:
+                rest = work[0]
+            work[0] = x
+            _sift_down(work, hn, 0)
+        elif x > rest:
+            rest = x
+    if n_pos == 0:
+        for j in range(m):
+            out[j] = 0.0
+        return 0.0
+    sort_prefix(work, hn)
+    gamma = clip_sum_root_sorted(work, hn, C, 0.0, 1.0)
+    if gamma < rest:
+        # stage 2: keep the entries above the lower bound gamma and select again
+        n_pos = 0
+        for j in range(m):
+            if v[j] > gamma:
+                work[n_pos] = v[j]
+                n_pos += 1
+        t = 4 * _FIRST_TOP
+        while True:
+            if n_pos <= _SORT_ALL or t >= n_pos:
+                sort_prefix(work, n_pos)
+                gamma = clip_sum_root_sorted(work, n_pos, C, 0.0, 1.0)
+                break
+            select_top(work, n_pos, t)
+            sort_prefix(work, t)
+            gamma = clip_sum_root_sorted(work, t, C, 0.0, 1.0)
+            rest = -np.inf
+            for q in range(t, n_pos):
+                if work[q] > rest:
+                    rest = work[q]
+            if gamma >= rest:
+                break
+            cnt = 0
+            for q in range(n_pos):
+                if work[q] > gamma:
+                    work[cnt] = work[q]
+                    cnt += 1
+            n_pos = cnt
+            t *= 4
+    for j in range(m):
+        bj = v[j] - gamma
+        out[j] = 0.0 if bj < 0.0 else (C if bj > C else bj)
+    return gamma
+
+
+@njit(cache=True)
+def iterative_block(v, C, b, eps, max_steps):  # pragma: no cover - compiled
+    # Shark-style: repeatedly take a clipped Newton step (Hessian diagonal 2)
+    # on the coordinate with the largest KKT violation of the gradient
+    # g = b + sum(b) - v, until the violation is below eps. b is updated in place.
+    m = v.shape[0]
+    s = 0.0
+    for j in range(m):
+        s += b[j]
+    steps = 0
+    for _ in range(max_steps):
+        best = 0.0
+        idx = -1
+        for j in range(m):
+            g = b[j] + s - v[j]
+            if g < -best and b[j] < C:
+                best = -g
+                idx = j
+            elif g > best and b[j] > 0.0:
+                best = g
+                idx = j
+        if idx < 0 or best < eps:
+            break
+        g = b[idx] + s - v[idx]
+        new = b[idx] - 0.5 * g
+        if new < 0.0:
+            new = 0.0
+        elif new > C:
+            new = C
+        s += new - b[idx]
+        b[idx] = new
+        steps += 1
+    return steps
+
+
+@njit(cache=True)
+def epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, skip_cap
+          ):  # pragma: no cover - compiled
+    # One pass over the samples in ``order``. Skipping heuristic (``skip_cap > 0``):
+    # a sample whose block the update left unchanged at a vertex of the box (all
+    # entries 0 or C) is skipped for 1, 3, 7, ... (at most ``skip_cap``) epochs;
+    # any change resets it. The certificate is always computed on the full
+    # problem, so skipping can only change the speed, never the reported gap.
+    n, d = X.shape
+    k = Wt.shape[0]
+    m = k - 1
+    v = np.empty(m)
+    b = np.empty(m)
+    bnew = np.empty(m)
+    work = np.empty(m)
+    wx = np.empty(k)
+    cls = np.empty(m, dtype=np.int64)
+    inner_steps = 0
+    visited = 0
+    for ii in range(n):
+        i = order[ii]
+        if wait[i] > 0:
+            wait[i] -= 1
+            continue
+        visited += 1
+        yi = y[i]
+        sq = sqn[i]
+        if sq == 0.0:
+            # x_i = 0: W does not depend on this block; the dual is maximised at C.
+            for j in range(k):
+                A[i, j] = C if j != yi else 0.0
+            wait[i] = n  # never needs another visit
+            continue
+        np.dot(Wt, X[i], wx)  # BLAS gemv, no allocation
+        tot = 0.0
+        t = 0
+        for j in range(k):
+            if j != yi:
+                cls[t] = j
+                b[t] = A[i, j]
+                tot += b[t]
+                t += 1
+        wy = wx[yi] - sq * tot  # w'_{y_i}^T x_i without sample i's contribution
+        for t in range(m):
+            v[t] = (1.0 - (wy - (wx[cls[t]] + sq * b[t]))) / sq
+        if exact:
+            walrus_block(v, C, bnew, work)
+        else:
+            for t in range(m):
+                bnew[t] = b[t]
+            inner_steps += iterative_block(v, C, bnew, inner_eps / sq, max_steps)
+        dsum = 0.0
+        vertex = True
+        for t in range(m):
+            delta = bnew[t] - b[t]
+            if delta != 0.0:
+                vertex = False
+                j = cls[t]
+                dsum += delta
+                for f in range(d):
+                    Wt[j, f] -= delta * X[i, f]
+                A[i, j] = bnew[t]
+            elif bnew[t] != 0.0 and bnew[t] != C:
+                vertex = False
+        if dsum != 0.0:
+            for f in range(d):
+                Wt[yi, f] += dsum * X[i, f]
+        if skip_cap > 0:
+            if vertex:
+                skip[i] = min(2 * skip[i] + 1, skip_cap)
+                wait[i] = skip[i]
+            else:
+                skip[i] = 0
+    return inner_steps, visited
+
+
+@njit(cache=True)
+def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
+    # sum of the WW hinge terms from the scores S = X W, sum(alpha), and the
+    # numbers of dual variables at 0, strictly inside (0, C), and at C.
+    n, k = S.shape
+    hinge = 0.0
+    asum = 0.0
+    n_zero = 0
+    n_c = 0
+    for i in range(n):
+        yi = y[i]
+        sy = S[i, yi]
+        for j in range(k):
+            if j == yi:
+                continue
+            h = 1.0 - (sy - S[i, j])
+            if h > 0.0:
+                hinge += h
+            a = A[i, j]
+            asum += a
+            if a <= 0.0:
+                n_zero += 1
+            elif a >= C:
+                n_c += 1
+    return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
+@njit(cache=True)
+def free_pairs(A, y, C, S):  # pragma: no cover - compiled
+    # (sample, class, violation) of every dual variable strictly inside (0, C)
+    # (violation 0) and of every variable at a bound whose dual gradient
+    # g_ij = 1 - (s_{i y_i} - s_ij) points into the box (violation |g_ij| > 0).
+    n, k = A.shape
+    cnt = 0
+    for i in range(n):
+        sy = S[i, y[i]]
+        for j in range(k):
+            if j == y[i]:
+                continue
+            a = A[i, j]
+            g = 1.0 - (sy - S[i, j])
+            if (a > 0.0 and a < C) or (a <= 0.0 and g > 0.0) or (a >= C and g < 0.0):
+                cnt += 1
+    ii = np.empty(cnt, dtype=np.int64)
+    jj = np.empty(cnt, dtype=np.int64)
+    viol = np.empty(cnt)
+    t = 0
+    for i in range(n):
+        sy = S[i, y[i]]
+        for j in range(k):
+            if j == y[i]:
+                continue
+            a = A[i, j]
+            g = 1.0 - (sy - S[i, j])
+            if a > 0.0 and a < C:
+                viol[t] = 0.0
+            elif (a <= 0.0 and g > 0.0) or (a >= C and g < 0.0):
+                viol[t] = abs(g)
+            else:
+                continue
+            ii[t] = i
+            jj[t] = j
+            t += 1
+    return ii, jj, viol
+
+
+@njit(cache=True)
+def step_to_w(X, y, ii, jj, delta, dWt):  # pragma: no cover - compiled
+    # dWt (k x d) = sum_a delta_a (e_{y_i} - e_j) x_i^T: the change of W^T when the
+    # dual variables alpha_{i_a j_a} move by delta_a.
+    d = X.shape[1]
+    dWt[:, :] = 0.0
+    for a in range(ii.shape[0]):
+        da = delta[a]
+        if da == 0.0:
+            continue
+        i = ii[a]
+        yi = y[i]
+        j = jj[a]
+        for f in range(d):
+            xf = da * X[i, f]
+            dWt[yi, f] += xf
+            dWt[j, f] -= xf
+
+
+@njit(cache=True)
+def shuffle(order, state):  # pragma: no cover - compiled
+    # In-place Fisher-Yates shuffle driven by a splitmix64 generator whose state
+    # (one uint64) lives in ``state[0]``: reproducible from the seed, no allocation.
+    n = order.shape[0]
+    z = state[0]
+    for i in range(n - 1, 0, -1):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        r = z
+        r = (r ^ (r >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        r = (r ^ (r >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        r = r ^ (r >> np.uint64(31))
+        j = np.int64(r % np.uint64(i + 1))
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+    state[0] = z
