@@ -20,7 +20,12 @@ def objective(entry: ModelEntry) -> str | None:
         return None
     if not latex:
         return None
-    return re.split(r"\\\\(?:\[[^\]]*\])?", latex)[0]
+    first = re.split(r"\\\\(?:\[[^\]]*\])?", latex)[0]
+    # a row cut out of an alignment environment: drop the environment and its '&'
+    env = r"\\(begin|end)\{(aligned|align\*?|split|gathered)\}"
+    if re.search(env, first):
+        first = re.sub(env, "", first).replace("&", "") + r"\;+\;\cdots"
+    return first
 
 
 def render(pages: dict | None = None) -> None:

@@ -35,6 +35,8 @@ def test_home_page_lists_every_model():
         assert pretty(e.summary)[:40] in text
     latex = [x.value for x in at.latex]
     assert len(latex) >= 1 + len(MODELS)  # the certificate and every model's objective
+    for x in latex:  # no environment cut in half (KaTeX would show red source)
+        assert x.count("\\begin{") == x.count("\\end{"), x
     assert "<=" not in text and "^T" not in text  # summaries' ASCII math as symbols
 
 
