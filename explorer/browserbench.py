@@ -284,9 +284,15 @@ def run(models: list[str] | None = None, moves: int = 3, cold: bool = False,
                 tab = None
                 if same_tab:  # open the app on its home page once, then navigate inside it
                     tab = browser.new_page(viewport={"width": 1280, "height": 900})
+                    t0 = time.perf_counter()
                     tab.goto(url)
                     tab.wait_for_selector("[data-testid='stSidebarNavLink']", timeout=300_000)
+                    tab.wait_for_selector(".katex", timeout=300_000)
                     _idle(tab)
+                    rows.append({"page": "home", "first_visit_s": time.perf_counter() - t0,
+                                 "first_visit_server_cpu_s": float("nan"),
+                                 "first_visit_browser_cpu_s": float("nan")})
+                    print(_fmt_row(rows[-1]), flush=True)
                 for entry in chosen:
                     rows.append(bench_page(browser, url, entry, moves=moves, tab=tab))
                     print(_fmt_row(rows[-1]), flush=True)
