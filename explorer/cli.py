@@ -427,8 +427,11 @@ def app_path() -> Path:
 
 
 def app_command(args: argparse.Namespace) -> list[str]:
-    """The ``streamlit run`` command line of ``dualscope app`` (binds to ``args.host``)."""
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path()),
+    """The ``streamlit run`` command line of ``dualscope app`` (binds to ``args.host``).
+
+    ``explorer.serve`` is ``streamlit run app_main.py`` with the kernels warming from the
+    server's start."""
+    cmd = [sys.executable, "-m", "explorer.serve",
            "--server.address", args.host, "--server.port", str(args.port),
            "--browser.gatherUsageStats", "false"]
     if args.headless:
@@ -529,6 +532,8 @@ SUBCOMMANDS: list[Subcommand] = [
                _configure_solve, cmd_check, outputs=("json",)),
     Subcommand("bench", "benchmark: vs cvxpy and vs the paper's baseline",
                _configure_bench, cmd_bench, outputs=("json",)),
+    Subcommand("warmup", "compile every model's numba kernels (once, after install)",
+               lambda p: None, lambda ns: __import__("explorer.warmup").warmup.main([])),
 ]
 
 

@@ -8,6 +8,7 @@ spectra). Nothing here touches Streamlit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -19,10 +20,31 @@ __all__ = [
     "bar_series",
     "comparison_figure",
     "convergence_figure",
+    "decimate",
     "heatmap",
     "lines_figure",
     "spectrum_figure",
 ]
+
+def _notebook_renderer() -> None:
+    """In a Jupyter kernel, render figures as plotly JSON *and* self-contained HTML.
+
+    JupyterLab draws the JSON (``plotly_mimetype``); ``nbconvert --to html`` and other
+    viewers without the plotly extension use the HTML, which embeds plotly.js once per
+    notebook (``notebook``: works offline, no CDN). Skipped when the user chose a
+    renderer (``PLOTLY_RENDERER``) or outside a kernel.
+    """
+    import os
+    import sys
+
+    if os.environ.get("PLOTLY_RENDERER") or "ipykernel" not in sys.modules:
+        return
+    import plotly.io as pio
+
+    pio.renderers.default = "plotly_mimetype+notebook"
+
+
+_notebook_renderer()
 
 #: One colour per role, used consistently across pages.
 COLORS = {
@@ -33,6 +55,30 @@ COLORS = {
     "series": ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"],
 }
+
+
+#: histories longer than this are drawn decimated (the browser's drawing time grows
+#: with the points; a gap curve needs a few hundred to look the same)
+MAX_POINTS = 400
+
+
+def decimate(history: Any, max_points: int = MAX_POINTS,
+             extra: Sequence[str] = ()) -> Any:
+    """A light view of a history for drawing: at most ``max_points`` rows.
+
+    Keeps the first and the last row and evenly spaced rows in between; the columns
+    iteration, time, primal, dual, gap (and ``extra``) are sliced alike. Short
+    histories are returned unchanged.
+    """
+    it = np.asarray(history.iteration)
+    n = it.size
+    if n <= max_points:
+        return history
+    idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
+    out = {}
+    for name in ("iteration", "time", "primal", "dual", "gap", *extra):
+        out[name] = np.asarray(getattr(history, name))[idx]
+    return SimpleNamespace(**out)
 
 
 def _positive(a: np.ndarray) -> np.ndarray:
@@ -47,9 +93,10 @@ def convergence_figure(
     reference: float | None = None,
     title: str = "",
     gap_label: str = "duality gap",
-    height: int = 480,
+    height: int | None = None,
+    x: str = "both",
 ) -> go.Figure:
-    """Primal, dual and gap against iteration (left) and time (right); gap on a log axis.
+    """Primal, dual and gap against iteration and/or time; gap on a log axis.
 
     Parameters
     ----------
@@ -60,43 +107,61 @@ def convergence_figure(
     gap_label : str
         Name of the gap series ("duality gap", or "gap estimate" where the spec
         allows only an estimate).
+    x : {"both", "iteration", "time"}
+        ``"both"``: a 2 × 2 grid (objective and gap, against iteration and time);
+        otherwise one row (objective, gap) against that axis — half the axes and
+        traces for the browser to draw.
     """
-    it = np.asarray(history.iteration)
-    t = np.asarray(history.time)
-    fig = make_subplots(
-        rows=2, cols=2, shared_xaxes="columns", vertical_spacing=0.08,
-        horizontal_spacing=0.08,
-        subplot_titles=("objective vs iteration", "objective vs time",
-                        f"{gap_label} vs iteration", f"{gap_label} vs time"),
-    )
-    for col, x in ((1, it), (2, t)):
-        show = col == 1
-        fig.add_trace(go.Scatter(x=x, y=history.primal, name="primal", mode="lines",
+    if x not in ("both", "iteration", "time"):
+        raise ValueError(f"x must be 'both', 'iteration' or 'time', got {x!r}")
+    history = decimate(history)
+    columns = {"iteration": np.asarray(history.iteration), "time": np.asarray(history.time)}
+    axes = ["iteration", "time"] if x == "both" else [x]
+    if x == "both":
+        fig = make_subplots(
+            rows=2, cols=2, shared_xaxes="columns", vertical_spacing=0.08,
+            horizontal_spacing=0.08,
+            subplot_titles=("objective vs iteration", "objective vs time",
+                            f"{gap_label} vs iteration", f"{gap_label} vs time"),
+        )
+        cells = {"iteration": ((1, 1), (2, 1)), "time": ((1, 2), (2, 2))}
+    else:
+        fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                            subplot_titles=(f"objective vs {x}", f"{gap_label} vs {x}"))
+        cells = {x: ((1, 1), (1, 2))}
+    for k, name in enumerate(axes):
+        xs = columns[name]
+        show = k == 0
+        (r_obj, c_obj), (r_gap, c_gap) = cells[name]
+        fig.add_trace(go.Scatter(x=xs, y=history.primal, name="primal", mode="lines",
                                  line={"color": COLORS["primal"]}, showlegend=show,
-                                 legendgroup="primal"), row=1, col=col)
-        fig.add_trace(go.Scatter(x=x, y=history.dual, name="dual", mode="lines",
+                                 legendgroup="primal"), row=r_obj, col=c_obj)
+        fig.add_trace(go.Scatter(x=xs, y=history.dual, name="dual", mode="lines",
                                  line={"color": COLORS["dual"]}, showlegend=show,
-                                 legendgroup="dual"), row=1, col=col)
-        fig.add_trace(go.Scatter(x=x, y=_positive(history.gap), name=gap_label, mode="lines",
-                                 line={"color": COLORS["gap"]}, showlegend=show,
-                                 legendgroup="gap"), row=2, col=col)
-        if reference is not None and len(x):
-            fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[reference, reference],
+                                 legendgroup="dual"), row=r_obj, col=c_obj)
+        fig.add_trace(go.Scatter(x=xs, y=_positive(history.gap), name=gap_label,
+                                 mode="lines", line={"color": COLORS["gap"]},
+                                 showlegend=show, legendgroup="gap"), row=r_gap, col=c_gap)
+        if reference is not None and len(xs):
+            fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[reference, reference],
                                      name="cvxpy optimum", mode="lines",
                                      line={"color": COLORS["reference"], "dash": "dash"},
-                                     showlegend=show, legendgroup="ref"), row=1, col=col)
-    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
-    fig.update_yaxes(type="log", row=2, col=2, exponentformat="power")
-    fig.update_xaxes(title_text="iteration", row=2, col=1)
-    fig.update_xaxes(title_text="time [s]", row=2, col=2)
-    _objective_range(fig, history)
-    fig.update_layout(height=height, title=title or None,
+                                     showlegend=show, legendgroup="ref"),
+                          row=r_obj, col=c_obj)
+        fig.update_yaxes(type="log", row=r_gap, col=c_gap, exponentformat="power")
+        label = "iteration" if name == "iteration" else "time [s]"
+        fig.update_xaxes(title_text=label, row=r_gap, col=c_gap)
+        if x != "both":
+            fig.update_xaxes(title_text=label, row=r_obj, col=c_obj)
+    _objective_range(fig, history, [cells[a][0] for a in axes])
+    fig.update_layout(height=height or (480 if x == "both" else 340), title=title or None,
                       margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
-                      legend={"orientation": "h", "y": -0.12})
+                      legend={"orientation": "h", "y": -0.12 if x == "both" else -0.25})
     return fig
 
 
-def _objective_range(fig: go.Figure, history: Any) -> None:
+def _objective_range(fig: go.Figure, history: Any,
+                     cells: Sequence[tuple[int, int]] = ((1, 1), (1, 2))) -> None:
     """Zoom the objective panels on the last 90 % of the run (first iterates dwarf the rest)."""
     p = np.asarray(history.primal, dtype=float)
     d = np.asarray(history.dual, dtype=float)
@@ -109,8 +174,8 @@ def _objective_range(fig: go.Figure, history: Any) -> None:
         return
     lo, hi = float(vals.min()), float(vals.max())
     pad = 0.05 * (hi - lo) if hi > lo else 0.05 * max(1.0, abs(hi))
-    for col in (1, 2):
-        fig.update_yaxes(range=[lo - pad, hi + pad], row=1, col=col)
+    for row, col in cells:
+        fig.update_yaxes(range=[lo - pad, hi + pad], row=row, col=col)
 
 
 def comparison_figure(
@@ -128,6 +193,7 @@ def comparison_figure(
     """
     fig = go.Figure()
     for i, (label, h) in enumerate(runs.items()):
+        h = decimate(h, extra=[a for a in (x, y) if a not in ("gap", "rel_gap")])
         xs = np.asarray(getattr(h, x))
         if y == "gap":
             ys = _positive(h.gap)

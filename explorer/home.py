@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import importlib
+import re
+
 import streamlit as st
 
-from .registry import entries
+from .registry import ModelEntry, entries
+from .ui.fmt import pretty
+
+
+def objective(entry: ModelEntry) -> str | None:
+    """The first line (the objective) of the model page's ``PROBLEM`` LaTeX, if any."""
+    module = entry.page.partition(":")[0]
+    try:
+        latex = getattr(importlib.import_module(module), "PROBLEM", None)
+    except ImportError:
+        return None
+    if not latex:
+        return None
+    first = re.split(r"\\\\(?:\[[^\]]*\])?", latex)[0]
+    # a row cut out of an alignment environment: drop the environment and its '&'
+    env = r"\\(begin|end)\{(aligned|align\*?|split|gathered)\}"
+    if re.search(env, first):
+        first = re.sub(env, "", first).replace("&", "") + r"\;+\;\cdots"
+    return first
 
 
 def render(pages: dict | None = None) -> None:
@@ -26,7 +47,8 @@ def render(pages: dict | None = None) -> None:
         "So the gap bounds how far the returned solution is from optimal *without knowing "
         "the optimum*. Solvers stop when the relative gap "
         "$\\mathrm{gap}/\\max(1,|P|)$ falls below `tol`; the tests cross-check every solver "
-        "against a cvxpy formulation of the same objective."
+        "against a cvxpy formulation of the same objective. Times shown exclude numba "
+        "compilation (reported separately when it happens)."
     )
     st.subheader("Models")
     for e in entries():
@@ -35,4 +57,7 @@ def render(pages: dict | None = None) -> None:
                 st.page_link(pages[e.name], label=e.title, icon=e.icon)
             else:
                 st.markdown(f"**{e.title}**")
-            st.markdown(e.summary)
+            obj = objective(e)
+            if obj:
+                st.latex(obj)
+            st.markdown(pretty(e.summary))

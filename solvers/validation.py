@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .base import IncompatibleWarmStart
+
 __all__ = [
     "check_array",
     "check_binary_labels",
@@ -219,7 +221,7 @@ def check_init(init: Any, result_type: type, **shapes: tuple[int, ...]) -> Any:
     for attr, shape in shapes.items():
         got = np.shape(getattr(init, attr))
         if tuple(got) != tuple(shape):
-            raise ValueError(
+            raise IncompatibleWarmStart(
                 f"init does not match this problem: init.{attr} has shape {tuple(got)}, "
                 f"expected {tuple(shape)}"
             )

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pagekit as pk
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.home import pretty
 from explorer.registry import entries
 from explorer.ui import log_options
+
+# the app's background kernel warm-up would run inside the test process
+os.environ.setdefault("DUALSCOPE_WARMUP", "0")
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = pk.TIMEOUT
@@ -27,7 +32,12 @@ def test_home_page_lists_every_model():
     text = " ".join(m.value for m in at.markdown)
     assert "duality-gap certificate" in text
     for e in entries():
-        assert e.summary[:40] in text
+        assert pretty(e.summary)[:40] in text
+    latex = [x.value for x in at.latex]
+    assert len(latex) >= 1 + len(MODELS)  # the certificate and every model's objective
+    for x in latex:  # no environment cut in half (KaTeX would show red source)
+        assert x.count("\\begin{") == x.count("\\end{"), x
+    assert "<=" not in text and "^T" not in text  # summaries' ASCII math as symbols
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -127,3 +137,271 @@ def test_switching_dataset_starts_from_its_default_sizes():
     assert not at.exception, at.exception
     assert at.slider(key="n").value == 600
     assert "digits" in " ".join(c.value for c in at.caption)
+
+
+# ----------------------------------------------------------------------------- URL state
+
+
+def test_bad_url_values_are_named_with_the_value_used_and_off_grid_values_kept():
+    at = pk.model_page("wwsvm")
+    at.query_params.update({"C": "0.3", "tol": "abc", "n": "100000", "dataset": "nonexistent",
+                            "method": "fastest"})
+    at.run()
+    assert not at.exception, at.exception
+    notes = " | ".join(w.value for w in at.warning)
+    assert "**n=100000**" in notes and "**n = 5000**" in notes
+    assert "**tol=abc** is not a number" in notes and "**tol = 1e-6**" in notes
+    assert "**dataset=nonexistent**" in notes and "**dataset = blobs**" in notes
+    assert "**method=fastest**" in notes and "**method = walrus**" in notes
+    assert "C=" not in notes  # 0.3 is valid, off the 1-2-5 grid: kept, no message
+    assert at.select_slider(key="C").value == 0.3
+    assert at.slider(key="n").value == 5000
+    assert "C = 0.3" not in notes
+
+
+def test_a_url_value_the_solver_rejects_is_named():
+    at = pk.model_page("wwsvm")
+    at.query_params.update({"C": "-1"})
+    at.run()
+    assert not at.exception, at.exception
+    notes = " | ".join(w.value for w in at.warning)
+    assert "**C=-1**" in notes and "**C = 1**" in notes
+    assert at.select_slider(key="C").value == 1.0
+
+
+# ----------------------------------------------------------------------------- kit pieces
+
+
+def test_incompatible_warm_start_solves_cold_and_other_errors_propagate():
+    import numpy as np
+
+    from explorer.registry import get
+    from explorer.ui import Controls
+    from explorer.ui.solve import solve_with_warm_start
+    from explorer.ui.state import LastRun, PageState
+    from solvers.base import IncompatibleWarmStart
+    from solvers.validation import check_init
+
+    with pytest.raises(IncompatibleWarmStart, match=r"init\.alpha has shape"):
+        check_init(type("R", (), {"alpha": np.zeros((2, 2))})(), object, alpha=(3, 2))
+
+    entry = get("wwsvm")
+    calls = []
+
+    def fake_solve(problem, *, init=None, **kw):
+        calls.append(init)
+        if init is not None:
+            raise IncompatibleWarmStart("init does not match this problem")
+        return "cold result"
+
+    c = Controls("blobs", {"n": 20}, 0, {"C": 1.0}, 1e-6, 10)
+    state = PageState(last=LastRun(c.problem_key(entry), c, "old result", None, False))
+    import explorer.ui.solve as mod
+
+    orig = mod.page_state
+    mod.page_state = lambda name: state
+    try:
+        fake = type("E", (), {"name": "wwsvm", "solve": staticmethod(fake_solve)})()
+        res, warm = solve_with_warm_start(fake, None, c)
+        assert (res, warm) == ("cold result", False) and calls == ["old result", None]
+
+        def broken(problem, *, init=None, **kw):
+            raise ValueError("C must lie in (0, inf)")  # not a warm-start problem: shown
+
+        fake.solve = broken
+        with pytest.raises(ValueError, match="C must lie"):
+            solve_with_warm_start(fake, None, c)
+    finally:
+        mod.page_state = orig
+
+
+def test_problem_cache_is_bounded_by_memory():
+    import numpy as np
+
+    from explorer.registry import Problem
+    from explorer.ui import ProblemCache
+
+    cache = ProblemCache(max_bytes=3 * 8_000)
+    made = []
+
+    def make(i):
+        made.append(i)
+        return Problem({"X": np.zeros(1000)}, f"p{i}", info={"extra": [np.zeros(0)]})
+
+    for i in range(5):
+        cache.get(("k", i), lambda i=i: make(i))
+    assert len(cache) == 3 and cache.total == 24_000
+    cache.get(("k", 4), lambda: make(99))  # a hit: not rebuilt
+    assert 99 not in made
+    big = ProblemCache(max_bytes=10)
+    big.get(("big",), lambda: make(7))  # the newest stays even above the bound
+    assert len(big) == 1
+
+
+def test_certificate_digits_show_the_difference():
+    from explorer.ui import certificate_digits
+
+    p, d = 34.39912345678, 34.39912345001
+    k = certificate_digits(p, d)
+    assert f"{p:.{k}g}" != f"{d:.{k}g}"
+    assert certificate_digits(1.0, 1.0) == 8
+
+
+# ----------------------------------------------------------------------------- issue 14
+
+
+def test_caso_h_is_limited_by_d_and_explained():
+    at = pk.model_page("caso")
+    at.run()
+    at.slider(key="d").set_value(2).run()
+    assert not at.exception, at.exception
+    h = at.slider(key="h")
+    assert h.max == 2.0 and h.value <= 2.0
+    assert any("h is the trace of M" in c.value for c in at.sidebar.caption)
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_mtmkl_flips_are_limited_by_d():
+    at = pk.model_page("mtmkl")
+    at.run()
+    at.slider(key="d").set_value(3).run()
+    assert not at.exception, at.exception
+    assert at.slider(key="flips").max == 3
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_heavy_sizes_ask_for_confirmation_and_keep_the_last_result():
+    at = pk.model_page("caso")
+    at.run()
+    good = pk.metrics(at)["primal"]
+    at.slider(key="d").set_value(200).run()
+    at.slider(key="m").set_value(200).run()
+    at.slider(key="n").set_value(1000).run()
+    assert not at.exception, at.exception
+    assert any("solve anyway" in w.value for w in at.warning)
+    assert any(b.key == "confirm_cost" for b in at.button)
+    assert pk.metrics(at)["primal"] == good  # the last good result stays on screen
+    assert any("last successful run" in c.value for c in at.caption)
+
+
+def test_pages_without_a_cost_model_guard_by_the_size_product():
+    at = pk.model_page("wwsvm")
+    at.run()
+    good = pk.metrics(at)["primal"]
+    at.slider(key="d").set_value(100).run()  # 50x the default d: still below the limit
+    pk.ok(at)
+    assert not any(b.key == "confirm_cost" for b in at.button)
+    at.slider(key="k").set_value(10).run()  # 125x the default problem
+    assert not at.exception, at.exception
+    assert any("125× the default" in w.value for w in at.warning)
+    assert any(b.key == "confirm_cost" for b in at.button)
+    assert any("last successful run" in c.value for c in at.caption)
+    assert pk.metrics(at)["primal"] != good  # the d = 100 run is the last good one
+
+
+def test_a_failed_dataset_build_keeps_the_last_result():
+    script = (
+        "import streamlit as st\n"
+        "from explorer.registry import get\n"
+        "import explorer.ui.problems as pr\n"
+        "entry = get('wwsvm')\n"
+        "if st.session_state.get('break_it'):\n"
+        "    class Broken:\n"
+        "        def get(self, key, make):\n"
+        "            raise ValueError('informative must be at most d')\n"
+        "    pr._CACHE, saved = Broken(), pr._CACHE\n"
+        "    try:\n"
+        "        entry.render_page()\n"
+        "    finally:\n"
+        "        pr._CACHE = saved\n"
+        "else:\n"
+        "    entry.render_page()\n"
+    )
+    at = AppTest.from_string(script, default_timeout=TIMEOUT)
+    at.run()
+    good = pk.metrics(at)["primal"]
+    at.session_state["break_it"] = True
+    at.select_slider(key="C").set_value(0.5).run()
+    assert not at.exception, at.exception
+    assert any("build the dataset" in e.value and "informative" in e.value for e in at.error)
+    assert pk.metrics(at)["primal"] == good
+    assert any("last successful run" in c.value for c in at.caption)
+
+
+def test_sweep_tab_appears_when_the_sweep_panel_exists():
+    at = pk.model_page("wwsvm")
+    at.run()
+    assert "Sweep" not in [t.label for t in at.tabs] or _has_sweep_module()
+    script = (
+        "import importlib.machinery, sys, types, streamlit as st\n"
+        "mod = types.ModuleType('explorer.sweep_panel')\n"
+        "mod.__spec__ = importlib.machinery.ModuleSpec('explorer.sweep_panel', None)\n"
+        "def render(entry, dataset, sizes, seed, params):\n"
+        "    st.markdown(f'sweep for {entry.name} on {dataset} C={params[\"C\"]}')\n"
+        "mod.render = render\n"
+        "saved = sys.modules.get('explorer.sweep_panel')\n"
+        "sys.modules['explorer.sweep_panel'] = mod\n"
+        "try:\n"
+        "    from explorer.registry import get\n"
+        "    get('wwsvm').render_page()\n"
+        "finally:\n"
+        "    if saved is None:\n"
+        "        sys.modules.pop('explorer.sweep_panel', None)\n"
+        "    else:\n"
+        "        sys.modules['explorer.sweep_panel'] = saved\n"
+    )
+    at = AppTest.from_string(script, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    assert "Sweep" in [t.label for t in at.tabs]
+    assert any("sweep for wwsvm on blobs C=1" in m.value for m in at.markdown)
+
+
+def _has_sweep_module() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("explorer.sweep_panel") is not None
+
+
+def test_convergence_figure_one_axis_or_both_and_decimated():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from explorer.figures import MAX_POINTS, convergence_figure
+
+    n = 5000
+    h = SimpleNamespace(iteration=np.arange(1, n + 1), time=np.linspace(0.001, 2.0, n),
+                        primal=1 + 1 / np.arange(1, n + 1), dual=1 - 1 / np.arange(1, n + 1),
+                        gap=2 / np.arange(1, n + 1))
+    import json
+
+    one = json.loads(convergence_figure(h, x="time").to_json())
+    titles = [a["text"] for a in one["layout"]["annotations"]]
+    assert titles == ["objective vs time", "duality gap vs time"]
+    assert all(pk.array(t["x"]).size <= MAX_POINTS for t in one["data"])
+    xs = pk.array(one["data"][0]["x"])
+    assert xs[0] == pytest.approx(0.001) and xs[-1] == pytest.approx(2.0)  # first, last rows
+    both = json.loads(convergence_figure(h, x="both").to_json())
+    assert len(both["layout"]["annotations"]) == 4
+    with pytest.raises(ValueError, match="x must be"):
+        convergence_figure(h, x="epochs")
+
+
+def test_compile_time_is_shown_apart_from_the_solve_time():
+    def page():
+        from types import SimpleNamespace
+
+        from explorer.ui import metrics_row
+
+        res = SimpleNamespace(primal=34.399123456, dual=34.399120001, gap=3.455e-6,
+                              rel_gap=1.0e-7, n_iter=12, time=0.0021, compile_time=2.13,
+                              converged=True, stop_reason="converged", method="bcd")
+        metrics_row(res, warm=False)
+
+    at = AppTest.from_function(page, default_timeout=TIMEOUT)
+    at.run()
+    m = pk.metrics(at)
+    assert m["time"] == "2.1 ms"
+    assert m["primal"] != m["dual (lower bound)"] and m["primal"].startswith("34.399123")
+    assert "(+2.1 s one-time compilation, not counted)" in _badges(at)

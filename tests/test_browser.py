@@ -1,64 +1,28 @@
-"""Real-browser smoke test: `streamlit run app.py` driven by headless Chromium.
+"""Real-browser smoke test: the dashboard as `dualscope app` starts it, driven by headless
+Chromium.
 
 Loads the WW-SVM page, moves the C slider with the keyboard, and checks that
-the solver reran (metrics and the convergence chart's data changed) and that
-the URL query now carries the new C. Needs Debian's ``chromium`` (installed by
-``.ci/run`` when missing) and playwright (the ``test`` extra).
+the solver reran (metrics and the convergence chart's data changed), that the URL
+query now carries the new C, that Back restores the previous C, and that a bad URL
+value shows a message. Needs a Chromium: the system's (Debian ``chromium``, installed
+by ``.ci/run`` when missing), ``$DUALSCOPE_CHROMIUM``, or playwright's own; without
+one the test FAILS with a one-line instruction (never skips).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
+from explorer.browserbench import launch, serve
+
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.read().decode().strip() == "ok":
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not become healthy:\n" + (proc.stdout.read() or ""))
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    # no background warm-up: the test process shares the machine with the rest of the suite
+    with serve({"DUALSCOPE_WARMUP": "0"}) as url:
+        yield url
 
 
 def _wait_idle(page, timeout=90_000):
@@ -82,14 +46,15 @@ def _chart_signature(page) -> str:
 def test_page_loads_control_changes_chart_updates_url_follows(server):
     from playwright.sync_api import sync_playwright
 
-    assert os.path.exists(CHROMIUM), "chromium is required (apt-get install chromium)"
     with sync_playwright() as pw:
         # playwright gives the browser a fresh temporary profile of its own
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )
+        missing = None
+        try:
+            browser = launch(pw)
+        except RuntimeError as exc:
+            missing = str(exc)
+        if missing:
+            pytest.fail(f"tests/test_browser.py: {missing}", pytrace=False)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(server + "/wwsvm")
@@ -122,6 +87,21 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
             assert float(c_value) < 1.0
             assert page.locator("[data-testid='stException']").count() == 0
 
+            # Back restores the previous setting (the URL change was a history entry).
+            page.go_back()
+            page.wait_for_function(
+                "() => !new URL(window.location.href).searchParams.has('C')", timeout=30_000)
+            page.wait_for_function(
+                "() => document.querySelector(\"[role='group'][aria-label='C'] "
+                "input[type='range']\")?.getAttribute('aria-valuetext') === '1'",
+                timeout=60_000)
+            _wait_idle(page)
+            page.go_forward()
+            page.wait_for_function(
+                "(c) => new URL(window.location.href).searchParams.get('C') === c",
+                arg=c_value, timeout=30_000)
+            _wait_idle(page)
+
             # The shared URL restores the configuration in a fresh page.
             page2 = browser.new_page(viewport={"width": 1400, "height": 1000})
             page2.goto(page.url)
@@ -134,10 +114,13 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
                                                                     rel=1e-5)
             # A hand-written query selects a dataset by its short name.
             page3 = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page3.goto(server + "/wwsvm?dataset=iris&C=0.1")
+            page3.goto(server + "/wwsvm?dataset=iris&C=0.1&tol=abc")
             page3.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
             _wait_idle(page3)
             assert page3.get_by_text("scikit-learn iris: 150 samples").count() >= 1
             assert page3.locator("[data-testid='stException']").count() == 0
+            # ... and a bad value is named on the page with the value used instead
+            note = page3.locator("[data-testid='stAlert']", has_text="tol=abc").first
+            assert "using tol = 1e-6 instead" in note.inner_text()
         finally:
             browser.close()

@@ -29,7 +29,7 @@ def test_structure_panel_spectra_similarities_subspace_and_m_step(page):
     # h is marked: a vertical line after the h-th eigenvalue
     assert any(sh.get("x0") == 2.5 for sh in spec_m["layout"].get("shapes", []))
     assert pk.chart(page, "singular values of U")["data"][0]["type"] == "bar"
-    learned = pk.chart(page, "task similarity: cosine of the learned u_l (corr. with true")
+    learned = pk.chart(page, "task similarity: cosine of the learned u_l<br>(correlation with")
     S = pk.array(learned["data"][0]["z"])
     assert S.shape == (20, 20) and np.allclose(np.diag(S), 1.0) and np.allclose(S, S.T)
     pk.chart(page, "true task similarity")
@@ -86,15 +86,18 @@ def test_comparison_apg_bcd_objective_and_gap_against_time():
     assert any("did not reach 1e-6 on the hinge loss" in c.value for c in at.caption)
 
 
-def test_bad_configuration_is_an_error_message_and_the_last_result_stays():
+def test_h_above_d_cannot_be_chosen_and_is_explained():
+    # issue 14: h <= d is enforced by the control (it used to be an error after the fact)
     at = pk.model_page("caso")
     at.run()
-    good = pk.metrics(at)["primal"]
-    at.slider(key="h").set_value(25.25).run()  # h > d = 20
-    assert not at.exception
-    assert any("h must lie in (0, 20]" in e.value for e in at.error)
-    assert pk.metrics(at)["primal"] == good
-    assert any("last successful run" in c.value for c in at.caption)
+    at.slider(key="h").set_value(2.0).run()
+    at.slider(key="d").set_value(3).run()
+    pk.ok(at)
+    assert at.slider(key="h").max == 3.0
+    at.slider(key="d").set_value(2).run()  # h = 2 still fits
+    pk.ok(at)
+    assert at.slider(key="h").max == 2.0 and at.slider(key="h").value == 2.0
+    assert any("0 < h ≤ d = 2" in c.value for c in at.sidebar.caption)
 
 
 def test_digits_hinge_and_the_cvxpy_reference():

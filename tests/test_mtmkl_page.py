@@ -60,12 +60,14 @@ def test_a_control_change_resolves_warm_and_p_is_shown_with_the_weights(page):
     assert "‖θ‖_3 (p on the slider)" in pk.metrics(page)
 
 
-def test_bad_configuration_is_an_error_message():
+def test_flips_above_d_cannot_be_chosen_and_are_explained():
+    # issue 14: flips <= d is enforced by the control (it used to be an error after the fact)
     at = pk.model_page("mtmkl")
     at.run()
-    at.slider(key="d").set_value(2).run()  # 5 sign flips per edge in 2 dimensions
-    assert not at.exception
-    assert any("flips" in e.value for e in at.error)
+    at.slider(key="d").set_value(2).run()  # 5 sign flips per edge would not fit
+    pk.ok(at)
+    assert at.slider(key="flips").max == 2 and at.slider(key="flips").value == 2
+    assert any("flips" in c.value and "d = 2" in c.value for c in at.sidebar.caption)
 
 
 def test_digits_hierarchy_and_single_similarity_baselines():

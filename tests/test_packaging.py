@@ -57,3 +57,33 @@ def test_numba_kernels_are_cached():
             if "cache=True" not in (m.group(1) or ""):
                 offenders.append(f"{path.name}: {m.group(0)}")
     assert not offenders, offenders
+
+
+def test_readme_extras_exist_and_the_app_command_warms_the_kernels():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    text = (ROOT / "README.md").read_text()
+    for name in re.findall(r'pip install (?:-q )?-e "\.\[(\w+)\]"', text):
+        assert name in extras, f"README installs the missing extra {name!r}"
+    app = next(c for c in _readme_commands() if "dualscope app" in c)
+    assert "dualscope warmup" in app
+    from explorer.cli import make_parser
+
+    assert make_parser().parse_args(["warmup"]).command == "warmup"
+
+
+def test_no_panel_catches_a_bare_exception():
+    # the dashboard's code: the page kit, the pages, home, navigation, the sweep panel
+    ex = ROOT / "explorer"
+    panels = [*(ex / "ui").glob("*.py"), *(ex / "models").glob("*/page.py"),
+              *(p for p in (ex / "home.py", ex / "app_main.py", ex / "sweep_panel.py")
+                if p.exists())]
+    assert len(panels) > 8
+    offenders = []
+    for path in panels:
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"except\s+(Exception|BaseException)\b", line) and "#" not in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not offenders, offenders

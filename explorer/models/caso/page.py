@@ -128,7 +128,7 @@ def structure(problem, res, c) -> None:
         true_cos = task_cosines(U_true)
         order = task_order(U_true)
         corr = _corr(learned, true_cos)
-        extra = f" (corr. with true {corr:.2f})" if math.isfinite(corr) else ""
+        extra = f"<br>(correlation with the truth {corr:.2f})" if math.isfinite(corr) else ""
         left.plotly_chart(similarity_figure(learned, tasks, order=order,
                                             title=f"task similarity: cosine of the learned "
                                                   f"u_l{extra}"), width="stretch")
@@ -190,6 +190,41 @@ def comparison(problem, res, c) -> None:
                "cold start, this machine).")
 
 
+def limits(chosen) -> dict:
+    """Limits that depend on other controls, in the user's terms."""
+    out = {}
+    if "d" in chosen:
+        d = chosen["d"]
+        out["h"] = (0.25, float(d), f"h is the trace of M, a relaxed subspace dimension "
+                                    f"(0 < h ≤ d = {d})")
+        out["h_true"] = (1, int(d), f"the generator's subspace lies in the d = {d} features")
+    return out
+
+
+def _sizes(s) -> tuple[int, int, int]:
+    if s["dataset"] == "digits":
+        return int(s.get("d", 16)), 10, int(s.get("n", 60)) or 340
+    return int(s["d"]), int(s["m"]), int(s["n"])
+
+
+def _memory(s) -> float:
+    d, m, n = _sizes(s)
+    return 8.0 * (3 * m * n * d + 6 * d * d + 6 * d * m)
+
+
+def _work(s) -> float:
+    d, m, n = _sizes(s)
+    return m * n * d + d**3 + m * d * d
+
+
+#: page-default BCD solve, measured on the 2-core machine (`dualscope solve caso`)
+_DEFAULT_SECONDS = 0.05
+
+guard = ui.size_guard(_memory, _work, lambda ds: {k: v[0] for k, v in
+                                                  ENTRY.datasets[ds].sizes.items()},
+                      _DEFAULT_SECONDS)
+
+
 def render() -> None:
     """Draw the page."""
     ui.model_page(
@@ -197,4 +232,4 @@ def render() -> None:
         variants={"APG (Algorithm 1)": {"method": "apg", "restart": False},
                   "APG + adaptive restart": {"method": "apg", "restart": True},
                   "BCD (Algorithm 2)": {"method": "bcd"}},
-        comparison=comparison)
+        comparison=comparison, limits=limits, guard=guard)

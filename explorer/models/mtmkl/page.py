@@ -174,10 +174,47 @@ def comparison(problem, res, c) -> None:
                "how much the ranking moves.")
 
 
+def limits(chosen) -> dict:
+    """Limits that depend on other controls, in the user's terms."""
+    if "d" in chosen:
+        d = chosen["d"]
+        return {"flips": (0, int(d), f"each tree edge flips the sign of that many of the "
+                                     f"d = {d} features")}
+    return {}
+
+
+def _samples(s) -> tuple[int, int, int]:
+    if s["dataset"] == "digits":
+        return 10, 64, 2 * (int(s["n_train"]) + (int(s["n_test"]) or 800))
+    T = 2 ** int(s["depth"])
+    return T, int(s["d"]), 2 * T * (int(s["n_train"]) + int(s["n_test"]))
+
+
+def _memory(s) -> float:
+    T, d, n = _samples(s)
+    n_tr = 2 * T * int(s["n_train"]) if s["dataset"] != "digits" else n
+    # features (train + test), per-task Gram blocks of the training points, node kernels
+    return 8.0 * (n * d + n_tr * n_tr / max(T, 1) + (2 * T) * T * T)
+
+
+def _work(s) -> float:
+    T, d, n = _samples(s)
+    n_tr = 2 * T * int(s["n_train"]) if s["dataset"] != "digits" else n
+    return n_tr * d * 2 * T + n * d
+
+
+#: page-default solve, measured on the 2-core machine (`dualscope solve mtmkl`)
+_DEFAULT_SECONDS = 0.05
+
+guard = ui.size_guard(_memory, _work, lambda ds: {k: v[0] for k, v in
+                                                  ENTRY.datasets[ds].sizes.items()},
+                      _DEFAULT_SECONDS)
+
+
 def render() -> None:
     """Draw the page."""
     ui.model_page(ENTRY, latex=PROBLEM, structure=structure, explanation=EXPLANATION,
                   variants={"Algorithm E.1 (interleaved θ-step)": {"method": "e1"},
                             "Algorithm 1 (alternating, exact W-step)":
                                 {"method": "alternating"}},
-                  comparison=comparison)
+                  comparison=comparison, limits=limits, guard=guard)

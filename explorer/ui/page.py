@@ -1,0 +1,209 @@
+"""The standard model page, drawn from a registry entry (see :func:`model_page`)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from ..registry import ModelEntry, Problem
+from .controls import Controls, Limits, sidebar_controls
+from .fmt import pretty
+from .guards import default_guard
+from .history import enable_history
+from .panels import (
+    PANEL_ERRORS,
+    comparison_panel,
+    export_panel,
+    metrics_row,
+    reference_panel,
+    show_error,
+)
+from .problems import get_problem
+from .solve import LivePanel, solve_with_warm_start
+from .state import LastRun, page_state
+
+__all__ = ["Guard", "model_page", "sweep_panel"]
+
+#: ``guard(controls) -> message | None``: a cost estimate above the page's limits
+#: (~30 s, ~2 GB on a 2-core machine); the page then asks for confirmation.
+Guard = Callable[[Controls], "str | None"]
+
+_SWEEP_MODULE = "explorer.sweep_panel"
+
+
+def sweep_panel() -> Any | None:
+    """The ``explorer.sweep_panel`` module when it is installed, else None."""
+    try:
+        if importlib.util.find_spec(_SWEEP_MODULE) is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    return importlib.import_module(_SWEEP_MODULE)
+
+
+def _confirmed(entry: ModelEntry, c: Controls, guard: Guard | None) -> bool:
+    """False (after drawing the estimate and a confirm button) when the guard objects."""
+    msg = (guard or default_guard(entry))(c)
+    if not msg:
+        return True
+    ps = page_state(entry.name)
+    key = c.problem_key(entry)  # confirmed sizes stay confirmed while parameters move
+    if key in ps.confirmed:
+        return True
+    st.warning(msg, icon=":material/hourglass_top:")
+    if st.button("Solve anyway", key="confirm_cost", icon=":material/play_arrow:"):
+        ps.confirmed.add(key)
+        return True
+    return False
+
+
+def _tabs(entry: ModelEntry, problem: Problem, res: Any, c: Controls,
+          structure: Callable[[Problem, Any, Controls], None],
+          comparison: Callable[[Problem, Any, Controls], None] | None,
+          variants: dict[str, dict[str, Any]] | None) -> None:
+    """Structure / Comparison / cvxpy reference / (Sweep) / Export.
+
+    Runs as a fragment: a button in a tab reruns the tabs only, not the solve.
+    """
+    sweep = sweep_panel()
+    names = ["Structure", "Comparison", "cvxpy reference"] + (["Sweep"] if sweep else [])
+    tabs = st.tabs([*names, "Export"])
+    with tabs[0]:
+        try:
+            structure(problem, res, c)
+        except PANEL_ERRORS as exc:  # the message replaces the structure panel
+            show_error(exc, "draw the structure panel")
+    with tabs[1]:
+        comparison_panel(entry, problem, c, variants=variants)
+        if comparison is not None:
+            try:
+                comparison(problem, res, c)
+            except PANEL_ERRORS as exc:  # the message replaces the extra comparison
+                show_error(exc, "draw the comparison")
+    with tabs[2]:
+        reference_panel(entry, problem, c, res)
+    if sweep:
+        with tabs[3]:
+            try:
+                sweep.render(entry, c.dataset, dict(c.sizes), c.data_seed, dict(c.params))
+            except PANEL_ERRORS as exc:  # the message replaces the sweep panel
+                show_error(exc, "run the sweep")
+    with tabs[-1]:
+        export_panel(entry, problem, c, res)
+
+
+def model_page(
+    entry: ModelEntry,
+    *,
+    latex: str,
+    structure: Callable[[Problem, Any, Controls], None],
+    explanation: str = "",
+    gap_label: str = "duality gap",
+    variants: dict[str, dict[str, Any]] | None = None,
+    comparison: Callable[[Problem, Any, Controls], None] | None = None,
+    fixed: dict[str, Any] | None = None,
+    limits: Limits | None = None,
+    guard: Guard | None = None,
+) -> None:
+    """Draw the standard model page.
+
+    Sidebar controls (dataset and its sizes, the model parameters on log-scale
+    sliders where they span decades, the method, tolerance and iteration budget, all
+    bound to the URL query and checked with a visible message), the problem
+    statement, a live convergence panel, the certificate, and tabs with the model's
+    structure panel, the baseline-vs-method comparison, the cvxpy reference on request,
+    the sweep (when :mod:`explorer.sweep_panel` exists) and the JSON download. Moving a
+    control re-solves warm-started from the last solution of the same problem. Errors
+    (a dataset that cannot be built, a solver error) are shown as messages and the last
+    good result stays on screen.
+
+    Parameters
+    ----------
+    entry : ModelEntry
+    latex : str
+        The problem statement (KaTeX).
+    structure : callable
+        ``structure(problem, result, controls)`` draws the model's structure panel.
+    explanation : str
+        A caption under the summary.
+    gap_label : str
+        "duality gap", or e.g. "gap (estimate)" where the spec allows only an estimate.
+    variants : dict, optional
+        Comparison variants (label -> parameter overrides); default one per ``method``.
+    comparison : callable, optional
+        ``comparison(problem, result, controls)`` drawn under the variants comparison.
+    fixed : dict, optional
+        Parameters the page pins (no widget).
+    limits : callable, optional
+        Dependent limits of the controls (see :data:`explorer.ui.controls.Limits`).
+    guard : callable, optional
+        ``guard(controls) -> message | None``: a cost estimate; when it returns a
+        message the page asks for confirmation before solving (default:
+        :func:`explorer.ui.guards.default_guard`, the size controls' product relative to
+        the defaults).
+    """
+    st.title(entry.title)
+    enable_history()
+    c = sidebar_controls(entry, fixed=fixed, limits=limits)
+    for note in c.notes:
+        st.warning(note.text(), icon=":material/link_off:")
+    st.markdown(pretty(entry.summary))
+    st.latex(latex)
+    if explanation:
+        st.caption(explanation)
+
+    ps = page_state(entry.name)
+    problem, error, what = None, None, "solve"
+    if _confirmed(entry, c, guard):
+        try:
+            problem = get_problem(entry, c)
+        except PANEL_ERRORS as exc:  # the message, and the last good result below
+            error, what = exc, "build the dataset"
+    if problem is not None:
+        st.caption(f"**{problem.name}** — {problem.description}")
+
+    reference = None
+    if ps.reference is not None and ps.reference.key == (
+            c.problem_key(entry), tuple(sorted(c.model_params().items()))):
+        reference = ps.reference.value.value
+
+    head, pick = st.columns([3, 2], vertical_alignment="bottom")
+    head.subheader("Convergence")
+    # one axis at a time by default: half the axes and traces for the browser to redraw
+    axis = pick.segmented_control("against", ["iteration", "time", "both"],
+                                  default="iteration", key="convergence_axis",
+                                  label_visibility="collapsed") or "iteration"
+    live = LivePanel(gap_label=gap_label, x=axis)
+    res, warm = None, False
+    last = ps.last
+    if problem is not None:
+        if last is not None and last.problem_key == c.problem_key(entry) and last.controls == c:
+            # Nothing about the solve changed (a button or a display control caused this
+            # rerun): show the stored, certified result instead of re-solving it.
+            res, warm = last.result, last.warm
+        else:
+            try:
+                res, warm = solve_with_warm_start(entry, problem, c, callback=live.callback)
+            except PANEL_ERRORS as exc:  # the message, and the last good result below
+                error = exc
+    if res is not None:
+        # A safe point: the run finished, keep it for warm starts and for errors later.
+        ps.last = LastRun(c.problem_key(entry), c, res, problem, warm)
+    else:
+        if error is not None:
+            show_error(error, what)
+        if ps.last is None:
+            live.box.info("Nothing solved yet: change the settings above.",
+                          icon=":material/info:")
+            return
+        st.caption("Showing the last successful run.")
+        res, problem, c, warm = ps.last.result, ps.last.problem, ps.last.controls, \
+            ps.last.warm
+        reference = None
+    live.final(res.history, reference=reference)
+    metrics_row(res, warm, gap_label="gap" if gap_label == "duality gap" else gap_label)
+    st.fragment(_tabs)(entry, problem, res, c, structure, comparison, variants)

@@ -1,0 +1,151 @@
+"""Compile (or load from numba's on-disk cache) every model's kernels ahead of use.
+
+A first solve after install compiles the numba kernels it touches (8–31 s per page
+on a 2-core machine); a later process loads them from the cache (0.3–0.6 s). This
+module solves every model once on its default dataset — once per value of each
+choice parameter (``method``, ``loss``, ``variant``, …), so every code path's kernels
+are compiled — with a loose tolerance.
+
+- ``dualscope warmup`` / ``python -m explorer.warmup``: run once after install
+  (compiles into the cache; prints the seconds per model).
+- The dashboard calls :func:`start_background` when its process starts, so the
+  kernels are loaded while the user reads the home page (``DUALSCOPE_WARMUP=0``
+  turns that off).
+
+Warm-up solves never raise: a model whose warm-up fails is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .registry import ModelEntry, entries
+
+__all__ = ["preload", "start_background", "status", "warm", "warm_entry"]
+
+_lock = threading.Lock()
+_thread: threading.Thread | None = None
+_status: dict[str, Any] = {"state": "idle", "seconds": {}, "errors": {}}
+
+
+def _variants(entry: ModelEntry) -> list[dict[str, Any]]:
+    """The default parameters, then each choice parameter's other values one at a time."""
+    base = entry.default_params()
+    out = [base]
+    for p in entry.params:
+        if p.kind == "choice":
+            out += [dict(base, **{p.name: v}) for v in p.choices if v != p.default]
+        elif p.kind == "bool":
+            out.append(dict(base, **{p.name: not p.default}))
+    return out
+
+
+def warm_entry(entry: ModelEntry, *, quiet: bool = True) -> float:
+    """Solve ``entry`` on its default dataset once per variant; returns the seconds spent.
+
+    ``quiet`` silences the solvers' warnings (only from the main thread:
+    :func:`warnings.catch_warnings` is not thread-safe).
+    """
+    import contextlib
+    import warnings
+
+    t0 = time.perf_counter()
+    problem = entry.datasets[entry.default_dataset](seed=0)
+    for params in _variants(entry):
+        with warnings.catch_warnings() if quiet else contextlib.nullcontext():
+            if quiet:
+                warnings.simplefilter("ignore")
+            entry.solve(problem, tol=1e-3, max_iter=min(entry.max_iter, 30), init=None,
+                        callback=None, **params)
+    return time.perf_counter() - t0
+
+
+def warm(models: Iterable[str] | None = None,
+         progress: Callable[[str], Any] | None = None, *, quiet: bool = True
+         ) -> dict[str, float]:
+    """Warm every model (or those named); returns seconds per model (errors reported)."""
+    wanted = None if models is None else set(models)
+    seconds: dict[str, float] = {}
+    for entry in entries():
+        if wanted is not None and entry.name not in wanted:
+            continue
+        try:
+            seconds[entry.name] = warm_entry(entry, quiet=quiet)
+            _status["seconds"][entry.name] = seconds[entry.name]
+            if progress:
+                progress(f"{entry.name}: {seconds[entry.name]:.1f} s")
+        except (ValueError, TypeError, ArithmeticError, RuntimeError, OSError) as exc:
+            _status["errors"][entry.name] = f"{type(exc).__name__}: {exc}"
+            if progress:
+                progress(f"{entry.name}: warm-up failed ({type(exc).__name__}: {exc})")
+    return seconds
+
+
+def preload() -> None:
+    """Import what a first page visit needs: solvers, plotly, the kit, every page module."""
+    import importlib
+
+    import plotly.graph_objects  # noqa: F401
+
+    from . import ui  # noqa: F401
+
+    for e in entries():
+        importlib.import_module(e.page.partition(":")[0])
+
+
+def _run_background(first: str | None, preload_modules: bool = False) -> None:
+    _status["state"] = "running"
+    if preload_modules:
+        preload()
+    order = [e.name for e in entries()]
+    if first in order:
+        order.remove(first)
+        order.insert(0, first)
+    try:
+        warm(order, quiet=False)
+        _status["state"] = "done"
+    except BaseException as exc:  # a daemon thread: record, never crash the app
+        _status["state"] = f"failed: {type(exc).__name__}: {exc}"
+
+
+def start_background(first: str | None = None, *, preload: bool = False) -> bool:
+    """Warm all models in a daemon thread, once per process; True if it started now.
+
+    ``preload`` first imports the page modules and their dependencies (at server start,
+    before any browser connects).
+
+    :func:`warnings.catch_warnings` is not thread-safe, so background warm-up solves do
+    not silence warnings (a warm-up ConvergenceWarning may reach the server log).
+    """
+    global _thread
+    with _lock:
+        if _thread is not None or os.environ.get("DUALSCOPE_WARMUP", "1") == "0":
+            return False
+        _thread = threading.Thread(target=_run_background, args=(first, preload),
+                                   daemon=True, name="dualscope-warmup")
+        _thread.start()
+        return True
+
+
+def status() -> dict[str, Any]:
+    """``{"state": idle|running|done, "seconds": {...}, "errors": {...}}``."""
+    return dict(_status)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``dualscope warmup [MODEL ...]``: compile every model's kernels into the cache."""
+    names = list(argv if argv is not None else sys.argv[1:]) or None
+    t0 = time.perf_counter()
+    seconds = warm(names, progress=lambda s: print("warmup " + s, flush=True))
+    print(f"warmup: {len(seconds)} model(s) in {time.perf_counter() - t0:.1f} s "
+          "(numba kernels compiled into the on-disk cache)", flush=True)
+    return 0 if not _status["errors"] else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
