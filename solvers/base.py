@@ -59,6 +59,9 @@ __all__ = [
     "relative_gap",
 ]
 
+#: Relative size of a "dual above primal" excess that is rounding, not a wrong bound.
+_ROUNDING = 64 * np.finfo(float).eps
+
 #: Every value :attr:`Result.stop_reason` can take.
 STOP_REASONS = ("converged", "max_iter", "callback", "floor", "budget")
 
@@ -506,6 +509,8 @@ class Monitor:
         primal = float(primal)
         dual = float(dual)
         self.check_finite(iteration, primal_objective=primal, dual_objective=dual)
+        if dual > primal and dual - primal <= _ROUNDING * max(1.0, abs(primal), abs(dual)):
+            dual = primal  # a lower bound above the value only by rounding: they are equal
         gap = max(primal - dual, 0.0)
         t = self.elapsed()
         self.n_iter = int(iteration)
