@@ -235,6 +235,24 @@ def _cosine(U: np.ndarray) -> np.ndarray:
     return S
 
 
+class _BinaryTaskClassifier(ClassifierMixin):
+    """``predict``/``score`` of a binary multitask classifier from its ``decision_function``."""
+
+    def predict(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """``classes_[1]`` where ``decision_function(X, tasks) > 0``, else ``classes_[0]``."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X, tasks) > 0).astype(int)]
+
+    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
+        """Accuracy of ``predict(X, tasks)``."""
+        return float(accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
 # ---------------------------------------------------------------------------
 # Weston–Watkins SVM
 # ---------------------------------------------------------------------------
@@ -376,7 +394,7 @@ def _classification_losses():
 
 
 @_from_spec("caso", override={"loss": _classification_losses()})
-class ConvexASOClassifier(ClassifierMixin, _CASOBase):
+class ConvexASOClassifier(_BinaryTaskClassifier, _CASOBase):
     r"""Multitask binary classification with a shared subspace: convex relaxed ASO.
 
     As :class:`ConvexASORegressor` with the hinge ``max(0, 1 - y z)`` or
@@ -400,18 +418,6 @@ class ConvexASOClassifier(ClassifierMixin, _CASOBase):
         """``x_i^T u_{task(i)}``: positive for ``classes_[1]``."""
         return self._decision(X, tasks)
 
-    def predict(self, X: Any, tasks: Any = None) -> np.ndarray:
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X, tasks) > 0).astype(int)]
-
-    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
-        """Accuracy of ``predict(X, tasks)``."""
-        return float(accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 # ---------------------------------------------------------------------------
@@ -498,7 +504,7 @@ def _tree_nodes(tree: Any) -> list[list[Any]]:
                                   "e.g. [[a, b], [c, [d, e]]]: every subtree S is a view "
                                   "with similarity G_S = 1_S 1_S^T; None: the flat "
                                   "hierarchy (all tasks, then each task alone)")})
-class MultiTaskMKLClassifier(ClassifierMixin, _SolverEstimator):
+class MultiTaskMKLClassifier(_BinaryTaskClassifier, _SolverEstimator):
     r"""Multi-task multiple kernel learning (:func:`solvers.mtmkl.solve`), linear features.
 
     ``min_{theta, W} 1/2 sum_m ||W_m||^2_{Q_m} / theta_m + C sum_i max(0, 1 - y_i
@@ -562,18 +568,6 @@ class MultiTaskMKLClassifier(ClassifierMixin, _SolverEstimator):
         _, codes = _task_codes(tasks, X.shape[0], self.tasks_)
         return np.einsum("ij,ij->i", X, self.coef_[codes])
 
-    def predict(self, X: Any, tasks: Any = None) -> np.ndarray:
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X, tasks) > 0).astype(int)]
-
-    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
-        """Accuracy of ``predict(X, tasks)``."""
-        return float(accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 # ---------------------------------------------------------------------------

@@ -73,6 +73,19 @@ def _assert_certificate(res, opt):
     assert np.all(np.diff(h.primal) <= 0) and np.all(np.diff(h.dual) >= 0)  # best so far
 
 
+def _assert_against_reference(res, r, Xs, ys, kw):
+    """The certificate brackets cvxpy's optimum, the arrays evaluate to the reported
+    figures, and W lies within the certified radius of cvxpy's solution."""
+    _assert_certificate(res, r.value)
+    assert robust_mtl.primal_objective(res.W, Xs, ys, **kw) == pytest.approx(res.primal,
+                                                                               rel=1e-12)
+    assert robust_mtl.dual_objective(res.theta, res.A, res.B, Xs, ys, **kw) == pytest.approx(
+        res.dual, rel=1e-10, abs=1e-10)
+    # J is gamma-strongly convex: ||W - W*||_F <= sqrt(2 (J(W) - J*) / gamma) <= sqrt(2 gap / gamma)
+    radius = np.sqrt(2 * res.gap / kw["gamma"])
+    assert np.linalg.norm(res.W - r.W) <= radius + 1e-4 * max(1.0, np.linalg.norm(r.W))
+
+
 # ----------------------------------------------------------------- cvxpy agreement
 
 
@@ -84,15 +97,7 @@ def test_dual_method_agrees_with_cvxpy(seed):
     mu = _small_mu(kw, Xs[0].shape[1], r.value)
     res = _solve(Xs, ys, kw, mu=mu, tol=3e-6, restart=True, method="dual", max_svd=10**6)
     assert abs(res.primal - r.value) <= 1e-5 * abs(r.value)
-    _assert_certificate(res, r.value)
-    # the returned arrays evaluate to the reported figures
-    assert robust_mtl.primal_objective(res.W, Xs, ys, **kw) == pytest.approx(res.primal,
-                                                                               rel=1e-12)
-    assert robust_mtl.dual_objective(res.theta, res.A, res.B, Xs, ys, **kw) == pytest.approx(
-        res.dual, rel=1e-10, abs=1e-10)
-    # J is gamma-strongly convex: ||W - W*||_F <= sqrt(2 (J(W) - J*) / gamma) <= sqrt(2 gap / gamma)
-    radius = np.sqrt(2 * res.gap / kw["gamma"])
-    assert np.linalg.norm(res.W - r.W) <= radius + 1e-4 * max(1.0, np.linalg.norm(r.W))
+    _assert_against_reference(res, r, Xs, ys, kw)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 6, 10, 11, 14])
@@ -561,13 +566,7 @@ def test_exact_dual_agrees_with_cvxpy_and_its_certificate_is_true(seed):
     assert abs(res.primal - opt) <= 1e-6 * max(1.0, abs(opt))
     # the reported gap is a true bound: primal - optimum <= gap, dual <= optimum
     assert res.primal - opt <= res.gap + 1e-9 * max(1.0, abs(opt))
-    _assert_certificate(res, opt)
-    assert robust_mtl.primal_objective(res.W, Xs, ys, **kw) == pytest.approx(res.primal,
-                                                                               rel=1e-12)
-    assert robust_mtl.dual_objective(res.theta, res.A, res.B, Xs, ys, **kw) == pytest.approx(
-        res.dual, rel=1e-10, abs=1e-10)
-    radius = np.sqrt(2 * res.gap / kw["gamma"])
-    assert np.linalg.norm(res.W - r.W) <= radius + 1e-4 * max(1.0, np.linalg.norm(r.W))
+    _assert_against_reference(res, r, Xs, ys, kw)
     # the certificate's dual point is exactly feasible at every recorded iteration
     assert len(seen) == len(res.history) >= 1
     for it in seen:

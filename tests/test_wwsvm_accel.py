@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from test_wwsvm import _bisection
 
 from solvers import ConvergenceWarning, wwsvm
 from solvers import _wwsvm_kernels as kern
@@ -11,17 +12,6 @@ from solvers.base import IncompatibleWarmStart
 from solvers.reference import wwsvm as ref
 
 # ------------------------------------------------------- exact block with partial selection
-
-
-def _bisection(v, C):
-    lo, hi = 0.0, max(v.max(), 0.0) + 1.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid - np.clip(v - mid, 0, C).sum() < 0:
-            lo = mid
-        else:
-            hi = mid
-    return np.clip(v - hi, 0, C)
 
 
 def _vectors(rng, m):
