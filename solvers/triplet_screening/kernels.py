@@ -336,6 +336,32 @@ def _compact_pairs(pa, pb, idx, n_pairs):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _compact_local(la, lb, n_pairs):  # pragma: no cover - compiled
+    # As _compact_pairs for triplets given by their (global) pair ids la, lb (the
+    # contiguous output of _path_scan: no gather through the triplet index).
+    mark = np.full(n_pairs, -1, dtype=np.int32)
+    n = la.shape[0]
+    for t in range(n):
+        mark[la[t]] = 0
+        mark[lb[t]] = 0
+    cnt = 0
+    for p in range(n_pairs):
+        if mark[p] == 0:
+            mark[p] = cnt
+            cnt += 1
+    pairs = np.empty(cnt, dtype=np.int64)
+    for p in range(n_pairs):
+        if mark[p] >= 0:
+            pairs[mark[p]] = p
+    nla = np.empty(n, dtype=np.int32)
+    nlb = np.empty(n, dtype=np.int32)
+    for t in range(n):
+        nla[t] = mark[la[t]]
+        nlb[t] = mark[lb[t]]
+    return pairs, nla, nlb
+
+
+@njit(cache=True)
 def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compiled
     # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 if
     # <Q,H> + r||H|| < c (L-hat), 2 if <Q,H> - r||H|| > 1 (R-hat); relative
@@ -409,37 +435,33 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
     # idx_out, la_out, lb_out, hn_out). ref_count[r]: triplets certified by reference
     # r (slot 0 unused). thr and hn32 are float32 rounded up (a later threshold and a
     # larger ||H|| only make the rule more cautious), which halves the memory the
-    # pass streams through. Both passes are branch-free (selects, 0/1 arithmetic).
+    # pass streams through. Both passes are branch-free (selects, 0/1 arithmetic);
+    # the indices are unsigned in the main pass, so no negative-index wraparound code
+    # is emitted (the loop is bound by its instruction count, not by memory).
     # Returns (number active, change in |L-hat|, change in |R-hat|, evaluated).
     ev = 0
     lam32 = np.float32(lam)
     for t in range(pa.shape[0]):
         idx_out[ev] = t
         ev += thr[t] >= lam32
-    na = 0
+    na = np.uint64(0)
     dl = 0
     dr = 0
-    # reference counts: the new reference's in a register, the old ones' decrements
-    # accumulated while consecutive triplets share a reference (no read-modify-write
-    # of the same memory word at every triplet)
+    # reference counts: the new reference's in a register, the old ones' decremented
+    # unconditionally (an active triplet has ref_of 0 and subtracts 0 from the unused
+    # slot 0): no branch on the mixed sequence of references, which mispredicted
     n_new = 0
-    last = 0
-    acc = 0
+    inf32 = np.float32(np.inf)
     for k in range(ev):
-        t = idx_out[k]
+        t = np.uint64(idx_out[k])
         st = status[t]
-        was = 1 if st != 0 else 0
-        wasL = 1 if st == 1 else 0
+        was = np.int64(st != 0)
+        wasL = np.int64(st == 1)
         wasR = was - wasL
-        ia = pa[t]
-        ib = pb[t]
+        ia = np.uint64(pa[t])
+        ib = np.uint64(pb[t])
         h = np.float64(hn32[t])
-        r_old = ref_of[t]
-        if r_old != last:
-            ref_count[last] -= acc
-            last = r_old
-            acc = 0
-        acc += was
+        ref_count[np.uint64(ref_of[t])] -= was
         h0 = q0[ia] - q0[ib]
         mh = m0n * h
         e2 = 2.0 * eps * h
@@ -452,11 +474,12 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
         th = xR if okR else xL
         th = th * (1.0 + 1e-6) + 1e-300 if th > 0.0 else th
         th32 = np.float32(th)
-        isR = 1 if (okR & (th32 < lam32) & (th < lam)) else 0
-        isL = 1 if (okL & (th32 < lam32) & (th < lam)) else 0
+        below = (th32 < lam32) & (th < lam)
+        isR = np.int64(okR & below)
+        isL = np.int64(okL & below)
         scr = isR + isL
         status[t] = 2 * isR + isL
-        thr[t] = th32 if scr else np.float32(np.inf)
+        thr[t] = th32 if scr else inf32
         ref_of[t] = rid * scr
         n_new += scr
         dL = isL - wasL
@@ -465,11 +488,10 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
             cnt[ib] -= dL
         dl += dL
         dr += isR - wasR
-        idx_out[na] = t
-        la_out[na] = ia
-        lb_out[na] = ib
+        idx_out[na] = np.int64(t)
+        la_out[na] = np.int32(ia)
+        lb_out[na] = np.int32(ib)
         hn_out[na] = h
-        na += 1 - scr
-    ref_count[last] -= acc
+        na += np.uint64(1 - scr)
     ref_count[rid] += n_new
-    return na, dl, dr, ev
+    return np.int64(na), dl, dr, ev
