@@ -257,11 +257,10 @@ def _parse_sizes(ds: registry.Dataset, pairs: list[str] | None, *, force: bool
 
 def _build(entry: registry.ModelEntry, args: argparse.Namespace
            ) -> tuple[registry.Problem, dict[str, Any]]:
-    ds_name = args.dataset or entry.default_dataset
-    if ds_name not in entry.datasets:
-        raise CLIError(f"model {entry.name} has no dataset {ds_name!r}; "
-                       f"available: {list(entry.datasets)}")
-    ds = entry.datasets[ds_name]
+    try:
+        ds_name, ds = entry.dataset(args.dataset)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     sizes = _parse_sizes(ds, args.size, force=args.force)
     params = entry.default_params()
     for key, text in _parse_pairs(args.set, "--set").items():

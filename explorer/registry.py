@@ -221,6 +221,15 @@ class ModelEntry:
     def default_dataset(self) -> str:
         return next(iter(self.datasets))
 
+    def dataset(self, name: str | None = None) -> tuple[str, Dataset]:
+        """``(name, Dataset)`` of dataset ``name`` (default: the first); ``ValueError``
+        lists the available ones."""
+        ds_name = name or self.default_dataset
+        if ds_name not in self.datasets:
+            raise ValueError(f"model {self.name} has no dataset {ds_name!r}; "
+                             f"available: {list(self.datasets)}")
+        return ds_name, self.datasets[ds_name]
+
     def param(self, name: str) -> Param:
         for p in self.params:
             if p.name == name:

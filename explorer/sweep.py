@@ -225,11 +225,7 @@ def _cast_param(p: registry.Param, v: Any) -> Any:
 def plan(spec: SweepSpec) -> list[Chain]:
     """The chains of a sweep, in a deterministic order (raises on unknown names)."""
     entry = registry.get(spec.model)
-    ds_name = spec.dataset or entry.default_dataset
-    if ds_name not in entry.datasets:
-        raise ValueError(f"model {entry.name} has no dataset {ds_name!r}; "
-                         f"available: {list(entry.datasets)}")
-    ds = entry.datasets[ds_name]
+    ds_name, ds = entry.dataset(spec.dataset)
     for name in list(spec.grid) + list(spec.fixed):
         entry.param(name)  # KeyError naming the available parameters
     for name in spec.sizes:
@@ -878,11 +874,7 @@ def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments."""
     entry = registry.get(args.model)
-    ds_name = args.dataset or entry.default_dataset
-    if ds_name not in entry.datasets:
-        raise ValueError(f"model {entry.name} has no dataset {ds_name!r}; "
-                         f"available: {list(entry.datasets)}")
-    ds = entry.datasets[ds_name]
+    ds_name, ds = entry.dataset(args.dataset)
     grid = {k: parse_values(entry.param(k), v) for k, v in _pairs(args.grid, "--grid").items()}
     sizes = {}
     for k, v in _pairs(args.size, "--size").items():

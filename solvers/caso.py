@@ -331,8 +331,15 @@ def m_step_gamma(sigma: Any, eta: float, h: float, *,
 
 
 def _gamma(sigma: np.ndarray, eta: float, h: float, method: str) -> np.ndarray:
+    # gamma(sigma) = gamma(c sigma) for every c > 0 (the threshold sqrt(t) scales with
+    # sigma), so work with sigma / max(sigma): sigma_i^2 can neither underflow to 0 (a
+    # division by zero for sigma ~ 1e-300) nor overflow (sigma ~ 1e200).
     fn = _k.gamma_median if method == "median" else _k.gamma_sort
-    gamma, _ = fn(np.ascontiguousarray(sigma, dtype=np.float64), float(eta), float(h))
+    sigma = np.ascontiguousarray(sigma, dtype=np.float64)
+    top = float(sigma.max()) if sigma.size else 0.0
+    if top > 0.0:
+        sigma = sigma / top
+    gamma, _ = fn(sigma, float(eta), float(h))
     return gamma
 
 

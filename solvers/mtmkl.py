@@ -450,8 +450,8 @@ def theta_step(norms: Any, p: float) -> np.ndarray:
         raise ValueError("norms must be >= 0 (they are squared norms ||W_m||^2_{Q_m})")
     theta = _theta_step(a, p)
     if theta is None:
-        raise ValueError("theta_step needs at least one positive norm (W = 0 leaves theta "
-                         "undetermined)")
+        raise ValueError("norms must contain at least one positive entry (W = 0 leaves "
+                         "theta undetermined)")
     return theta
 
 

@@ -517,3 +517,14 @@ def test_entry_datasets_and_adapters():
     assert e.reference_refusal(small) is None
     big = e.datasets["subspace"](seed=0, d=50, m=100, n=20)
     assert "refused" in e.reference_refusal(big)
+
+
+def test_m_step_gamma_is_scale_invariant_at_extreme_scales():
+    # gamma(c sigma) = gamma(sigma): sigma ~ 1e-301 once divided by zero (sigma^2 underflow)
+    sigma = np.array([3.0, 1.0, 0.5, 0.25])
+    for method in caso.M_STEPS:
+        ref_gamma = caso.m_step_gamma(sigma, 0.1, 1.5, method=method)
+        for c in (1e-301, 1e-150, 1e150):
+            np.testing.assert_allclose(caso.m_step_gamma(sigma * c, 0.1, 1.5, method=method),
+                                       ref_gamma, rtol=1e-12, atol=1e-14)
+        assert caso.m_step_gamma([1.2573e-301], 1e-3, 0.5, method=method).tolist() == [0.5]

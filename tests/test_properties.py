@@ -509,9 +509,6 @@ def test_mtmkl_helpers_contract(s, p, M):
     if th is not None:
         assert np.all(np.isfinite(th)) and np.all(th > 0)
     norms = np.abs(s)
-    # FINDING (reported, not an issue-14 reproducer): theta_step(zeros) raises "theta_step
-    # needs at least one positive norm", which names no argument; excluded here.
-    assume(not np.all(norms == 0) or not np.all(np.isfinite(norms)))
     th = call(mtmkl.theta_step, norms=norms, p=p)
     if th is not None:
         assert np.all(np.isfinite(th)) and np.all(th >= 0)
