@@ -58,28 +58,6 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-#: Issue-14 reproducers that the model owners fix: the xfail reasons below (the lead
-#: removes the marks at integration).
-KNOWN = {
-    "triplet-scaled-helper": (
-        "triplet_screening.lambda_max(X * 1e300, y, k=1) -> LinAlgError 'Eigenvalues did not "
-        "converge' (the same path as solve(X * 1e300, ...)) — fixed by the issue-14 triplet "
-        "owner"
-    ),
-    "triplet-solve": (
-        'triplet_screening.solve(X, y, lam=1e-300) -> ZeroDivisionError (pgb_sphere); X*1e300'
-        ' -> LinAlgError — fixed by the issue-14 triplet owner'
-    ),
-    "triplet-scaled": (
-        'triplet_screening.solve(X*1e300, y, 1.0, k=3) -> LinAlgError — fixed by the issue-14'
-        ' triplet owner'
-    ),
-    "triplet-lam-tiny": (
-        'triplet_screening.solve(X, y, 1e-300) -> ZeroDivisionError — fixed by the issue-14 '
-        'triplet owner'
-    ),
-}
-
 # --------------------------------------------------------------------------- strategies
 
 SCALES = [1.0, 1e-300, 1e-150, 1e-8, 1e8, 1e150, 1e300, -1.0, 0.0]

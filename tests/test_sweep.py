@@ -78,7 +78,7 @@ def test_rows_carry_certificate_and_exact_point(serial_table):
 # filters alone: the unconverged points' ConvergenceWarnings reach pytest from there.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_backends_give_identical_tables(serial_table):
-    distributed = pytest.importorskip("distributed")
+    import distributed  # in the test extra (dualscope[distributed]): never skipped
     procs = sweep.run(_spec(), backend="processes", workers=2, progress=False)
     _assert_same(serial_table, procs)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
@@ -126,8 +126,6 @@ def test_broken_point_becomes_an_error_row():
 
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
 def test_resume_skips_finished_rows(tmp_path, ext):
-    if ext == "parquet":
-        pytest.importorskip("pyarrow")
     out = tmp_path / f"runs.{ext}"
     first = sweep.run(_spec(seeds=[0], grid={"C": [0.1, 1.0]}), backend="serial", out=out,
                       progress=False)
