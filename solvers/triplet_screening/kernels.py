@@ -311,34 +311,9 @@ def _pair_diff(q, la, lb, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _compact_pairs(pa, pb, idx, n_pairs):  # pragma: no cover - compiled
-    # The pairs used by the triplets idx, and the triplets' local pair ids.
-    mark = np.full(n_pairs, -1, dtype=np.int32)
-    n = idx.shape[0]
-    for t in range(n):
-        mark[pa[idx[t]]] = 0
-        mark[pb[idx[t]]] = 0
-    cnt = 0
-    for p in range(n_pairs):
-        if mark[p] == 0:
-            mark[p] = cnt
-            cnt += 1
-    pairs = np.empty(cnt, dtype=np.int64)
-    for p in range(n_pairs):
-        if mark[p] >= 0:
-            pairs[mark[p]] = p
-    la = np.empty(n, dtype=np.int32)
-    lb = np.empty(n, dtype=np.int32)
-    for t in range(n):
-        la[t] = mark[pa[idx[t]]]
-        lb[t] = mark[pb[idx[t]]]
-    return pairs, la, lb
-
-
-@njit(cache=True)
-def _compact_local(la, lb, n_pairs):  # pragma: no cover - compiled
-    # As _compact_pairs for triplets given by their (global) pair ids la, lb (the
-    # contiguous output of _path_scan: no gather through the triplet index).
+def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
+    # The pairs used by triplets given by their (global) pair ids la, lb, and the
+    # triplets' local pair ids (the path scan passes its contiguous output directly).
     mark = np.full(n_pairs, -1, dtype=np.int32)
     n = la.shape[0]
     for t in range(n):

@@ -177,12 +177,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        if (opts.screening and run.dynamic_on and it % opts.screen_every == 0
-                and run.worth_screening(len(opts.screening), max(it, opts.screen_every))):
-            n_before = run.unscr.idx.size
-            spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
-            removed = run.screen(spheres, opts.rule, Aneg, it)
-            run.dynamic_round(n_before, len(spheres), removed, it, opts.screen_every)
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, Ap, D, ref, Aneg)
+        if removed is not None:
             if removed:
                 ev = run.evaluate(M, run.unscr, margins=aset)
                 if aset:
@@ -289,12 +285,8 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
         if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
             break
-        if (opts.screening and run.dynamic_on and it % opts.screen_every == 0
-                and run.worth_screening(len(opts.screening), max(it, opts.screen_every))):
-            n_before = run.unscr.idx.size
-            spheres = run.spheres_at(opts.screening, M, ev, gap_r, Ap, D, ref, False)
-            removed = run.screen(spheres, opts.rule, Pneg, it)
-            run.dynamic_round(n_before, len(spheres), removed, it, opts.screen_every)
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, Ap, D, ref, Pneg)
+        if removed is not None:
             if removed:
                 keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
                 sub = run.work

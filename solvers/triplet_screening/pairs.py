@@ -189,7 +189,7 @@ class _Data:
     def compact(self, idx: np.ndarray) -> _Sub:
         """Pairs used by the triplets ``idx`` with local pair ids."""
         idx = np.ascontiguousarray(idx, dtype=np.int64)
-        pairs, la, lb = _compact_pairs(self.pa, self.pb, idx, self.n_pairs)
+        pairs, la, lb = _compact_pairs(self.pa[idx], self.pb[idx], self.n_pairs)
         return _Sub(idx, pairs, la, lb, self.hn[idx],
                     _Forms(self.F[pairs], self.pi[pairs], self.pj[pairs], self.Xc,
                            self.diagonal))

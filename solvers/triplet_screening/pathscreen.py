@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _compact_local, _path_scan
+from .kernels import _compact_pairs, _path_scan
 from .pairs import _Data, _Forms, _Sub
 
 __all__: list[str] = []
@@ -105,7 +105,7 @@ class PathScreen:
                                     self.status, self.thr, self.ref_of, self.ref_count,
                                     self.cnt, idx, la, lb, hn)
         act = idx[:na].copy()
-        pairs, pla, plb = _compact_local(la[:na], lb[:na], data.n_pairs)
+        pairs, pla, plb = _compact_pairs(la[:na], lb[:na], data.n_pairs)
         if pairs.size < _PAIR_COMPACTION * data.n_pairs:
             # per-pair forms cost O(P d) per evaluation: drop the pairs no active
             # triplet uses when that removes a good share of them

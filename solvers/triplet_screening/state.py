@@ -231,6 +231,23 @@ class _Run:
                 f"dynamic screening backed off at iteration {iteration}: a round cost about "
                 f"{cost:,.0f} triplet visits and saved about {gain:,.0f}")
 
+    def dynamic_screening(self, opts: Any, iteration: int, M: np.ndarray, ev: _Eval,
+                          gap: float, Ap: Any, D: float, ref: Any,
+                          halfspace: np.ndarray | None) -> int | None:
+        """One round of dynamic screening inside a solve (every ``opts.screen_every``
+        iterations while it is on and can pay): screen with the spheres ``opts.screening``
+        at ``M``, update the back-off bookkeeping, and return how many triplets were
+        removed (``None`` when no round was due)."""
+        every = opts.screen_every
+        if not (opts.screening and self.dynamic_on and iteration % every == 0
+                and self.worth_screening(len(opts.screening), max(iteration, every))):
+            return None
+        n_before = self.unscr.idx.size
+        spheres = self.spheres_at(opts.screening, M, ev, gap, Ap, D, ref, False)
+        removed = self.screen(spheres, opts.rule, halfspace, iteration)
+        self.dynamic_round(n_before, len(spheres), removed, iteration, every)
+        return removed
+
     def worth_screening(self, n_spheres: int, iters: int | None = None) -> bool:
         """Whether a screening round can pay at all: at best it removes every remaining
         triplet from the loss passes of the iterations still expected (those of the
