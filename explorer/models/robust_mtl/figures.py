@@ -198,10 +198,7 @@ def floor_figure(history: Any, tol_abs: float | None = None, height: int = 320) 
                         "floor (price of mu)": history.floor},
                        xlabel="iteration", ylabel="gap", log_y=True,
                        title="certified gap = smoothed gap + floor", height=height)
-    if tol_abs is not None and tol_abs > 0:
-        fig.add_hline(y=tol_abs, line_dash="dot", line_color=COLORS["reference"],
-                      annotation_text="tol")
-    return fig
+    return _with_tol_line(fig, tol_abs)
 
 
 def certificate_figure(history: Any, tol_abs: float | None = None,
@@ -214,10 +211,7 @@ def certificate_figure(history: Any, tol_abs: float | None = None,
                                        - np.asarray(history.dual_iterate), 0.0)},
                        xlabel="FISTA step", ylabel="gap", log_y=True,
                        title="certified gap of exact_dual (no smoothing floor)", height=height)
-    if tol_abs is not None and tol_abs > 0:
-        fig.add_hline(y=tol_abs, line_dash="dot", line_color=COLORS["reference"],
-                      annotation_text="tol")
-    return fig
+    return _with_tol_line(fig, tol_abs)
 
 
 def inner_figure(history: Any, height: int = 300) -> go.Figure:
@@ -293,4 +287,12 @@ def floor_vs_mu_figure(rows: Sequence[Mapping[str, Any]], bounds: Mapping[str, A
     fig.update_layout(height=height, title="final certified gap and its floor against mu",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def _with_tol_line(fig: go.Figure, tol_abs: float | None) -> go.Figure:
+    """``fig`` with a dotted line at the absolute tolerance (when one is given)."""
+    if tol_abs is not None and tol_abs > 0:
+        fig.add_hline(y=tol_abs, line_dash="dot", line_color=COLORS["reference"],
+                      annotation_text="tol")
     return fig
