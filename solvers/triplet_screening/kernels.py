@@ -336,26 +336,70 @@ def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
     return pairs, nla, nlb
 
 
+@njit(cache=True, inline="always")
+def _rule_sides(hq, rh, c, slack):  # pragma: no cover - compiled
+    # Sphere rule (Eq. 4) for one triplet with <Q, H> = hq and r ||H|| = rh:
+    # (L-hat, R-hat) as 0/1 integers, L-hat if hq + rh < c, R-hat if hq - rh > 1,
+    # with the relative rounding margin ``slack`` (both cannot hold: c < 1).
+    s = slack * (abs(hq) + rh + 1.0)
+    isL = np.int64(hq + rh < c - s)
+    isR = np.int64(hq - rh > 1.0 + s)
+    return isL, isR
+
+
 @njit(cache=True)
 def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compiled
-    # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 if
-    # <Q,H> + r||H|| < c (L-hat), 2 if <Q,H> - r||H|| > 1 (R-hat); relative
-    # rounding margin ``slack``. Returns the numbers newly set to 1 and 2.
+    # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 (L-hat) or 2
+    # (R-hat) by :func:`_rule_sides`. Returns the numbers newly set to 1 and 2.
+    # Branch-free: the rule is evaluated for every triplet and applied where the code
+    # is 0 (a test on a mixed code sequence mispredicts).
     nl = 0
     nr = 0
     for t in range(la.shape[0]):
-        if code[t] != 0:
-            continue
-        hq = q[la[t]] - q[lb[t]]
-        rh = r * hn[t]
-        s = slack * (abs(hq) + rh + 1.0)
-        if hq + rh < c - s:
-            code[t] = 1
-            nl += 1
-        elif hq - rh > 1.0 + s:
-            code[t] = 2
-            nr += 1
+        isL, isR = _rule_sides(q[la[t]] - q[lb[t]], r * hn[t], c, slack)
+        free = np.int64(code[t] == 0)
+        isL *= free
+        isR *= free
+        code[t] += 2 * isR + isL
+        nl += isL
+        nr += isR
     return nl, nr
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_out,
+               hn_out):  # pragma: no cover - compiled
+    # Path screening at a new lambda: the sphere rule (RRPB sphere with per-pair forms
+    # q = F_p^T Q F_p of its centre and radius r) on every triplet, fused with the status
+    # update and the compaction of the remaining triplets. ``status`` holds the previous
+    # lambda's path screening (0 active, 1 L-hat, 2 R-hat) and becomes this lambda's; the
+    # L-hat pair counts ``cnt`` change only for the triplets that enter or leave L-hat
+    # (a rare, well-predicted branch). The remaining triplets' index, pair ids and ||H||
+    # are appended to idx_out, la_out, lb_out, hn_out. One sequential, otherwise
+    # branch-free pass: unconditional stores, the output position advanced by 0 or 1.
+    # hn32 is ||H|| in float32 rounded up (a larger norm only makes the rule more
+    # cautious). Returns (number remaining, |L-hat|, |R-hat|).
+    na = np.uint64(0)
+    nl = 0
+    nr = 0
+    for t in range(pa.shape[0]):
+        ia = np.uint64(pa[t])
+        ib = np.uint64(pb[t])
+        h = np.float64(hn32[t])
+        isL, isR = _rule_sides(q[ia] - q[ib], r * h, c, slack)
+        dL = isL - np.int64(status[t] == 1)
+        status[t] = np.int8(2 * isR + isL)
+        if dL != 0:
+            cnt[ia] += dL
+            cnt[ib] -= dL
+        nl += isL
+        nr += isR
+        idx_out[na] = t
+        la_out[na] = np.int32(ia)
+        lb_out[na] = np.int32(ib)
+        hn_out[na] = h
+        na += np.uint64(1 - isL - isR)
+    return np.int64(na), nl, nr
 
 
 @njit(cache=True)
@@ -366,35 +410,36 @@ def _pair_counts(pa, pb, idx, cnt):  # pragma: no cover - compiled
         cnt[pb[idx[t]]] -= 1.0
 
 
-@njit(cache=True)
-def _apply_codes(code, idx, status, pa, pb, cnt):  # pragma: no cover - compiled
-    # Screening codes over the subset idx (0 keep, 1 L-hat, 2 R-hat): update the
-    # global status, add the L-hat pair counts to cnt (for the folded H_L) and
-    # return the kept indices with the numbers screened into L-hat and R-hat.
-    n = idx.shape[0]
-    nrem = 0
-    for t in range(n):
-        if code[t] == 0:
-            nrem += 1
-    rem = np.empty(nrem, dtype=np.int64)
-    k = 0
+@njit(cache=True, error_model="numpy")
+def _apply_codes(code, idx, la, lb, hn, status, cnt, idx_out, la_out, lb_out,
+                 hn_out):  # pragma: no cover - compiled
+    # Screening codes over the subset (idx, la, lb, hn) (0 keep, 1 L-hat, 2 R-hat):
+    # update the global status, add the L-hat pair counts to cnt (over the subset's
+    # own pair ids la, lb: no reads of the global pair arrays, which miss the cache)
+    # and compact the kept triplets into idx_out, la_out, lb_out, hn_out
+    # (unconditional stores, the position advanced by 0 or 1; the pair ids are kept).
+    # Returns (number kept, screened into L-hat, into R-hat).
+    # Branch-free (selects and 0/1 arithmetic): a round late in a solve screens most of
+    # what remains, so tests on the code mispredict.
+    nk = np.uint64(0)
     nl = 0
     nr = 0
-    for t in range(n):
+    for t in range(idx.shape[0]):
         g = idx[t]
         c = code[t]
-        if c == 0:
-            rem[k] = g
-            k += 1
-        elif c == 1:
-            status[g] = 1
-            cnt[pa[g]] += 1.0
-            cnt[pb[g]] -= 1.0
-            nl += 1
-        else:
-            status[g] = 2
-            nr += 1
-    return rem, nl, nr
+        st = status[g]
+        status[g] = c if c != 0 else st
+        isL = np.int64(c == 1)
+        nl += isL
+        nr += np.int64(c == 2)
+        cnt[la[t]] += isL
+        cnt[lb[t]] -= isL
+        idx_out[nk] = g
+        la_out[nk] = la[t]
+        lb_out[nk] = lb[t]
+        hn_out[nk] = hn[t]
+        nk += np.uint64(c == 0)
+    return np.int64(nk), nl, nr
 
 
 @njit(cache=True, error_model="numpy")

@@ -43,7 +43,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     fields = mon.result_fields()
     run.finish_dynamic(int(fields["n_iter"]))
     if ps is not None and run.backoff:
-        note = ps.account(int(fields["n_iter"]))
+        note = ps.account(run.n_evals)
         if note:
             run.notes.append(note)
     fields["time"] = max(fields["time"] - t_cmp, 0.0)

@@ -1,22 +1,33 @@
-"""Incremental path screening: the range-based RRPB rule (section 4) kept across lambdas.
+"""Path screening: the RRPB rule at each new lambda, and its range-based extension.
 
 Along the path ``lam_t = ratio * lam_{t-1}`` each new lambda has a new RRPB
-reference (the previous solution ``M_{t-1}``, ``eps = sqrt(2 gap / lam)``).
-Theorem 4.1 gives, for every triplet the RRPB sphere rule screens from that
-reference, the whole interval ``(lam_a, lam_ref]`` on which it stays screened.
-So the screened triplets need no new evaluation until the path passes their
-``lam_a``; a step of lambda evaluates only the triplets still in the problem
-and those whose interval expired, against the newest reference. The screened set
-contains the one of the plain per-lambda RRPB rule (a triplet whose old
-interval is still valid stays screened; every other one meets the newest
-reference). The bookkeeping is one sequential pass fused with the status update:
-a still-certified triplet costs one comparison. L-hat is kept as per-pair
-counts (exact integers) so its folded matrix ``H_L = sum_p cnt_p F_p F_p^T``
-is rebuilt in ``O(n d^2 + P d)``.
+reference (the previous solution ``M_{t-1}``, ``eps = sqrt(2 gap / lam)``,
+Theorem 3.10). Two ways to screen with it, both carrying the state (status of every
+triplet, L-hat as per-pair counts) from one lambda to the next:
 
-Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of
-the reference that screened it (a ball that contains ``M*_lam``);
-:meth:`PathScreen.spheres` returns those balls for the solver's exactness check.
+* **per lambda** (default): the sphere rule with the newest reference's sphere on
+  every triplet, in one sequential pass fused with the status update and the
+  compaction of the remaining triplets (:func:`.kernels._path_rule`). The L-hat pair
+  counts change only for the triplets that enter or leave L-hat, so the folded
+  ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)``.
+* **range-based** (``incremental=True``, the paper's section 4 made incremental):
+  Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
+  ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
+  triplets still in the problem and those whose interval expired
+  (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
+
+Measured on this 2-core machine (wine, all 1,232,288 triplets, d = 13, the middle of
+the path): the per-lambda pass costs 3.7-4.5 ms, about 3 ns per triplet; the
+range-based scan evaluates ~49 % of the triplets per lambda (the intervals of a
+0.9-ratio path mostly end within one step) yet costs ~10 ms, its scattered state
+(thresholds, references, their counts) making each visit ~5x dearer; and it screens
+1-2 triplets more out of 1.04 M. So per lambda is the default and the range-based
+scan an option (``path(..., range_screening=True)``).
+
+Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
+reference (the newest one, or for the range-based scan the one that screened it), a
+ball that contains ``M*_lam``; :meth:`PathScreen.spheres` returns those balls for the
+solver's exactness check.
 """
 
 from __future__ import annotations
@@ -26,26 +37,25 @@ import time
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _compact_pairs, _path_scan
+from .kernels import _compact_pairs, _path_rule, _path_scan
 from .pairs import _Data, _Forms, _Sub
 
 __all__: list[str] = []
 
 #: Compact the pairs of the active triplets when fewer than this share remains in use.
 _PAIR_COMPACTION = 0.7
-#: Cost of the path scan in loss-pass visits: one evaluation of a triplet against the
-#: reference (scattered reads and writes of its state) and the threshold pass per
-#: triplet; measured on wine and digits, 2-core machine (an evaluation costs 5-15 loss
-#: visits).
+#: Cost of path screening in loss-pass visits (a loss pass costs 2-2.3 ns per triplet on
+#: this 2-core machine). Per lambda: ``RULE_WEIGHT`` per triplet (the fused rule pass,
+#: ~3 ns). Range-based: ``SCAN_WEIGHT`` per evaluated triplet (scattered reads and writes
+#: of its state) plus ``PASS_WEIGHT`` per triplet for the threshold pass.
+RULE_WEIGHT = 1.5
 SCAN_WEIGHT = 6.0
 PASS_WEIGHT = 0.5
-#: Lambdas over which path screening's gain and cost are compared (once per path), and
-#: the margin the gain must clear (the per-lambda work besides the scan: status copy,
-#: compaction, the reference spheres). Measured ratios over the warm-up: wine all
-#: triplets 3.3 and k=10 3.3 (screening pays: 1.7-2.5x and 1.2x), digits PCA 16/20
-#: 1.3/1.0 (it does not: 0.9x and 0.7x).
-WARMUP = 6
+#: Margin a screening round's best-case gain must clear (dynamic screening, see
+#: :meth:`._Run.worth_screening`).
 PAY_MARGIN = 2.0
+#: Longest run of lambdas path screening sits out after it did not pay.
+MAX_SKIP = 16
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -56,14 +66,19 @@ def _up32(x: np.ndarray) -> np.ndarray:
 class PathScreen:
     """Screening state carried along a regularisation path (one per :func:`path` call)."""
 
-    def __init__(self, data: _Data, gamma: float, n_lambdas: int) -> None:
+    def __init__(self, data: _Data, gamma: float, n_lambdas: int,
+                 incremental: bool = False) -> None:
         self.data = data
+        self.incremental = incremental
+        self.newest: sph.Sphere | None = None
         self.c = 1.0 - gamma
         n_t = data.n_t
         self.status = np.zeros(n_t, dtype=np.int8)   # 0 active, 1 L-hat, 2 R-hat
-        self.thr = np.full(n_t, np.inf, dtype=np.float32)   # screened while lam > thr
         self.hn32 = _up32(data.hn)
-        self.ref_of = np.zeros(n_t, dtype=np.int32)   # 0: no reference (slot unused)
+        # range-based state: screened while lam > thr, by reference ref_of (0: none)
+        m = n_t if incremental else 0
+        self.thr = np.full(m, np.inf, dtype=np.float32)
+        self.ref_of = np.zeros(m, dtype=np.int32)
         self.refs: list[tuple[np.ndarray, float, float]] = [(data.zeros(), 0.0, 0.0)]
         self.ref_count = np.zeros(n_lambdas + 2, dtype=np.int64)
         self.cnt = np.zeros(data.n_pairs)            # L-hat pair counts
@@ -78,10 +93,8 @@ class PathScreen:
         self.seconds = 0.0
         self._last_cost = 0.0
         self._skip = 0
-        self._gain = 0.0
-        self._cost = 0.0
+        self._fails = 0
         self._n_acc = 0
-        self._decided = False
         self.advanced = False
 
     @property
@@ -94,16 +107,27 @@ class PathScreen:
         triplets (with the global pair ids: no pair compaction)."""
         t0 = time.thread_time()
         data = self.data
-        rid = len(self.refs)
-        if rid >= self.ref_count.size:
-            self.ref_count = np.concatenate([self.ref_count, np.zeros_like(self.ref_count)])
-        self.refs.append((M0, float(lam_ref), float(eps)))
-        q0 = data.quad(M0)
         idx, la, lb, hn = self._bufs
-        na, dl, dr, ev = _path_scan(q0, data.pa, data.pb, self.hn32, sph.fnorm(M0),
-                                    float(lam_ref), float(eps), self.c, float(lam), rid,
-                                    self.status, self.thr, self.ref_of, self.ref_count,
+        if self.incremental:
+            rid = len(self.refs)
+            if rid >= self.ref_count.size:
+                self.ref_count = np.concatenate([self.ref_count,
+                                                 np.zeros_like(self.ref_count)])
+            self.refs.append((M0, float(lam_ref), float(eps)))
+            q0 = data.quad(M0)
+            na, dl, dr, ev = _path_scan(q0, data.pa, data.pb, self.hn32, sph.fnorm(M0),
+                                        float(lam_ref), float(eps), self.c, float(lam), rid,
+                                        self.status, self.thr, self.ref_of, self.ref_count,
+                                        self.cnt, idx, la, lb, hn)
+            self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
+        else:
+            sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
+            self.newest = sp
+            na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, self.hn32,
+                                    float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                                     self.cnt, idx, la, lb, hn)
+            dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
+            self._last_cost = RULE_WEIGHT * data.n_t
         act = idx[:na].copy()
         pairs, pla, plb = _compact_pairs(la[:na], lb[:na], data.n_pairs)
         if pairs.size < _PAIR_COMPACTION * data.n_pairs:
@@ -119,7 +143,6 @@ class PathScreen:
         self.nR += int(dr)
         self.visited += int(ev)
         self.seconds += time.thread_time() - t0
-        self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
         self.advanced = True
         return int(ev)
 
@@ -131,36 +154,35 @@ class PathScreen:
             return True
         return False
 
-    def account(self, n_iter: int) -> str | None:
-        """After a lambda screened by :meth:`advance`: does path screening pay? Gain: the
-        screened triplets times the iterations run (loss-pass visits saved); cost: the
-        scan, in the same units (an evaluation of a triplet against a reference costs
-        about ``SCAN_WEIGHT`` loss-pass visits, the threshold pass ``PASS_WEIGHT`` per
-        triplet). Decided once, over lambdas 2 to ``1 + WARMUP`` (the first scan builds
-        the state and is not counted): when the gain is below ``PAY_MARGIN`` times the
-        cost, path screening
-        stops for the rest of the path and a note says so. Counts, not clocks: the
-        decision does not depend on the machine's load."""
+    def account(self, n_evals: int) -> str | None:
+        """After a lambda screened by :meth:`advance`: did path screening pay? Gain: the
+        screened triplets times the loss passes run at this lambda (visits saved); cost:
+        the pass, in the same units (``RULE_WEIGHT`` loss-pass visits per triplet; for
+        the range-based scan ``SCAN_WEIGHT`` per evaluated triplet and ``PASS_WEIGHT``
+        per triplet, its first scan, which builds the state, not counted). When the gain
+        is below the cost, path screening sits out the next 1, 2, 4, ... (at most
+        ``MAX_SKIP``) lambdas, doubling while it keeps not paying, and a note says so.
+        Counts, not clocks: the decisions do not depend on the machine's load."""
         if not self.advanced:
             return None
         self.advanced = False
         self._n_acc += 1
-        if self._n_acc == 1 or self._decided:
+        if self.incremental and self._n_acc == 1:
             return None
-        self._gain += float(self.data.n_t - self.active.size) * max(n_iter, 1)
-        self._cost += self._last_cost
-        if self._n_acc < 1 + WARMUP:
+        gain = float(self.data.n_t - self.active.size) * max(n_evals, 1)
+        if gain >= self._last_cost:
+            self._fails = 0
             return None
-        self._decided = True
-        if self._gain >= PAY_MARGIN * self._cost:
-            return None
-        self._skip = 10**9
-        return (f"path screening backs off for the rest of the path: over {WARMUP} lambdas it "
-                f"saved about {self._gain:,.0f} triplet visits and cost about "
-                f"{self._cost:,.0f}")
+        self._fails += 1
+        self._skip = min(2 ** (self._fails - 1), MAX_SKIP)
+        return (f"path screening sits out the next {self._skip} lambda(s): it saved about "
+                f"{gain:,.0f} triplet visits of loss passes and cost about "
+                f"{self._last_cost:,.0f}")
 
     def spheres(self, lam: float) -> list[sph.Sphere]:
         """The RRPB balls at ``lam`` of every reference that still certifies a triplet."""
+        if not self.incremental:
+            return [self.newest] if (self.newest is not None and self.nL + self.nR) else []
         return [sph.rrpb_sphere(M0, l0, lam, e0)
                 for (M0, l0, e0), n in zip(self.refs, self.ref_count, strict=False) if n > 0]
 

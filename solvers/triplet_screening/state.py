@@ -43,6 +43,9 @@ class _Ref:
 #: status update, compaction and re-evaluation) in triplet-visit units: about 0.2 ms
 #: on this machine, where a loss pass costs 2-4 ns per triplet.
 ROUND_OVERHEAD = 60_000
+#: Adaptive dynamic screening: a round is due when the duality-gap ball's radius
+#: ``sqrt(2 gap / lam)`` is below this share of the last screening sphere's radius.
+ADAPTIVE_SHRINK = 0.5
 #: A rule round per remaining triplet (rule pass, status update, compaction, the
 #: re-evaluation that follows) in loss-pass visits.
 RULE_WEIGHT = 4.0
@@ -120,6 +123,8 @@ class _Run:
         self._dyn_gain = 0.0
         self.dyn = dynamic if dynamic is not None else {}
         self.dynamic_on = True
+        #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
+        self.last_radius = math.inf
         if backoff and self.dyn.get("skip", 0) > 0:
             self.dyn["skip"] -= 1
             self.dynamic_on = False
@@ -239,7 +244,12 @@ class _Run:
         at ``M``, update the back-off bookkeeping, and return how many triplets were
         removed (``None`` when no round was due)."""
         every = opts.screen_every
-        if not (opts.screening and self.dynamic_on and iteration % every == 0
+        due = iteration % every == 0
+        if not due and opts.adaptive and iteration > 0:
+            # the gap's ball has shrunk well below the last screening sphere: a round
+            # now screens what the next scheduled one would, iterations earlier
+            due = math.sqrt(2.0 * max(gap, 0.0) / self.lam) <= ADAPTIVE_SHRINK * self.last_radius
+        if not (opts.screening and self.dynamic_on and due
                 and self.worth_screening(len(opts.screening), max(iteration, every))):
             return None
         n_before = self.unscr.idx.size
@@ -340,6 +350,7 @@ class _Run:
             totR += nr
             if nl or nr:
                 self.regions.append(sp)
+            self.last_radius = min(self.last_radius, float(sp.radius))
             lg = self.log
             lg["iteration"].append(iteration)
             lg["sphere"].append(labels[k] if labels else sp.kind)
@@ -352,19 +363,22 @@ class _Run:
             lg["seconds"].append(time.thread_time() - t0)
         if totL == self.nL and totR == self.n_R:
             return 0
-        cnt = np.zeros(self.data.n_pairs)
-        rem, nl, nr = _apply_codes(code, sub.idx, self.status, self.data.pa, self.data.pb, cnt)
-        self._fold(cnt)
+        cnt = np.zeros(sub.pairs.size)  # L-hat counts over the subset's pairs
+        out = (np.empty(n, dtype=sub.idx.dtype), np.empty(n, dtype=sub.la.dtype),
+               np.empty(n, dtype=sub.lb.dtype), np.empty(n, dtype=sub.hn.dtype))
+        nk, nl, nr = _apply_codes(code, sub.idx, sub.la, sub.lb, sub.hn, self.status, cnt,
+                                  *out)
+        if nl:
+            self.HL = self.HL + sub.assemble(cnt)
         self.nL += int(nl)
         self.nR += int(nr)
         self._Lcat = None
         if self.active_set:
-            self.rebuild(rem)
+            self.rebuild(out[0][:nk])
         else:
             # keep the pair set (its forms cost O(P d)); compact the triplets only
-            keep = code == 0
-            self.unscr = self.work = _Sub(sub.idx[keep], sub.pairs, sub.la[keep],
-                                          sub.lb[keep], sub.hn[keep], sub.forms)
+            self.unscr = self.work = _Sub(out[0][:nk], sub.pairs, out[1][:nk], out[2][:nk],
+                                          out[3][:nk], sub.forms)
         return int(nl + nr)
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
@@ -385,11 +399,12 @@ class _Run:
         return [sp for sp in out if sp is not None]
 
     def path_screen(self, ps: PathScreen, ref: _Ref) -> int:
-        """Incremental range-based RRPB screening (section 4) from the previous lambda's
-        solution: only the active and the expiring triplets are visited."""
+        """Path screening with the RRPB sphere of the previous lambda's solution, state
+        carried along the path (:class:`.pathscreen.PathScreen`)."""
         t0 = time.thread_time()
         v0 = ps.visited
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
+        self.last_radius = sph.rrpb_sphere(ref.M, ref.lam, self.lam, ref.eps).radius
         self.visits += ps.visited - v0
         self.status = ps.status.copy()
         self.HL = ps.folded_L()
@@ -462,5 +477,6 @@ class _Opts:
     screen_every: int = SCREEN_EVERY
     want_alpha: bool = True
     backoff: bool = True
+    adaptive: bool = True
     #: shared along a path: whether dynamic screening paid on the previous lambdas
     dynamic: dict = field(default_factory=dict)
