@@ -11,6 +11,9 @@ clip_sum_root
     bounded-simplex projection (``a = total, b = 0``).
 project_box, project_l2_ball, project_l1_ball (Condat), project_lq_ball
 project_simplex, project_bounded_simplex, project_psd, project_fantope
+psd_split, psd_sq_norm
+    ``(A_+, A - A_+)`` and ``||A_+||_F^2`` (eigenvalues only) for the small dense
+    matrices of metric learning, compiled (no per-call numpy overhead).
 soft_threshold, group_shrink_rows (prox of the l2,1 norm), svt (prox of the
 nuclear norm).
 project_row_ball, project_spectral_ball
@@ -37,6 +40,8 @@ __all__ = [
     "project_row_ball",
     "project_simplex",
     "project_spectral_ball",
+    "psd_split",
+    "psd_sq_norm",
     "soft_threshold",
     "sort_prefix",
     "svt",
@@ -284,17 +289,72 @@ def sym(M: np.ndarray) -> np.ndarray:
     return 0.5 * (M + M.T)
 
 
+@njit(cache=True)
+def _psd_split(A):  # pragma: no cover - compiled
+    # S = (A + A^T) / 2 = V diag(w) V^T; P = V diag(max(w, 0)) V^T (symmetrised), S - P.
+    d = A.shape[0]
+    S = np.empty((d, d))
+    for i in range(d):
+        for j in range(d):
+            S[i, j] = 0.5 * (A[i, j] + A[j, i])
+    w, V = np.linalg.eigh(S)
+    P = np.zeros((d, d))
+    for k in range(d):
+        if w[k] > 0.0:
+            for i in range(d):
+                vi = w[k] * V[i, k]
+                for j in range(i + 1):
+                    P[i, j] += vi * V[j, k]
+    for i in range(d):
+        for j in range(i):
+            P[j, i] = P[i, j]
+    return P, S - P, w, V
+
+
+@njit(cache=True)
+def _psd_sq_norm(A):  # pragma: no cover - compiled
+    d = A.shape[0]
+    S = np.empty((d, d))
+    for i in range(d):
+        for j in range(d):
+            S[i, j] = 0.5 * (A[i, j] + A[j, i])
+    w = np.linalg.eigvalsh(S)
+    s = 0.0
+    for k in range(d):
+        if w[k] > 0.0:
+            s += w[k] * w[k]
+    return s
+
+
+def _square(M: np.ndarray, name: str = "M") -> np.ndarray:
+    A = np.ascontiguousarray(M, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {A.shape}")
+    return A
+
+
 def project_psd(M: np.ndarray, *, return_eig: bool = False):
     """Projection of (the symmetric part of) ``M`` onto the PSD cone.
 
     Returns the projected matrix, and with ``return_eig=True`` also its
     eigenvalues (clipped at 0) and eigenvectors.
     """
-    w, V = np.linalg.eigh(sym(np.asarray(M, dtype=float)))
-    w = np.maximum(w, 0.0)
-    P = (V * w) @ V.T
-    P = sym(P)
-    return (P, w, V) if return_eig else P
+    P, _, w, V = _psd_split(_square(M))
+    return (P, np.maximum(w, 0.0), V) if return_eig else P
+
+
+def psd_split(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(S_+, S - S_+)`` for the symmetric part ``S`` of ``M``: its projections onto
+    the PSD cone and onto the polar (negative semidefinite) cone, ``S = S_+ + S_-``,
+    from one eigendecomposition."""
+    P, N, _, _ = _psd_split(_square(M))
+    return P, N
+
+
+def psd_sq_norm(M: np.ndarray) -> float:
+    """``||S_+||_F^2 = sum_k max(w_k, 0)^2`` over the eigenvalues ``w`` of the
+    symmetric part ``S`` of ``M`` (no eigenvectors: a dual objective needs only this)."""
+    return float(_psd_sq_norm(_square(M)))
 
 
 def project_fantope(M: np.ndarray, h: float, *, return_eig: bool = False):

@@ -67,7 +67,8 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
                 "diagonal": prob.diagonal, "active_set": opts.active_set,
-                "method": opts.method, "backoff": opts.backoff, "tol": opts.tol,
+                "method": opts.method, "backoff": opts.backoff,
+                "dynamic": "adaptive" if opts.adaptive else "every10", "tol": opts.tol,
                 "max_iter": opts.max_iter,
                 "n_triplets": data.n_t},
         **fields,
@@ -76,13 +77,16 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     return res, extras
 
 
-def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.ndarray,
-                     D: float, Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
-                     ps: PathScreen | None, extras: dict) -> bool:
-    """Regularisation-path screening at iteration 0; returns whether anything changed."""
+def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
+                     Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
+                     ps: PathScreen | None, extras: dict, Ma: np.ndarray | None = None,
+                     kinds: Sequence[str] | None = None) -> bool:
+    """Regularisation-path screening at iteration 0 with the spheres ``kinds`` (default
+    ``opts.screening``); returns whether anything changed (``Ma``: as in
+    :meth:`._Run.spheres_at`)."""
     n_t = run.data.n_t
     changed = 0
-    kinds = list(opts.screening)
+    kinds = list(opts.screening if kinds is None else kinds)
     if ps is not None and ref is not None and "rrpb" in kinds and run.backoff and ps.skip():
         kinds.remove("rrpb")
         run.notes.append("path screening skipped at this lambda (backing off)")
@@ -94,7 +98,7 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.nda
         kinds.remove("rrpb")
     if kinds and ev is not None and not run.worth_screening(len(kinds)):
         kinds = []
-    spheres = run.spheres_at(kinds, M, ev, gap, Ap, D, ref, True)
+    spheres = run.spheres_at(kinds, M, ev, gap, D, ref, True, Ma)
     if spheres:
         before = len(run.log["new_L"])
         changed += run.screen(spheres, opts.rule, Aneg, 0)
@@ -105,12 +109,11 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, Ap: np.nda
     return changed > 0
 
 
-def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, np.ndarray,
-                                                           bool]:
-    """``(full primal, dual, reduced gap (padded), [A]_+, exact)`` at ``M``."""
-    D, Ap = run.dual_value(ev)
+def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, bool]:
+    """``(full primal, dual, reduced gap (padded), exact)`` at ``M``."""
+    D = run.dual_value(ev)
     P_full, exact = run.full_primal(M, ev.P)
-    return P_full, D, _pad(ev.P - D, ev.P), Ap, exact
+    return P_full, D, _pad(ev.P - D, ev.P), exact
 
 
 def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
@@ -125,24 +128,27 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     aset = opts.active_set
     # iteration 0 ------------------------------------------------------------
     step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
-    # With RRPB alone (sphere rule) path screening needs only the reference: screen
-    # first, then evaluate the reduced problem (no pass over all triplets).
-    ref_only = (ref is not None and set(opts.screening) == {"rrpb"} and opts.rule == "sphere")
-    if ref_only:
-        _first_screening(run, M, None, 0.0, None, 0.0, None, opts, ref, ps, extras)
+    # RRPB with the sphere rule needs only the reference: path screening first, then
+    # the first evaluation (and the spheres that need it) on the reduced problem, whose
+    # optimum is the full one's (no pass over all triplets).
+    pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
+                       and opts.rule == "sphere") else []
+    if pre:
+        _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
     ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
         _refresh(run, ev)
-    P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
-    if opts.screening and not ref_only:
+    P_full, D, gap_r, exact = _certify(run, M, ev)
+    rest = [k for k in opts.screening if k not in pre]
+    if rest:
         # halfspace of the linear rule at iteration 0: from a trial gradient step
         A_try = M - step * ev.G
         Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
-        if _first_screening(run, M, ev, gap_r, Ap, D, Aneg, opts, ref, ps, extras):
+        if _first_screening(run, M, ev, gap_r, D, Aneg, opts, ref, ps, extras, kinds=rest):
             ev = run.evaluate(M, run.unscr, margins=aset)
             if aset:
                 _refresh(run, ev)
-            P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
+            P_full, D, gap_r, exact = _certify(run, M, ev)
     if _record(run, mon, 0, M, ev, P_full, D, exact, step, cb):
         return run.best_M, step
 
@@ -174,10 +180,10 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             else:
                 _refresh(run, ev)
             eng.reset(ev)
-        P_full, D, gap_r, Ap, exact = _certify(run, M, ev)
+        P_full, D, gap_r, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, Ap, D, ref, Aneg)
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg)
         if removed is not None:
             if removed:
                 ev = run.evaluate(M, run.unscr, margins=aset)
@@ -241,13 +247,15 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
         def value(a):
             Ap, _ = run.proj(A_of(a))
-            return -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
+            return -sph.dual_value(a.sum(), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)),
+                                   gamma, lam)
 
         def value_and_grad(a):
             Ap, _ = run.proj(A_of(a))
             q = sub.quad(Ap / lam)
             g = (_diff(q, sub.la, sub.lb)) - 1.0 + gamma * a
-            f = -sph.dual_value(a.sum(), float(np.vdot(a, a)), Ap, gamma, lam)
+            f = -sph.dual_value(a.sum(), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)), gamma,
+                                lam)
             return f, g
 
         eng = APG(value_and_grad, lambda v, _s: np.clip(v, 0.0, 1.0), alpha0, value=value,
@@ -259,33 +267,33 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         Ap, Am = run.proj(A)
         M = Ap / lam
         ev = run.evaluate(M, run.unscr)
-        D = sph.dual_value(alpha.sum() + run.nL, float(np.vdot(alpha, alpha)) + run.nL, Ap,
-                           gamma, lam)
+        D = sph.dual_value(alpha.sum() + run.nL, float(np.vdot(alpha, alpha)) + run.nL,
+                           float(np.vdot(Ap, Ap)), gamma, lam)
         P_full, exact = run.full_primal(M, ev.P)
-        return M, ev, P_full, float(D), _pad(ev.P - D, ev.P), Ap, sph.halfspace_from(A, Am), \
-            exact
+        return M, ev, P_full, float(D), _pad(ev.P - D, ev.P), sph.halfspace_from(A, Am), exact
 
     sub = run.work
     hn2 = data.hn[sub.idx] ** 2
     L0 = max(gamma + float(hn2.mean()) / lam if hn2.size else 1.0, 1e-12)
     alpha = alpha_at(M0, sub)
     eng, A_of = make_engine(alpha, sub, L0)
-    M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
+    M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, A_of, sub)
     if opts.screening:
-        if _first_screening(run, M, ev, gap_r, Ap, D, Pneg, opts, ref, ps, extras):
+        # the dual point is the iterate alpha: M_lam(alpha) = M (CDGB's centre)
+        if _first_screening(run, M, ev, gap_r, D, Pneg, opts, ref, ps, extras, Ma=M):
             keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
             sub = run.work
             alpha = alpha[keep]
             eng, A_of = make_engine(alpha, sub, eng.L)
-            M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
+            M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, A_of, sub)
     if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
         return run.best_M, 1.0 / eng.L
     for it in range(1, opts.max_iter + 1):
         alpha = eng.step()
-        M, ev, P_full, D, gap_r, Ap, Pneg, exact = certify(alpha, A_of, sub)
+        M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, A_of, sub)
         if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
             break
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, Ap, D, ref, Pneg)
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Pneg, Ma=M)
         if removed is not None:
             if removed:
                 keep = np.isin(sub.idx, run.work.idx, assume_unique=True)

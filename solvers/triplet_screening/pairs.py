@@ -21,6 +21,10 @@ from .kernels import (
 # The pair formulation
 # ---------------------------------------------------------------------------
 
+#: A subset keeps its parent's pairs unless fewer than this share remain in use (the
+#: per-pair forms cost O(P d) per evaluation; compacting them costs about one).
+PAIR_COMPACTION = 0.7
+
 
 def kkt_alpha(margins: np.ndarray, gamma: float, hinge: bool) -> np.ndarray:
     """The KKT map ``alpha_t = -loss'(<M, H_t>)``, written once: the smoothed hinge
@@ -193,6 +197,18 @@ class _Data:
         return _Sub(idx, pairs, la, lb, self.hn[idx],
                     _Forms(self.F[pairs], self.pi[pairs], self.pj[pairs], self.Xc,
                            self.diagonal))
+
+    def restrict(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
+                 hn: np.ndarray) -> _Sub:
+        """The triplets ``idx`` (pair ids ``la``, ``lb`` local to ``sub``, norms ``hn``)
+        as a subset of ``sub``: its pairs, compacted to those still in use when fewer
+        than :data:`PAIR_COMPACTION` of them are."""
+        used, nla, nlb = _compact_pairs(la, lb, sub.pairs.size)
+        if used.size >= PAIR_COMPACTION * sub.pairs.size:
+            return _Sub(idx, sub.pairs, la, lb, hn, sub.forms)
+        gp = sub.pairs[used]
+        return _Sub(idx, gp, nla, nlb, hn,
+                    _Forms(self.F[gp], self.pi[gp], self.pj[gp], self.Xc, self.diagonal))
 
     @property
     def everything(self) -> _Sub:

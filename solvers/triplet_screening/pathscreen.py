@@ -37,13 +37,11 @@ import time
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _compact_pairs, _path_rule, _path_scan
-from .pairs import _Data, _Forms, _Sub
+from .kernels import _path_rule, _path_scan
+from .pairs import _Data
 
 __all__: list[str] = []
 
-#: Compact the pairs of the active triplets when fewer than this share remains in use.
-_PAIR_COMPACTION = 0.7
 #: Cost of path screening in loss-pass visits (a loss pass costs 2-2.3 ns per triplet on
 #: this 2-core machine). Per lambda: ``RULE_WEIGHT`` per triplet (the fused rule pass,
 #: ~3 ns). Range-based: ``SCAN_WEIGHT`` per evaluated triplet (scattered reads and writes
@@ -128,17 +126,8 @@ class PathScreen:
                                     self.cnt, idx, la, lb, hn)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = RULE_WEIGHT * data.n_t
-        act = idx[:na].copy()
-        pairs, pla, plb = _compact_pairs(la[:na], lb[:na], data.n_pairs)
-        if pairs.size < _PAIR_COMPACTION * data.n_pairs:
-            # per-pair forms cost O(P d) per evaluation: drop the pairs no active
-            # triplet uses when that removes a good share of them
-            self.sub = _Sub(act, pairs, pla, plb, hn[:na].copy(),
-                            _Forms(data.F[pairs], data.pi[pairs], data.pj[pairs], data.Xc,
-                                   data.diagonal))
-        else:
-            self.sub = _Sub(act, np.arange(data.n_pairs), la[:na].copy(), lb[:na].copy(),
-                            hn[:na].copy(), data.forms)
+        self.sub = data.restrict(data.everything, idx[:na].copy(), la[:na].copy(),
+                                 lb[:na].copy(), hn[:na].copy())
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)

@@ -151,8 +151,8 @@ class TripletProblem:
             raise ValueError(f"alpha must have shape ({self.n_triplets},), got {alpha.shape}")
         if np.any(alpha < 0) or np.any(alpha > 1) or not np.all(np.isfinite(alpha)):
             raise ValueError("alpha must lie in [0, 1]")
-        Ap, _ = sph.proj_pm(self.weighted_sum(alpha))
-        return sph.dual_value(alpha.sum(), float(np.vdot(alpha, alpha)), Ap, self.gamma, lam)
+        ap2 = sph.pos_sq_norm(self.weighted_sum(alpha))
+        return sph.dual_value(alpha.sum(), float(np.vdot(alpha, alpha)), ap2, self.gamma, lam)
 
     def metric_from_dual(self, alpha: Any, lam: float) -> np.ndarray:
         """``M_lam(alpha) = [sum alpha H]_+ / lam``."""
@@ -192,7 +192,8 @@ class TripletProblem:
         G = lam * M - A
         Ap, _ = sph.proj_pm(A)
         P = self.primal(M, lam)
-        D = sph.dual_value(alpha.sum(), float(np.vdot(alpha, alpha)), Ap, self.gamma, lam)
+        D = sph.dual_value(alpha.sum(), float(np.vdot(alpha, alpha)), float(np.vdot(Ap, Ap)),
+                           self.gamma, lam)
         gap = max(P - D, 0.0)
         if ref is not None:
             ref = (self.check_metric(ref[0], "ref M0"), float(ref[1]), float(ref[2]))

@@ -60,6 +60,7 @@ def path(
     diagonal: bool = False,
     active_set: bool = False,
     method: str = "auto",
+    dynamic: str = "adaptive",
     backoff: bool = True,
     tol: float = 1e-6,
     max_iter: int = 5000,
@@ -77,7 +78,8 @@ def path(
 
     Parameters
     ----------
-    X, y, triplets, k, loss, gamma, diagonal, active_set, method, backoff, tol, max_iter
+    X, y, triplets, k, loss, gamma, diagonal, active_set, method, dynamic, backoff, tol,
+    max_iter
         As in :func:`solve`.
     ratio : float in (0, 1)
         ``lam_t / lam_{t-1}`` (0.9; the paper's fine path uses 0.99).
@@ -136,7 +138,8 @@ def path(
         lam_min = check_scalar(lam_min, "lam_min", low=0.0)
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=None, want_alpha=False,
-                 backoff=check_bool(backoff, "backoff"))
+                 backoff=check_bool(backoff, "backoff"),
+                 adaptive=check_choice(dynamic, "dynamic", ("adaptive", "every10")) == "adaptive")
     # RRPB with the sphere rule screens incrementally along the path (Theorem 4.1 ranges
     # kept across lambdas: only active and expiring triplets are visited per lambda)
     ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening) if (
@@ -223,6 +226,6 @@ def path(
         params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
                 "screening": "+".join(kinds) or "none", "rule": rule,
                 "range_screening": range_screening, "diagonal": prob.diagonal,
-                "active_set": active_set, "method": method, "tol": tol,
+                "active_set": active_set, "method": method, "dynamic": dynamic, "tol": tol,
                 "max_iter": max_iter, "n_triplets": prob.n_triplets},
     )

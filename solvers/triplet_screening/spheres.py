@@ -49,18 +49,24 @@ def proj_pm(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     and its polar (``A = A_+ + A_-``); a diagonal metric stored as a vector is clipped."""
     if A.ndim == 1:
         return np.maximum(A, 0.0), np.minimum(A, 0.0)
-    Ap = prox.project_psd(A)
-    return Ap, prox.sym(A) - Ap
+    return prox.psd_split(A)
 
 
-def dual_value(asum: float, a2: float, Ap: np.ndarray, gamma: float, lam: float) -> float:
+def pos_sq_norm(A: np.ndarray) -> float:
+    """``||A_+||_F^2`` (:func:`solvers.prox.psd_sq_norm`; eigenvalues only)."""
+    if A.ndim == 1:
+        return float(np.sum(np.maximum(A, 0.0) ** 2))
+    return prox.psd_sq_norm(A)
+
+
+def dual_value(asum: float, a2: float, ap2: float, gamma: float, lam: float) -> float:
     """The dual objective (Appendix A), written once::
 
         D_lam(alpha) = sum alpha - gamma/2 sum alpha^2 - ||[sum alpha H]_+||^2 / (2 lam)
 
-    from ``asum = sum alpha``, ``a2 = sum alpha^2`` and ``Ap = [sum alpha H]_+``.
+    from ``asum = sum alpha``, ``a2 = sum alpha^2`` and ``ap2 = ||[sum alpha H]_+||_F^2``.
     """
-    return float(asum - 0.5 * gamma * a2 - float(np.vdot(Ap, Ap)) / (2.0 * lam))
+    return float(asum - 0.5 * gamma * a2 - ap2 / (2.0 * lam))
 
 
 #: A halfspace normal ``-A_-`` is used only when ``||A_-|| >= HALFSPACE_MIN ||A||``

@@ -39,16 +39,17 @@ class _Ref:
     eps: float
 
 
-#: Fixed work of a screening round (building spheres, their eigendecompositions, the
-#: status update, compaction and re-evaluation) in triplet-visit units: about 0.2 ms
-#: on this machine, where a loss pass costs 2-4 ns per triplet.
-ROUND_OVERHEAD = 60_000
+#: Costs of a screening round in loss-pass visits (a loss pass costs 2-2.3 ns per
+#: triplet on this 2-core machine), measured on wine and digits: the fixed work
+#: (spheres, bookkeeping, Python; ~0.1 ms), per remaining triplet the rule pass and the
+#: status update with compaction (~8 ns), per pair and dimension the forms of a
+#: sphere's centre.
+ROUND_OVERHEAD = 40_000
+RULE_WEIGHT = 3.5
+PAIR_WEIGHT = 0.15
 #: Adaptive dynamic screening: a round is due when the duality-gap ball's radius
 #: ``sqrt(2 gap / lam)`` is below this share of the last screening sphere's radius.
 ADAPTIVE_SHRINK = 0.5
-#: A rule round per remaining triplet (rule pass, status update, compaction, the
-#: re-evaluation that follows) in loss-pass visits.
-RULE_WEIGHT = 4.0
 
 
 class _Regions:
@@ -184,9 +185,13 @@ class _Run:
         self.prof["eig"] += time.thread_time() - t0
         return out
 
-    def dual_value(self, ev: _Eval) -> tuple[float, np.ndarray]:
-        Ap, _ = self.proj(ev.A)
-        return sph.dual_value(ev.asum, ev.a2, Ap, self.gamma, self.lam), Ap
+    def dual_value(self, ev: _Eval) -> float:
+        """The dual objective at the KKT dual point of ``ev`` (needs only the eigenvalues
+        of ``A``; timed as an eigendecomposition)."""
+        t0 = time.thread_time()
+        ap2 = sph.pos_sq_norm(ev.A)
+        self.prof["eig"] += time.thread_time() - t0
+        return sph.dual_value(ev.asum, ev.a2, ap2, self.gamma, self.lam)
 
     def extra(self, M: np.ndarray) -> float:
         """``P(M) - P~(M)`` over the screened triplets (>= 0)."""
@@ -206,27 +211,35 @@ class _Run:
         self.prof["screening"] += time.thread_time() - t0
         return out
 
-    def _round_cost(self, n_spheres: int) -> float:
-        """Cost of a screening round in triplet-visit units: per sphere ``RULE_WEIGHT``
-        visits per remaining triplet and one set of pair forms, plus the fixed work of
-        a round (spheres, eigendecompositions)."""
+    def _round_cost(self, n_spheres: int, n: int | None = None) -> float:
+        """Cost of a screening round over ``n`` triplets (default: the remaining ones) in
+        loss-pass visits: per sphere ``RULE_WEIGHT`` per triplet and the pair forms of
+        its centre, plus the fixed work of a round."""
         sub = self.unscr
-        return n_spheres * (RULE_WEIGHT * sub.idx.size + sub.pairs.size * self.data.d) \
+        n = sub.idx.size if n is None else n
+        return n_spheres * (RULE_WEIGHT * n + PAIR_WEIGHT * sub.pairs.size * self.data.d) \
             + ROUND_OVERHEAD
 
-    def dynamic_round(self, n_before: int, n_spheres: int, removed: int, iteration: int,
-                      every: int) -> None:
+    def iters_left(self, iteration: int) -> int:
+        """Iterations still expected at this lambda: the previous lambda's count minus
+        those done (at least 1), or without a previous lambda as many as done so far
+        (at least ``SCREEN_EVERY``)."""
+        prev = self.dyn.get("iters")
+        if prev is None:
+            return max(iteration, SCREEN_EVERY)
+        return max(int(prev) - iteration, 1)
+
+    def dynamic_round(self, n_before: int, n_spheres: int, removed: int,
+                      iteration: int) -> None:
         """Back-off rule of dynamic screening, from what the rounds achieved so far. A
         round pays when the loss-pass work it saves (removed triplets x the iterations
-        still expected at this lambda, estimated from the previous lambda) exceeds its
-        cost (:meth:`_round_cost`), all counted in triplet visits, so the decisions (and
+        still expected at this lambda, :meth:`iters_left`) exceeds its cost
+        (:meth:`_round_cost`), all counted in loss-pass visits, so the decisions (and
         the iterates) do not depend on the machine's load. Two rounds in a row that do
         not pay stop dynamic screening for this lambda; a lambda on which it did not pay
         in total skips it on the next three (all noted in the result)."""
-        left = max(int(self.dyn.get("iters", 0)) - iteration, every)
-        gain = float(removed) * left
-        cost = n_spheres * (RULE_WEIGHT * n_before + self.unscr.pairs.size * self.data.d) \
-            + ROUND_OVERHEAD
+        gain = float(removed) * self.iters_left(iteration)
+        cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
         self._dyn_gain += gain
         self._bad_rounds = self._bad_rounds + 1 if gain < cost else 0
@@ -237,25 +250,28 @@ class _Run:
                 f"{cost:,.0f} triplet visits and saved about {gain:,.0f}")
 
     def dynamic_screening(self, opts: Any, iteration: int, M: np.ndarray, ev: _Eval,
-                          gap: float, Ap: Any, D: float, ref: Any,
-                          halfspace: np.ndarray | None) -> int | None:
-        """One round of dynamic screening inside a solve (every ``opts.screen_every``
-        iterations while it is on and can pay): screen with the spheres ``opts.screening``
-        at ``M``, update the back-off bookkeeping, and return how many triplets were
-        removed (``None`` when no round was due)."""
-        every = opts.screen_every
-        due = iteration % every == 0
-        if not due and opts.adaptive and iteration > 0:
-            # the gap's ball has shrunk well below the last screening sphere: a round
-            # now screens what the next scheduled one would, iterations earlier
+                          gap: float, D: float, ref: Any,
+                          halfspace: np.ndarray | None,
+                          Ma: np.ndarray | None = None) -> int | None:
+        """One round of dynamic screening inside a solve, when one is due (``opts.adaptive``:
+        the duality-gap ball's radius ``sqrt(2 gap / lam)`` is at most
+        ``ADAPTIVE_SHRINK`` times the radius of the last sphere that screened at this
+        lambda; otherwise every ``opts.screen_every`` iterations), dynamic screening is
+        on and a round can pay: screen with the spheres ``opts.screening`` at ``M``,
+        update the back-off bookkeeping, and return how many triplets were removed
+        (``None`` when no round ran)."""
+        if not (opts.screening and self.dynamic_on and iteration > 0):
+            return None
+        if opts.adaptive:
             due = math.sqrt(2.0 * max(gap, 0.0) / self.lam) <= ADAPTIVE_SHRINK * self.last_radius
-        if not (opts.screening and self.dynamic_on and due
-                and self.worth_screening(len(opts.screening), max(iteration, every))):
+        else:
+            due = iteration % opts.screen_every == 0
+        if not (due and self.worth_screening(len(opts.screening), self.iters_left(iteration))):
             return None
         n_before = self.unscr.idx.size
-        spheres = self.spheres_at(opts.screening, M, ev, gap, Ap, D, ref, False)
+        spheres = self.spheres_at(opts.screening, M, ev, gap, D, ref, False, Ma)
         removed = self.screen(spheres, opts.rule, halfspace, iteration)
-        self.dynamic_round(n_before, len(spheres), removed, iteration, every)
+        self.dynamic_round(n_before, len(spheres), removed, iteration)
         return removed
 
     def worth_screening(self, n_spheres: int, iters: int | None = None) -> bool:
@@ -267,7 +283,7 @@ class _Run:
         if not self.backoff:
             return True
         if iters is None:
-            iters = int(self.dyn.get("iters", SCREEN_EVERY))
+            iters = self.iters_left(0)
         best_gain = float(self.unscr.idx.size) * max(iters, 1)
         cost = self._round_cost(n_spheres)
         if best_gain < PAY_MARGIN * cost:
@@ -376,20 +392,21 @@ class _Run:
         if self.active_set:
             self.rebuild(out[0][:nk])
         else:
-            # keep the pair set (its forms cost O(P d)); compact the triplets only
-            self.unscr = self.work = _Sub(out[0][:nk], sub.pairs, out[1][:nk], out[2][:nk],
-                                          out[3][:nk], sub.forms)
+            self.unscr = self.work = self.data.restrict(sub, *(a[:nk] for a in out))
         return int(nl + nr)
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
-                   Ap: np.ndarray, D: float, ref: _Ref | None, first: bool) -> list[Sphere]:
-        """The spheres ``kinds`` at ``M`` (RRPB/RPB from ``ref`` only at the first round)."""
+                   D: float, ref: _Ref | None, first: bool,
+                   Ma: np.ndarray | None = None) -> list[Sphere]:
+        """The spheres ``kinds`` at ``M`` (RRPB/RPB from ``ref`` only at the first round).
+        ``D`` is the dual value of a point ``alpha`` and ``Ma = M_lam(alpha)`` (CDGB's
+        centre); by default ``alpha`` is the KKT point of ``ev`` and ``Ma = [ev.A]_+ / lam``."""
         lam = self.lam
 
         def cdgb():
-            Ma = Ap / lam
-            ev_a = self.evaluate(Ma, self.unscr)
-            return Ma, _pad(ev_a.P - D, ev_a.P)
+            Mc = self.proj(ev.A)[0] / lam if Ma is None else Ma
+            ev_a = self.evaluate(Mc, self.unscr)
+            return Mc, _pad(ev_a.P - D, ev_a.P)
 
         r = (ref.M, ref.lam, ref.eps) if (ref is not None and first) else None
         r_rpb = (ref.M, ref.lam, ref.eps) if ref is not None else None
@@ -436,21 +453,21 @@ class _Run:
         self.HL, self.nL = self.data.zeros(), 0
         ev = self.evaluate(M, allsub)
         self.HL, self.nL = saved
-        D, Ap = self.dual_value(ev)
+        D = self.dual_value(ev)
         gap = max(ev.P - D, 0.0) + _GAP_PAD * max(1.0, abs(ev.P))
         out = {}
         cache: dict[str, Sphere] = {}
         for kind, rule in specs:
             if kind not in cache:
                 if kind == "cdgb":
-                    Ma = Ap / self.lam
+                    Ma = self.proj(ev.A)[0] / self.lam
                     cache[kind] = sph.make_sphere(
                         kind, self.lam, M,
                         cdgb=lambda Ma=Ma: (Ma, _pad(prob.primal(Ma, self.lam) - D, ev.P)))
                 elif kind in ("rpb", "rrpb") and ref is None:
                     cache[kind] = dgb_sphere(M, gap, self.lam) if kind == "rrpb" else None
                 else:
-                    sp = self.spheres_at([kind], M, ev, gap, Ap, D, ref, True)
+                    sp = self.spheres_at([kind], M, ev, gap, D, ref, True)
                     cache[kind] = sp[0] if sp else None
             sp = cache[kind]
             if sp is None:

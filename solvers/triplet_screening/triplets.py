@@ -38,6 +38,10 @@ PARAMS = ParamSpecs(
     ParamSpec("active_set", False, "active-set heuristic (baseline)"),
     ParamSpec("method", "auto", "optimiser (auto: pgd for the smoothed hinge, dual for the "
               "hinge)", choices=("auto", "pgd", "dual")),
+    ParamSpec("dynamic", "adaptive", "schedule of dynamic screening rounds: 'adaptive' "
+              "(whenever the duality-gap ball has halved since the last screening) or "
+              "'every10' (every 10 iterations, the paper's section 5)",
+              choices=("adaptive", "every10")),
     ParamSpec("backoff", True, "skip screening rounds whose measured cost exceeds the "
               "loss-pass time they can save (noted in the result); False: always screen"),
     TOL,

@@ -94,6 +94,7 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
            diagonal: bool = _specs().default("diagonal"),
            active_set: bool = _specs().default("active_set"),
            method: str = _specs().default("method"),
+           dynamic: str = _specs().default("dynamic"),
            backoff: bool = _specs().default("backoff")):
     from solvers import triplet_screening as ts
 
@@ -102,7 +103,7 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
-                    backoff=backoff, tol=tol, max_iter=max_iter, init=init, callback=callback)
+                    dynamic=dynamic, backoff=backoff, tol=tol, max_iter=max_iter, init=init, callback=callback)
 
 
 def _reference(problem: Problem, *, lam_rel: float = 0.01,
@@ -163,6 +164,7 @@ ENTRY = ModelEntry(
         ui_param(_specs()["diagonal"]),
         ui_param(_specs()["active_set"]),
         ui_param(_specs()["method"]),
+        ui_param(_specs()["dynamic"]),
         ui_param(_specs()["backoff"]),
     ),
     solve=_solve,
