@@ -21,11 +21,26 @@ from numba import njit
 __all__: list[str] = []
 
 
+@njit(cache=True, inline="always")
+def _rule_sides(hq, rh, c, slack):  # pragma: no cover - compiled
+    # Sphere rule (Eq. 4) for one triplet with <Q, H> = hq and r ||H|| = rh:
+    # (L-hat, R-hat) as 0/1 integers, L-hat if hq + rh < c, R-hat if hq - rh > 1,
+    # with the relative rounding margin ``slack`` (both cannot hold: c < 1).
+    s = slack * (abs(hq) + rh + 1.0)
+    isL = np.int64(hq + rh < c - s)
+    isR = np.int64(hq - rh > 1.0 + s)
+    return isL, isR
+
+
 @njit(cache=True, fastmath=True)
-def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
+def _loss_pass(q, pa, pb, gamma, hinge, w, mout, hn, r, c, slack,
+               code):  # pragma: no cover - compiled
     # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
     # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
     # alpha = -loss'(margin). ``mout`` (length 0 to skip) receives the margins.
+    # ``code`` (length 0 to skip) receives the sphere rule (:func:`_rule_sides`) for the
+    # ball of radius r centred at this M: the margins are <M, H> (1 L-hat, 2 R-hat);
+    # returns also the numbers of each.
     # Branch-free: with u = 1 - margin, the smoothed hinge has alpha = clip(u/gamma,
     # 0, 1) and loss = alpha (u - gamma alpha / 2) (0, u^2/(2 gamma), u - gamma/2 on
     # its three pieces); the hinge alpha = [u > 0], loss = max(u, 0). A triplet at
@@ -34,6 +49,9 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
     for p in range(w.shape[0]):
         w[p] = 0.0
     keep = mout.shape[0] > 0
+    scr = code.shape[0] > 0
+    nl = 0
+    nr = 0
     loss = 0.0
     asum = 0.0
     a2 = 0.0
@@ -45,6 +63,11 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
         m = q[ia] - q[ib]
         if keep:
             mout[t] = m
+        if scr:
+            isL, isR = _rule_sides(m, r * hn[t], c, slack)
+            code[t] = 2 * isR + isL
+            nl += isL
+            nr += isR
         u = 1.0 - m
         if hinge:
             a = 1.0 if u > 0.0 else 0.0
@@ -57,7 +80,7 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
         a2 += a * a
         w[ia] += a
         w[ib] -= a
-    return loss, asum, a2
+    return loss, asum, a2, nl, nr
 
 
 @njit(cache=True, inline="always")
@@ -336,17 +359,6 @@ def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
     return pairs, nla, nlb
 
 
-@njit(cache=True, inline="always")
-def _rule_sides(hq, rh, c, slack):  # pragma: no cover - compiled
-    # Sphere rule (Eq. 4) for one triplet with <Q, H> = hq and r ||H|| = rh:
-    # (L-hat, R-hat) as 0/1 integers, L-hat if hq + rh < c, R-hat if hq - rh > 1,
-    # with the relative rounding margin ``slack`` (both cannot hold: c < 1).
-    s = slack * (abs(hq) + rh + 1.0)
-    isL = np.int64(hq + rh < c - s)
-    isR = np.int64(hq - rh > 1.0 + s)
-    return isL, isR
-
-
 @njit(cache=True)
 def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compiled
     # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 (L-hat) or 2
@@ -400,14 +412,6 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
         hn_out[na] = h
         na += np.uint64(1 - isL - isR)
     return np.int64(na), nl, nr
-
-
-@njit(cache=True)
-def _pair_counts(pa, pb, idx, cnt):  # pragma: no cover - compiled
-    # cnt[p] += #{t in idx : pa[t] = p} - #{t in idx : pb[t] = p}
-    for t in range(idx.shape[0]):
-        cnt[pa[idx[t]]] += 1.0
-        cnt[pb[idx[t]]] -= 1.0
 
 
 @njit(cache=True, error_model="numpy")

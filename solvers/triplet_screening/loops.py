@@ -158,9 +158,20 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
     eng = PGD(lambda X: run.evaluate(X, run.work), project, M, ev, step=step,
               memory=_GLL_MEMORY)
+    # Adaptive dynamic screening with RRPB (DGB inside a solve) runs fused with the loss
+    # pass of the next step (_Run.evaluate); the other spheres keep their own rounds.
+    fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
+             and not aset)
+    kinds = tuple(k for k in opts.screening if k != "rrpb") if fused else opts.screening
     for it in range(1, opts.max_iter + 1):
+        if fused and run.dynamic_on:
+            run.arm_fused(M, gap_r, it)
+        n_fused = run.fused_rounds
         M = eng.step()
         ev = eng.ev
+        if run.fused_rounds != n_fused:
+            eng.reset(ev)  # the reduced objective changed (its value at M did not)
+            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
         Aneg = sph.halfspace_from(*eng.aux)
         refresh_now = it % opts.screen_every == 0 or it == opts.max_iter
         if aset:
@@ -183,7 +194,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         P_full, D, gap_r, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg)
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg, kinds=kinds)
         if removed is not None:
             if removed:
                 ev = run.evaluate(M, run.unscr, margins=aset)

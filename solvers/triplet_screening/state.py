@@ -15,7 +15,6 @@ from .kernels import (
     _apply_codes,
     _extra_screened,
     _loss_pass,
-    _pair_counts,
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub
@@ -50,6 +49,12 @@ PAIR_WEIGHT = 0.15
 #: Adaptive dynamic screening: a round is due when the duality-gap ball's radius
 #: ``sqrt(2 gap / lam)`` is below this share of the last screening sphere's radius.
 ADAPTIVE_SHRINK = 0.5
+#: Fused rounds (screening inside the loss pass): armed when the duality-gap ball's
+#: radius is below this share of the last screening sphere's, applied when the loss
+#: passes they save pay for the update (``COMMIT_WEIGHT`` loss-pass visits per
+#: remaining triplet, :meth:`_Run._commit_cost`; always, with ``backoff=False``).
+FUSED_SHRINK = 0.75
+COMMIT_WEIGHT = 2.5
 
 
 class _Regions:
@@ -124,6 +129,9 @@ class _Run:
         self._dyn_gain = 0.0
         self.dyn = dynamic if dynamic is not None else {}
         self.dynamic_on = True
+        self._armed: tuple[np.ndarray, float] | None = None
+        self._armed_iteration = 0
+        self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
         self.last_radius = math.inf
         if backoff and self.dyn.get("skip", 0) > 0:
@@ -157,6 +165,12 @@ class _Run:
 
     # evaluation ---------------------------------------------------------------
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
+        """The reduced objective at ``M`` over ``sub`` (plus the folded L-hat). When a
+        fused round is armed (:meth:`arm_fused`) and ``sub`` is the remaining set, the
+        same pass screens with the ball ``B(M, r + ||M - M_prev||)``, which contains
+        ``B(M_prev, r)`` and so the optimum: the margins it needs are the ones the loss
+        pass computes. Screened triplets are on their fixed piece at ``M`` (the centre),
+        so the returned evaluation is also that of the new reduced problem."""
         self.visits += sub.idx.size
         self.loss_visits += sub.idx.size
         self.n_evals += 1
@@ -165,8 +179,19 @@ class _Run:
         q = sub.quad(M)
         t1 = pc()
         w = np.empty(sub.pairs.size)
-        mout = np.empty(sub.idx.size if margins else 0)
-        loss, asum, a2 = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout)
+        n = sub.idx.size
+        mout = np.empty(n if margins else 0)
+        fused, self._armed = self._armed, None
+        r = 0.0
+        if fused is not None and sub is self.unscr:
+            r = fused[1] + sph.fnorm(M - fused[0])
+            if not r <= FUSED_SHRINK * self.last_radius:
+                fused = None
+        else:
+            fused = None
+        code = np.empty(n if fused is not None else 0, dtype=np.int8)
+        loss, asum, a2, nl, nr = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout,
+                                            sub.hn, r, 1.0 - self.gamma, sph.RULE_SLACK, code)
         t2 = pc()
         A = sub.assemble(w) + self.HL
         prof = self.prof
@@ -175,8 +200,38 @@ class _Run:
         lam = self.lam
         P = loss + 0.5 * lam * float(np.vdot(M, M)) + (1.0 - 0.5 * self.gamma) * self.nL \
             - float(np.vdot(M, self.HL))
-        return _Eval(P=P, loss=loss, G=lam * M - A, A=A, asum=asum + self.nL,
-                     a2=a2 + self.nL, margins=mout if margins else None)
+        ev = _Eval(P=P, loss=loss, G=lam * M - A, A=A, asum=asum + self.nL,
+                   a2=a2 + self.nL, margins=mout if margins else None)
+        if fused is not None and nl + nr and (
+                not self.backoff or (nl + nr) * self.iters_left(self._armed_iteration)
+                >= PAY_MARGIN * self._commit_cost(sub)):
+            t3 = pc()
+            self._log_round(Sphere("dgb", np.array(M), r), "dgb (fused)", "sphere",
+                            self._armed_iteration, nl, nr, self.nL + nl, self.nR + nr, 0.0)
+            self._commit(code, sub)
+            self.fused_rounds += 1
+            prof["screening"] += pc() - t3
+        return ev
+
+    def arm_fused(self, M: np.ndarray, gap: float, iteration: int) -> None:
+        """Arm a fused round for the next evaluation of the remaining set (see
+        :meth:`evaluate`): ``M`` and its reduced duality gap give the ball
+        ``B(M, sqrt(2 gap / lam))`` (DGB, Theorem 3.5), which contains the optimum."""
+        r = math.sqrt(2.0 * max(gap, 0.0) / self.lam)
+        if not r <= FUSED_SHRINK * self.last_radius:
+            return
+        if self.backoff and (self.unscr.idx.size * self.iters_left(iteration)
+                             < PAY_MARGIN * self._commit_cost(self.unscr)):
+            return  # even screening every remaining triplet could not pay
+        self._armed = (np.array(M), r)
+        self._armed_iteration = iteration
+
+    def _commit_cost(self, sub: _Sub) -> float:
+        """Cost of applying a fused round over ``sub`` in loss-pass visits: the status
+        update and compaction (``COMMIT_WEIGHT`` per triplet), the fold of the new L-hat
+        and the pair compaction (pair forms), and the fixed work."""
+        return COMMIT_WEIGHT * sub.idx.size + 2 * PAIR_WEIGHT * sub.pairs.size * self.data.d \
+            + ROUND_OVERHEAD
 
     def proj(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(A_+, A_-)`` (timed as an eigendecomposition)."""
@@ -222,12 +277,13 @@ class _Run:
 
     def iters_left(self, iteration: int) -> int:
         """Iterations still expected at this lambda: the previous lambda's count minus
-        those done (at least 1), or without a previous lambda as many as done so far
-        (at least ``SCREEN_EVERY``)."""
+        those done, and at least half the iterations done so far (a lambda that runs
+        longer than the previous one is expected to go on), or without a previous
+        lambda as many as done so far (at least ``SCREEN_EVERY``)."""
         prev = self.dyn.get("iters")
         if prev is None:
             return max(iteration, SCREEN_EVERY)
-        return max(int(prev) - iteration, 1)
+        return max(int(prev) - iteration, iteration // 2, 1)
 
     def dynamic_round(self, n_before: int, n_spheres: int, removed: int,
                       iteration: int) -> None:
@@ -252,24 +308,26 @@ class _Run:
     def dynamic_screening(self, opts: Any, iteration: int, M: np.ndarray, ev: _Eval,
                           gap: float, D: float, ref: Any,
                           halfspace: np.ndarray | None,
-                          Ma: np.ndarray | None = None) -> int | None:
+                          Ma: np.ndarray | None = None,
+                          kinds: Sequence[str] | None = None) -> int | None:
         """One round of dynamic screening inside a solve, when one is due (``opts.adaptive``:
         the duality-gap ball's radius ``sqrt(2 gap / lam)`` is at most
         ``ADAPTIVE_SHRINK`` times the radius of the last sphere that screened at this
         lambda; otherwise every ``opts.screen_every`` iterations), dynamic screening is
         on and a round can pay: screen with the spheres ``opts.screening`` at ``M``,
         update the back-off bookkeeping, and return how many triplets were removed
-        (``None`` when no round ran)."""
-        if not (opts.screening and self.dynamic_on and iteration > 0):
+        (``None`` when no round ran). ``kinds`` overrides ``opts.screening``."""
+        kinds = opts.screening if kinds is None else kinds
+        if not (kinds and self.dynamic_on and iteration > 0):
             return None
         if opts.adaptive:
             due = math.sqrt(2.0 * max(gap, 0.0) / self.lam) <= ADAPTIVE_SHRINK * self.last_radius
         else:
             due = iteration % opts.screen_every == 0
-        if not (due and self.worth_screening(len(opts.screening), self.iters_left(iteration))):
+        if not (due and self.worth_screening(len(kinds), self.iters_left(iteration))):
             return None
         n_before = self.unscr.idx.size
-        spheres = self.spheres_at(opts.screening, M, ev, gap, D, ref, False, Ma)
+        spheres = self.spheres_at(kinds, M, ev, gap, D, ref, False, Ma)
         removed = self.screen(spheres, opts.rule, halfspace, iteration)
         self.dynamic_round(n_before, len(spheres), removed, iteration)
         return removed
@@ -310,25 +368,6 @@ class _Run:
         return P_red + self.extra(M), False
 
     # screening ------------------------------------------------------------------
-    def _fold(self, cnt: np.ndarray) -> None:
-        nz = np.flatnonzero(cnt)
-        if nz.size:
-            self.HL = self.HL + self.data.assemble(cnt)
-
-    def apply(self, newL: np.ndarray, newR: np.ndarray) -> None:
-        """Move triplets (global indices) into L-hat / R-hat."""
-        if newL.size:
-            self.status[newL] = 1
-            cnt = np.zeros(self.data.n_pairs)
-            _pair_counts(self.data.pa, self.data.pb, newL, cnt)
-            self._fold(cnt)
-            self.nL += int(newL.size)
-        if newR.size:
-            self.status[newR] = 2
-            self.nR += int(newR.size)
-        if newL.size or newR.size:
-            self._Lcat = None
-
     def screen(self, spheres: list[Sphere], rule: str, halfspace: np.ndarray | None,
                iteration: int, labels: list[str] | None = None) -> int:
         t_start = time.thread_time()
@@ -364,21 +403,33 @@ class _Run:
                 nl, nr = int(L.sum()), int(R.sum())
             totL += nl
             totR += nr
-            if nl or nr:
-                self.regions.append(sp)
-            self.last_radius = min(self.last_radius, float(sp.radius))
-            lg = self.log
-            lg["iteration"].append(iteration)
-            lg["sphere"].append(labels[k] if labels else sp.kind)
-            lg["rule"].append(rule)
-            lg["radius"].append(sp.radius)
-            lg["new_L"].append(int(nl))
-            lg["new_R"].append(int(nr))
-            lg["total_L"].append(totL)
-            lg["total_R"].append(totR)
-            lg["seconds"].append(time.thread_time() - t0)
+            self._log_round(sp, labels[k] if labels else sp.kind, rule, iteration, nl, nr,
+                            totL, totR, time.thread_time() - t0)
         if totL == self.nL and totR == self.n_R:
             return 0
+        return self._commit(code, sub)
+
+    def _log_round(self, sp: Sphere, label: str, rule: str, iteration: int, nl: int, nr: int,
+                   totL: int, totR: int, seconds: float) -> None:
+        """Record a sphere's round (and keep the sphere for the exactness check)."""
+        if nl or nr:
+            self.regions.append(sp)
+        self.last_radius = min(self.last_radius, float(sp.radius))
+        lg = self.log
+        lg["iteration"].append(iteration)
+        lg["sphere"].append(label)
+        lg["rule"].append(rule)
+        lg["radius"].append(sp.radius)
+        lg["new_L"].append(int(nl))
+        lg["new_R"].append(int(nr))
+        lg["total_L"].append(totL)
+        lg["total_R"].append(totR)
+        lg["seconds"].append(seconds)
+
+    def _commit(self, code: np.ndarray, sub: _Sub) -> int:
+        """Apply screening codes over ``sub`` (the remaining triplets): status, L-hat fold,
+        counts, the new remaining subset; returns the number screened."""
+        n = sub.idx.size
         cnt = np.zeros(sub.pairs.size)  # L-hat counts over the subset's pairs
         out = (np.empty(n, dtype=sub.idx.dtype), np.empty(n, dtype=sub.la.dtype),
                np.empty(n, dtype=sub.lb.dtype), np.empty(n, dtype=sub.hn.dtype))
