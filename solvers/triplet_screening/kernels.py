@@ -360,6 +360,24 @@ def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _inside_all(C, r, cn, m, n):  # pragma: no cover - compiled
+    # ||m - C[k]|| <= r[k] for k < n, with the rounding allowance 1e-13 (r + ||C[k]|| +
+    # ||m||) of Sphere.contains.
+    mm = 0.0
+    for i in range(m.shape[0]):
+        mm += m[i] * m[i]
+    mn = np.sqrt(mm)
+    for k in range(n):
+        s = 0.0
+        for i in range(m.shape[0]):
+            e = C[k, i] - m[i]
+            s += e * e
+        if not np.sqrt(s) <= r[k] + 1e-13 * (r[k] + cn[k] + mn):
+            return False
+    return True
+
+
+@njit(cache=True)
 def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compiled
     # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 (L-hat) or 2
     # (R-hat) by :func:`_rule_sides`. Returns the numbers newly set to 1 and 2.

@@ -14,6 +14,7 @@ from . import spheres as sph
 from .kernels import (
     _apply_codes,
     _extra_screened,
+    _inside_all,
     _loss_pass,
     _sphere_rule,
 )
@@ -83,10 +84,8 @@ class _Regions:
         """``||M - Q_k|| <= r_k`` for every sphere (rounding allowance as ``Sphere.contains``)."""
         if self.n == 0:
             return True
-        D = (self.C[: self.n] - M).reshape(self.n, -1)
-        dist = np.sqrt(np.einsum("ij,ij->i", D, D))
-        r = self.r[: self.n]
-        return bool(np.all(dist <= r + 1e-13 * (r + self.cn[: self.n] + sph.fnorm(M))))
+        m = np.ascontiguousarray(M, dtype=float).reshape(-1)
+        return bool(_inside_all(self.C.reshape(self.r.size, -1), self.r, self.cn, m, self.n))
 
 
 class _Run:
@@ -223,7 +222,7 @@ class _Run:
         if self.backoff and (self.unscr.idx.size * self.iters_left(iteration)
                              < PAY_MARGIN * self._commit_cost(self.unscr)):
             return  # even screening every remaining triplet could not pay
-        self._armed = (np.array(M), r)
+        self._armed = (M, r)  # iterates are never modified in place
         self._armed_iteration = iteration
 
     def _commit_cost(self, sub: _Sub) -> float:
