@@ -142,8 +142,10 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     rest = [k for k in opts.screening if k not in pre]
     if rest:
         # halfspace of the linear rule at iteration 0: from a trial gradient step
-        A_try = M - step * ev.G
-        Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
+        Aneg = None
+        if opts.rule == "linear":
+            A_try = M - step * ev.G
+            Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
         if _first_screening(run, M, ev, gap_r, D, Aneg, opts, ref, ps, extras, kinds=rest):
             ev = run.evaluate(M, run.unscr, margins=aset)
             if aset:
@@ -164,7 +166,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
              and not aset)
     kinds = tuple(k for k in opts.screening if k != "rrpb") if fused else opts.screening
     for it in range(1, opts.max_iter + 1):
-        if fused and run.dynamic_on:
+        can_pay = run.dynamic_on and run.can_pay(it)
+        if fused and can_pay:
             run.arm_fused(M, gap_r, it)
         n_fused = run.fused_rounds
         M = eng.step()
@@ -172,7 +175,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         if run.fused_rounds != n_fused:
             eng.reset(ev)  # the reduced objective changed (its value at M did not)
             extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
-        Aneg = sph.halfspace_from(*eng.aux)
+        Aneg = sph.halfspace_from(*eng.aux) if opts.rule == "linear" else None
         refresh_now = it % opts.screen_every == 0 or it == opts.max_iter
         if aset:
             if not refresh_now:
@@ -194,7 +197,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         P_full, D, gap_r, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg, kinds=kinds)
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg,
+                                        kinds=kinds) if can_pay else None
         if removed is not None:
             if removed:
                 ev = run.evaluate(M, run.unscr, margins=aset)

@@ -129,6 +129,8 @@ class _Run:
         self.dyn = dynamic if dynamic is not None else {}
         self.dynamic_on = True
         self._armed: tuple[np.ndarray, float] | None = None
+        self._pay_sub: _Sub | None = None
+        self._pay_min = 0.0
         self._armed_iteration = 0
         self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
@@ -273,6 +275,18 @@ class _Run:
         n = sub.idx.size if n is None else n
         return n_spheres * (RULE_WEIGHT * n + PAIR_WEIGHT * sub.pairs.size * self.data.d) \
             + ROUND_OVERHEAD
+
+    def can_pay(self, iteration: int) -> bool:
+        """A cheap per-iteration test before any dynamic round: could a round (or a
+        fused round) pay at all now, even removing every remaining triplet? (The round
+        costs are cached per remaining set.)"""
+        if not self.backoff:
+            return True
+        sub = self.unscr
+        if self._pay_sub is not sub:
+            self._pay_sub = sub
+            self._pay_min = PAY_MARGIN * min(self._round_cost(1), self._commit_cost(sub))
+        return sub.idx.size * self.iters_left(iteration) >= self._pay_min
 
     def iters_left(self, iteration: int) -> int:
         """Iterations still expected at this lambda: the previous lambda's count minus

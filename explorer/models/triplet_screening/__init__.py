@@ -103,7 +103,8 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
-                    dynamic=dynamic, backoff=backoff, tol=tol, max_iter=max_iter, init=init, callback=callback)
+                    dynamic=dynamic, backoff=backoff, tol=tol, max_iter=max_iter, init=init,
+                    callback=callback)
 
 
 def _reference(problem: Problem, *, lam_rel: float = 0.01,
