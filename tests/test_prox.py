@@ -145,6 +145,28 @@ def test_psd_projection_matches_cvxpy(seed):
     assert np.linalg.eigvalsh(P).min() >= -1e-12
 
 
+@pytest.mark.parametrize("d", [1, 2, 5, 13, 20])
+def test_psd_split_and_positive_norm_against_numpy_eigh(d):
+    rng = np.random.default_rng(d)
+    for _ in range(20):
+        A = rng.normal(size=(d, d)) * 10.0 ** rng.uniform(-3, 3)
+        S = (A + A.T) / 2
+        w, V = np.linalg.eigh(S)
+        P_ref = (V * np.maximum(w, 0)) @ V.T
+        P, N = prox.psd_split(A)
+        scale = np.abs(w).max()
+        np.testing.assert_allclose(P, P_ref, atol=1e-12 * scale)
+        np.testing.assert_array_equal(P, P.T)
+        np.testing.assert_allclose(P + N, S, atol=1e-13 * scale)
+        assert np.linalg.eigvalsh(N).max() <= 1e-12 * scale
+        assert abs(np.vdot(P, N)) <= 1e-11 * scale**2  # polar cones: orthogonal parts
+        assert prox.psd_sq_norm(A) == pytest.approx(float(np.sum(np.maximum(w, 0) ** 2)),
+                                                    rel=1e-12, abs=1e-24 * scale**2)
+        np.testing.assert_array_equal(prox.project_psd(A), P)
+    with pytest.raises(ValueError, match="square"):
+        prox.psd_split(np.ones((2, 3)))
+
+
 @pytest.mark.parametrize("seed", RNG_SEEDS)
 def test_fantope_projection_matches_cvxpy(seed):
     rng = np.random.default_rng(seed)

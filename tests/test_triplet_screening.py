@@ -705,3 +705,88 @@ def test_screening_backs_off_when_it_cannot_pay_and_says_so():
     assert set(forced.profile) == {"loss_pass", "pair_forms", "eig", "screening"}
     p = ts.path(X, y, triplets=prob, n_lambdas=8, tol=1e-8)
     assert p.profile["triplets_visited"] == p.triplet_visits.sum()
+
+
+# ----------------------------------------------------------------- path pass and fused rounds
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal):
+    """The fused per-lambda pass (rule, status, L-hat pair counts, compaction) against the
+    RRPB sphere rule evaluated directly on all triplets, over several lambdas; the
+    range-based scan screens a superset."""
+    from solvers.triplet_screening.pathscreen import PathScreen
+
+    X, y = _data(31, n=40)
+    prob = ts.TripletProblem(X, y, k=5, diagonal=diagonal)
+    d = prob.data
+    per, rng_ = (PathScreen(d, prob.gamma, 10, incremental=inc) for inc in (False, True))
+    lam = 0.5 * prob.lambda_max()
+    prev = ts.solve(X, y, lam, triplets=prob, diagonal=diagonal, screening=None, tol=1e-10)
+    for _ in range(6):
+        lam1 = 0.8 * lam
+        eps = math.sqrt(2 * prev.gap / lam)
+        per.advance(lam1, prev.M, lam, eps)
+        rng_.advance(lam1, prev.M, lam, eps)
+        lo, hi = prob.bounds(ts.rrpb_sphere(prev.M, lam, lam1, eps), "sphere")
+        c = 1 - prob.gamma
+        L, R = hi < c, lo > 1
+        close = ((np.abs(hi - c) < 1e-9 * (1 + np.abs(hi)))
+                 | (np.abs(lo - 1) < 1e-9 * (1 + np.abs(lo))))
+        assert np.all(((per.status == 1) == L) | close)
+        assert np.all(((per.status == 2) == R) | close)
+        assert per.nL == np.sum(per.status == 1) and per.nR == np.sum(per.status == 2)
+        cnt = (np.bincount(d.pa[per.status == 1], minlength=d.n_pairs)
+               - np.bincount(d.pb[per.status == 1], minlength=d.n_pairs))
+        np.testing.assert_array_equal(per.cnt, cnt)
+        sub = per.sub
+        np.testing.assert_array_equal(sub.idx, np.flatnonzero(per.status == 0))
+        np.testing.assert_array_equal(sub.pairs[sub.la], d.pa[sub.idx])
+        np.testing.assert_array_equal(sub.pairs[sub.lb], d.pb[sub.idx])
+        np.testing.assert_allclose(sub.hn, d.hn[sub.idx], rtol=2e-6)
+        assert np.all(sub.hn >= d.hn[sub.idx])  # float32 rounded up: more cautious
+        assert len(per.spheres(lam1)) == 1
+        # range-based: everything the per-lambda rule screens, on the same side
+        assert np.all(rng_.status[per.status == 1] == 1)
+        assert np.all(rng_.status[per.status == 2] == 2)
+        prev = ts.solve(X, y, lam1, triplets=prob, diagonal=diagonal, screening=None,
+                        tol=1e-10, init=prev)
+        lam = lam1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fused_dynamic_rounds_are_safe_and_keep_the_evaluation(seed):
+    """DGB re-centred at the next evaluation point and applied inside its loss pass: the
+    rounds happen, never screen a triplet into the wrong set, and the evaluation they
+    return is that of the new reduced problem; 'every10' reaches the same optimum."""
+    from solvers.triplet_screening.state import _Run
+
+    X, y = _data(200 + seed, n=30)
+    prob = ts.TripletProblem(X, y, k=4)
+    lam = ts.lambda_max(X, y, k=4) * 10 ** np.random.default_rng(seed).uniform(-1.5, -0.7)
+    opt = _tight(X, y, lam, prob)
+    m, unc, c = prob.margins(opt.M), opt.radius * prob.h_norms + 1e-9, 1 - prob.gamma
+    res = {}
+    for dyn in ("adaptive", "every10"):
+        r = _quiet(ts.solve, X, y, lam, triplets=prob, screening=("rrpb",), dynamic=dyn,
+                   backoff=False, tol=1e-10, max_iter=20_000)
+        assert np.all(m[r.screened_L] - unc[r.screened_L] < c), "wrong L-hat"
+        assert np.all(m[r.screened_R] + unc[r.screened_R] > 1.0), "wrong R-hat"
+        assert r.primal == pytest.approx(opt.primal, rel=1e-8)
+        assert r.params["dynamic"] == dyn
+        res[dyn] = r
+    fused = [s for s in res["adaptive"].screening_log["sphere"] if s == "dgb (fused)"]
+    assert fused, "no fused round ran"
+    assert "dgb (fused)" not in list(res["every10"].screening_log["sphere"])
+    # one fused round by hand: the evaluation at its centre is the new problem's
+    run = _Run(prob, lam, active_set=False, backoff=False)
+    M = opt.M + 1e-3 * np.linalg.norm(opt.M) * np.eye(X.shape[1])
+    ev0 = run.evaluate(M, run.unscr)
+    gap = max(ev0.P - run.dual_value(ev0), 0.0)
+    run.arm_fused(M, gap, 1)
+    ev = run.evaluate(M, run.unscr)
+    assert run.fused_rounds == 1 and run.nL + run.nR > 0
+    again = run.evaluate(M, run.unscr)
+    assert again.P == pytest.approx(ev.P, rel=1e-12)
+    np.testing.assert_allclose(again.G, ev.G, atol=1e-10 * np.abs(ev.G).max())
+    assert again.P == pytest.approx(ev0.P, rel=1e-12)

@@ -41,12 +41,18 @@ on the linear part and folded into one running matrix ``H_L``:
     P~(M) = sum_{t active} loss(<M, H_t>) + lam/2 ||M||^2 + (1 - gamma/2)|L-hat| - <M, H_L>.
 
 Screening runs at iteration 0 (regularisation-path screening, RRPB from the
-previous lambda's solution) and every 10 iterations (dynamic screening). Along
-:func:`path`, RRPB with the sphere rule screens incrementally (Theorem 4.1
-ranges kept across lambdas, :mod:`.pathscreen`): a step of lambda evaluates only
-the active triplets and those whose interval expired. Screening backs off when,
-from the costs measured so far, a round cannot save more loss-pass time than it
-costs (``backoff=True``; ``result.notes`` says so).
+previous lambda's solution, before the first evaluation) and during the
+optimisation (dynamic screening): with ``dynamic="every10"`` every 10 iterations
+(the paper), with ``dynamic="adaptive"`` (default) whenever the duality-gap ball
+``B(M, sqrt(2 gap / lam))`` has shrunk below the last screening sphere; RRPB's
+in-solve sphere (DGB) is then applied inside the next loss pass, re-centred at the
+new point with radius ``r + ||M_new - M||`` (a ball that contains the old one), so
+its margins come for free. Along :func:`path` the screening state is carried
+across lambdas (:mod:`.pathscreen`): one fused pass per lambda (rule, status
+update, L-hat pair counts, compaction), or with ``range_screening=True`` the
+range-based extension (Theorem 4.1) that re-evaluates only the active and expired
+triplets. Screening backs off when, counted in loss-pass visits, a round cannot
+save more than it costs (``backoff=True``; ``result.notes`` says so).
 
 The solver returns the best certified iterate: the lowest full primal seen,
 with ``gap = min P - max D`` over the certified iterates (every dual point is
@@ -74,8 +80,8 @@ screening bookkeeping, pair forms, eigendecompositions).
 
 Layout: :mod:`.triplets` (construction, argument checks, ``PARAMS``),
 :mod:`.pairs` (pair forms, KKT map), :mod:`.problem` (:class:`TripletProblem`),
-:mod:`.spheres` and :mod:`.rules` (section 3), :mod:`.pathscreen` (section 4,
-incremental), :mod:`.state` (one solve's screening state), :mod:`.loops` (the
+:mod:`.spheres` and :mod:`.rules` (section 3), :mod:`.pathscreen` (path screening,
+section 4), :mod:`.state` (one solve's screening state), :mod:`.loops` (the
 optimisation loops), :mod:`.api` (:func:`solve`), :mod:`.regpath` (:func:`path`),
 :mod:`.results`, :mod:`.kernels` (numba).
 """

@@ -84,7 +84,8 @@ def solve(
     gamma : float
         Smoothed-hinge parameter (> 0).
     screening : str, sequence of {"gb", "pgb", "dgb", "cdgb", "rrpb"} or None
-        Spheres used for safe screening at iteration 0 and every 10 iterations.
+        Spheres used for safe screening at iteration 0 and during the optimisation
+        (``dynamic``).
         ``"rrpb"`` uses ``init`` (solved at another lambda) as its reference at
         iteration 0 and equals DGB afterwards (``lam1 = lam0``). ``None``: the
         naive optimisation.

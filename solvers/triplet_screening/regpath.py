@@ -72,7 +72,7 @@ def path(
     ``lam_0 = lam_max`` (every triplet in L*, exact optimum ``[sum H]_+ / lam_0``);
     each next lambda is warm-started from the previous solution, which is the
     RRPB reference for path screening (``eps = sqrt(2 gap / lam)``), followed by
-    dynamic screening every 10 iterations. The path stops by the paper's rule
+    dynamic screening (``dynamic``, as in :func:`solve`). The path stops by the paper's rule
     ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01``
     (``termination=True``), after ``n_lambdas`` values or below ``lam_min``.
 
@@ -140,8 +140,8 @@ def path(
                  max_iter=max_iter, callback=None, want_alpha=False,
                  backoff=check_bool(backoff, "backoff"),
                  adaptive=check_choice(dynamic, "dynamic", ("adaptive", "every10")) == "adaptive")
-    # RRPB with the sphere rule screens incrementally along the path (Theorem 4.1 ranges
-    # kept across lambdas: only active and expiring triplets are visited per lambda)
+    # RRPB with the sphere rule screens with state carried along the path: one fused pass
+    # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
     ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening) if (
         "rrpb" in kinds and rule == "sphere") else None
     rows: dict[str, list] = {k_: [] for k_ in (

@@ -106,8 +106,10 @@ def _targets_table(tols, progress, targets=TARGETS, n_lambdas: int = 300) -> Ben
         "CPU seconds of the loss passes over the remaining triplets, screening bookkeeping "
         "(path scan and status update, rules, compaction, the screened-triplet check), "
         "per-pair forms and weighted sums, and d x d eigendecompositions; the rest is "
-        "Python and the step logic. RRPB screens incrementally along the path (Theorem 4.1 "
-        "ranges kept across lambdas); dynamic screening backs off when it does not pay.")
+        "Python and the step logic. Path screening: one fused pass per lambda (RRPB sphere "
+        "rule, status update, L-hat pair counts, compaction); dynamic screening adaptive "
+        "(DGB inside the loss pass when the gap ball has shrunk), backing off when it "
+        "does not pay.")
     return table
 
 
@@ -145,7 +147,7 @@ def _path_table(name: str, k: float, tol: float, repeat: int, progress, n_lambda
         f"lam from {p.lambdas[0]:.3g} (lam_max) to {p.lambdas[-1]:.3g}, stopped by "
         f"'{p.terminated_by}'. Time: best of {repeat}, whole path including screening. "
         "Rates: fraction of all triplets screened at the start of each lambda (path "
-        "screening) and at its end (after dynamic screening every 10 iterations), mean "
+        "screening) and at its end (after dynamic screening), mean "
         "over the path (lam_max excluded). Triplet visits: triplets touched by loss passes and "
         "screening rules, the part of the cost that screening removes (the paper's per-"
         "triplet O(d^2) work); the per-pair forms (O(pairs d^2)), the d x d eigen-"

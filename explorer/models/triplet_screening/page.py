@@ -56,8 +56,10 @@ EXPLANATION = (
     "optimum M* bounds every margin ⟨M*, H_t⟩; a triplet whose bound lies below 1 − γ is fixed "
     "on the linear part of the loss (L̂), one above 1 has zero loss (R̂), and both leave the "
     "problem without changing its solution. Screening runs at iteration 0 (from the previous "
-    "λ's solution when the page warm-starts: RRPB) and every 10 iterations (dynamic "
-    "screening). The gap P − D certifies the reduced problem and the full one alike. "
+    "λ's solution when the page warm-starts: RRPB) and during the optimisation (dynamic "
+    "screening: every 10 iterations as in the paper, or — the default — whenever the "
+    "duality-gap ball has shrunk below the last screening sphere). The gap P − D certifies "
+    "the reduced problem and the full one alike. "
     "λ is set relative to λ_max, above which every triplet is in L*."
 )
 
