@@ -396,7 +396,7 @@ def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compil
     return nl, nr
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_out,
                hn_out):  # pragma: no cover - compiled
     # Path screening at a new lambda: the sphere rule (RRPB sphere with per-pair forms

@@ -126,8 +126,8 @@ class PathScreen:
                                     self.cnt, idx, la, lb, hn)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = RULE_WEIGHT * data.n_t
-        self.sub = data.restrict(data.everything, idx[:na].copy(), la[:na].copy(),
-                                 lb[:na].copy(), hn[:na].copy())
+        # views of the scratch buffers: the subset lives until the next advance
+        self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)
