@@ -204,7 +204,7 @@ class _Run:
         ev = _Eval(P=P, loss=loss, G=lam * M - A, A=A, asum=asum + self.nL,
                    a2=a2 + self.nL, margins=mout if margins else None)
         if fused is not None and nl + nr and (
-                not self.backoff or (nl + nr) * self.iters_left(self._armed_iteration)
+                not self.backoff or self._fused_gain(sub, nl + nr, self._armed_iteration)
                 >= PAY_MARGIN * self._commit_cost(sub)):
             t3 = pc()
             self._log_round(Sphere("dgb", np.array(M), r), "dgb (fused)", "sphere",
@@ -221,11 +221,20 @@ class _Run:
         r = math.sqrt(2.0 * max(gap, 0.0) / self.lam)
         if not r <= FUSED_SHRINK * self.last_radius:
             return
-        if self.backoff and (self.unscr.idx.size * self.iters_left(iteration)
+        if self.backoff and (self._fused_gain(self.unscr, self.unscr.idx.size, iteration)
                              < PAY_MARGIN * self._commit_cost(self.unscr)):
             return  # even screening every remaining triplet could not pay
         self._armed = (M, r)  # iterates are never modified in place
         self._armed_iteration = iteration
+
+    def _fused_gain(self, sub: _Sub, removed: int, iteration: int) -> float:
+        """Loss-pass visits a fused round removing ``removed`` of ``sub``'s triplets saves
+        over the evaluations still expected: their loss passes, and the per-pair forms
+        of the pairs they alone used (estimated as half their share of the pairs)."""
+        n = max(sub.idx.size, 1)
+        evals = self.iters_left(iteration) * float(self.dyn.get("evals_per_iter", 1.0))
+        pairs = 0.5 * sub.pairs.size * removed / n
+        return evals * (removed + 2 * PAIR_WEIGHT * self.data.d * pairs)
 
     def _commit_cost(self, sub: _Sub) -> float:
         """Cost of applying a fused round over ``sub`` in loss-pass visits: the status
@@ -369,6 +378,7 @@ class _Run:
     def finish_dynamic(self, n_iter: int) -> None:
         """End of this lambda: remember the iteration count and whether screening paid."""
         self.dyn["iters"] = n_iter
+        self.dyn["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
         if self.backoff and self._dyn_cost > 0 and self._dyn_gain < self._dyn_cost:
             self.dyn["skip"] = 3
 
