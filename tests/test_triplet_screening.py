@@ -790,3 +790,33 @@ def test_fused_dynamic_rounds_are_safe_and_keep_the_evaluation(seed):
     assert again.P == pytest.approx(ev.P, rel=1e-12)
     np.testing.assert_allclose(again.G, ev.G, atol=1e-10 * np.abs(ev.G).max())
     assert again.P == pytest.approx(ev0.P, rel=1e-12)
+
+
+@pytest.mark.parametrize(("loss", "dynamic"), [("smoothed_hinge", "adaptive"),
+                                                ("smoothed_hinge", "every10"),
+                                                ("hinge", "adaptive")])
+def test_alpha_is_the_dual_point_of_the_certificate(loss, dynamic):
+    """``D(result.alpha) == result.dual`` and ``P(result.M) == result.primal``: the
+    reported pair is a primal-dual certificate one can recompute from scratch, also when
+    the best dual value came from another iterate than the returned metric."""
+    for seed in range(3):
+        X, y = _data(300 + seed, n=40)
+        prob = ts.TripletProblem(X, y, k=5, loss=loss)
+        lam = 0.01 * prob.lambda_max()
+        r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, dynamic=dynamic,
+                   backoff=False, tol=1e-9, max_iter=20_000)
+        assert np.all((r.alpha >= 0) & (r.alpha <= 1))
+        assert prob.dual(r.alpha, lam) == pytest.approx(r.dual, rel=1e-10)
+        assert prob.primal(r.M, lam) == pytest.approx(r.primal, rel=1e-12)
+        assert r.dual <= r.primal
+    if loss == "smoothed_hinge":
+        # a problem where the best dual value and the best primal come from different
+        # iterates (the KKT map at the returned M is a worse dual point there)
+        from explorer.models.triplet_screening.data import synthetic
+
+        P = synthetic(seed=0, n=60, d=5, classes=3, informative=2, k=5)
+        X, y = P.data["X"], P.data["y"]
+        prob = ts.TripletProblem(X, y, triplets=P.data["triplets"])
+        lam = 0.01 * prob.lambda_max()
+        r = ts.solve(X, y, lam, triplets=prob, dynamic=dynamic, backoff=False, tol=1e-9)
+        assert prob.dual(r.alpha, lam) == pytest.approx(r.dual, rel=1e-12)

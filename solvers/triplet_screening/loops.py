@@ -26,7 +26,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                compare: Sequence[tuple[str, str]] = ()):
     """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
-               backoff=opts.backoff)
+               backoff=opts.backoff, keep_snapshots=opts.want_alpha)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
                   callback=opts.callback)
     extras: dict[str, Any] = {"compare": {}, "rate_path": 0.0, "rate_range": 0.0,
@@ -49,7 +49,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
     if opts.want_alpha:
-        alpha = kkt_alpha(data.margins(M), prob.gamma, prob.hinge)
+        alpha = run.best_alpha()  # the dual point of the certificate: D(alpha) = dual
         Ls = np.flatnonzero(run.status == 1)
         Rs = np.flatnonzero(run.status == 2)
     else:  # inside path(): the per-lambda arrays are not kept
@@ -223,13 +223,18 @@ def _refresh(run: _Run, ev: _Eval, also: np.ndarray | None = None) -> None:
 
 
 def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: float,
-            D: float, exact: bool, step: float, cb: bool) -> bool:
+            D: float, exact: bool, step: float, cb: bool,
+            alpha: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
     """Record the certificate of the best iterate so far: ``min P`` over the iterates
     (kept in ``run.best_M``) and ``max D`` over the dual points (every one feasible),
-    so ``gap = min P - max D`` bounds ``P(best_M) - P*``."""
+    so ``gap = min P - max D`` bounds ``P(best_M) - P*``. The dual point of ``D`` is
+    kept (:meth:`._Run.keep_dual`): the KKT map at ``M`` on the unscreened triplets, or
+    ``alpha = (indices, values)`` (the dual solver's iterate); 1 on L-hat, 0 on R-hat."""
     if P_full < run.best_P or run.best_M is None:
         run.best_P, run.best_M = float(P_full), M.copy()
-    run.best_D = max(run.best_D, float(D))
+    if float(D) > run.best_D:
+        run.best_D = float(D)
+        run.keep_dual(M if alpha is None else alpha)
     iterate = None
     if cb:
         iterate = {"M": M.copy(), "status": run.status.copy()}
@@ -301,12 +306,13 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             alpha = alpha[keep]
             eng, A_of = make_engine(alpha, sub, eng.L)
             M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, A_of, sub)
-    if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
+    if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb, (sub.idx, alpha)):
         return run.best_M, 1.0 / eng.L
     for it in range(1, opts.max_iter + 1):
         alpha = eng.step()
         M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, A_of, sub)
-        if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb):
+        if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
+                   (sub.idx, alpha)):
             break
         removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Pneg, Ma=M)
         if removed is not None:

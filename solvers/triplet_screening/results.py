@@ -28,7 +28,10 @@ class TripletResult(Result):
     M : ndarray, shape (d, d) or (d,)
         The learned metric (PSD), or its nonnegative diagonal.
     alpha : ndarray, shape (n_t,)
-        KKT dual variables ``-loss'(<M, H_t>)`` at ``M`` for every triplet.
+        The dual point of the certificate, ``D(alpha) = dual``: the KKT variables
+        ``-loss'(<M', H_t>)`` at the iterate ``M'`` whose dual value was the best (or the
+        dual solver's iterate), 1 on the triplets screened into L-hat and 0 on R-hat at
+        that point.
     screened_L, screened_R : ndarray of int64
         Indices (rows of the triplet array) screened into L-hat / R-hat.
     lam : float

@@ -18,7 +18,7 @@ from .kernels import (
     _loss_pass,
     _sphere_rule,
 )
-from .pairs import _Eval, _Sub
+from .pairs import _Eval, _Sub, kkt_alpha
 from .pathscreen import PAY_MARGIN, PathScreen
 from .problem import TripletProblem
 from .rules import _rule_masks
@@ -92,8 +92,10 @@ class _Run:
     """State of one solve at a fixed ``lam``: screening sets, folded L-hat, subsets."""
 
     def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool,
-                 dynamic: dict | None = None, backoff: bool = True) -> None:
+                 dynamic: dict | None = None, backoff: bool = True,
+                 keep_snapshots: bool = True) -> None:
         self.backoff = backoff
+        self.keep_snapshots = keep_snapshots
         self.prob = prob
         self.data = prob.data
         self.lam = lam
@@ -144,6 +146,10 @@ class _Run:
         self.best_P = math.inf
         self.best_D = -math.inf
         self.best_M: np.ndarray | None = None
+        #: the dual point of best_D: (M or (indices, alpha), status version)
+        self._best_dual: tuple[Any, int] | None = None
+        self._status_version = 0
+        self._status_snaps: dict[int, np.ndarray] = {}
 
     # subsets ------------------------------------------------------------------
     def rebuild(self, remaining: np.ndarray | None = None) -> None:
@@ -449,9 +455,42 @@ class _Run:
         lg["total_R"].append(totR)
         lg["seconds"].append(seconds)
 
+    def keep_dual(self, point: Any) -> None:
+        """Remember the dual point of the best dual value: ``M`` (the KKT map at ``M`` on
+        the triplets unscreened now) or ``(indices, alpha)``, with the screening status
+        of now (a copy is taken once per status change, only when asked for)."""
+        if isinstance(point, tuple):
+            point = (point[0], np.array(point[1]))
+        self._best_dual = (point, self._status_version)
+
+    def best_alpha(self) -> np.ndarray:
+        """The full dual point ``alpha`` (every triplet) of :attr:`best_D`."""
+        n_t = self.data.n_t
+        if self._best_dual is None:
+            return np.zeros(n_t)
+        point, version = self._best_dual
+        st = self._status_snaps.get(version, self.status)
+        if isinstance(point, tuple):
+            alpha = np.zeros(n_t)
+            alpha[point[0]] = point[1]
+        else:
+            alpha = kkt_alpha(self.data.margins(point), self.gamma, self.hinge)
+        alpha[st == 1] = 1.0
+        alpha[st == 2] = 0.0
+        return alpha
+
+    def _status_changes(self) -> None:
+        """The status is about to change: keep a copy if a remembered dual point refers to
+        the current one."""
+        if self._best_dual is not None and self._best_dual[1] == self._status_version \
+                and self.keep_snapshots:
+            self._status_snaps[self._status_version] = self.status.copy()
+        self._status_version += 1
+
     def _commit(self, code: np.ndarray, sub: _Sub) -> int:
         """Apply screening codes over ``sub`` (the remaining triplets): status, L-hat fold,
         counts, the new remaining subset; returns the number screened."""
+        self._status_changes()
         n = sub.idx.size
         cnt = np.zeros(sub.pairs.size)  # L-hat counts over the subset's pairs
         out = (np.empty(n, dtype=sub.idx.dtype), np.empty(n, dtype=sub.la.dtype),
@@ -494,6 +533,7 @@ class _Run:
         carried along the path (:class:`.pathscreen.PathScreen`)."""
         t0 = time.thread_time()
         v0 = ps.visited
+        self._status_changes()
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
         self.last_radius = sph.rrpb_sphere(ref.M, ref.lam, self.lam, ref.eps).radius
         self.visits += ps.visited - v0
