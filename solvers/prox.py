@@ -290,13 +290,21 @@ def sym(M: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _psd_split(A):  # pragma: no cover - compiled
-    # S = (A + A^T) / 2 = V diag(w) V^T; P = V diag(max(w, 0)) V^T (symmetrised), S - P.
+def _sym_part(A):  # pragma: no cover - compiled
+    # (A + A^T) / 2
     d = A.shape[0]
     S = np.empty((d, d))
     for i in range(d):
         for j in range(d):
             S[i, j] = 0.5 * (A[i, j] + A[j, i])
+    return S
+
+
+@njit(cache=True)
+def _psd_split(A):  # pragma: no cover - compiled
+    # S = (A + A^T) / 2 = V diag(w) V^T; P = V diag(max(w, 0)) V^T (symmetrised), S - P.
+    d = A.shape[0]
+    S = _sym_part(A)
     w, V = np.linalg.eigh(S)
     P = np.zeros((d, d))
     for k in range(d):
@@ -314,11 +322,7 @@ def _psd_split(A):  # pragma: no cover - compiled
 @njit(cache=True)
 def _psd_sq_norm(A):  # pragma: no cover - compiled
     d = A.shape[0]
-    S = np.empty((d, d))
-    for i in range(d):
-        for j in range(d):
-            S[i, j] = 0.5 * (A[i, j] + A[j, i])
-    w = np.linalg.eigvalsh(S)
+    w = np.linalg.eigvalsh(_sym_part(A))
     s = 0.0
     for k in range(d):
         if w[k] > 0.0:
