@@ -32,26 +32,29 @@ def _rule_sides(hq, rh, c, slack):  # pragma: no cover - compiled
     return isL, isR
 
 
+@njit(cache=True, inline="always")
+def _kkt_loss(m, ig, hg, hinge):  # pragma: no cover - compiled
+    # (alpha, loss) of a triplet with margin m, branch-free: with u = 1 - m, the
+    # smoothed hinge has alpha = clip(u/gamma, 0, 1) and loss = alpha (u - gamma alpha /
+    # 2) (0, u^2/(2 gamma), u - gamma/2 on its three pieces); the hinge alpha = [u > 0],
+    # loss = max(u, 0). ig = 1/gamma, hg = gamma/2.
+    u = 1.0 - m
+    if hinge:
+        return (1.0 if u > 0.0 else 0.0), max(u, 0.0)
+    a = min(max(u * ig, 0.0), 1.0)
+    return a, a * (u - hg * a)
+
+
 @njit(cache=True, fastmath=True)
-def _loss_pass(q, pa, pb, gamma, hinge, w, mout, hn, r, c, slack,
-               code):  # pragma: no cover - compiled
+def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
     # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
     # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
-    # alpha = -loss'(margin). ``mout`` (length 0 to skip) receives the margins.
-    # ``code`` (length 0 to skip) receives the sphere rule (:func:`_rule_sides`) for the
-    # ball of radius r centred at this M: the margins are <M, H> (1 L-hat, 2 R-hat);
-    # returns also the numbers of each.
-    # Branch-free: with u = 1 - margin, the smoothed hinge has alpha = clip(u/gamma,
-    # 0, 1) and loss = alpha (u - gamma alpha / 2) (0, u^2/(2 gamma), u - gamma/2 on
-    # its three pieces); the hinge alpha = [u > 0], loss = max(u, 0). A triplet at
-    # zero loss adds 0 to the weights, so no test decides which triplets count
-    # (tests on a mixed remainder mispredict).
+    # alpha = -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives
+    # the margins. A triplet at zero loss adds 0 to the weights, so no test decides
+    # which triplets count (tests on a mixed remainder mispredict).
     for p in range(w.shape[0]):
         w[p] = 0.0
     keep = mout.shape[0] > 0
-    scr = code.shape[0] > 0
-    nl = 0
-    nr = 0
     loss = 0.0
     asum = 0.0
     a2 = 0.0
@@ -63,18 +66,40 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, hn, r, c, slack,
         m = q[ia] - q[ib]
         if keep:
             mout[t] = m
-        if scr:
-            isL, isR = _rule_sides(m, r * hn[t], c, slack)
-            code[t] = 2 * isR + isL
-            nl += isL
-            nr += isR
-        u = 1.0 - m
-        if hinge:
-            a = 1.0 if u > 0.0 else 0.0
-            ell = max(u, 0.0)
-        else:
-            a = min(max(u * ig, 0.0), 1.0)
-            ell = a * (u - hg * a)
+        a, ell = _kkt_loss(m, ig, hg, hinge)
+        loss += ell
+        asum += a
+        a2 += a * a
+        w[ia] += a
+        w[ib] -= a
+    return loss, asum, a2
+
+
+@njit(cache=True, fastmath=True)
+def _loss_pass_screen(q, pa, pb, gamma, hinge, w, hn, r, c, slack,
+                      code):  # pragma: no cover - compiled
+    # :func:`_loss_pass` that also applies the sphere rule (:func:`_rule_sides`) for the
+    # ball of radius r centred at this M, whose margins <M, H> the pass computes:
+    # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Returns also the numbers of L-hat and R-hat.
+    # (A separate loop: the plain pass stays as lean as before.)
+    for p in range(w.shape[0]):
+        w[p] = 0.0
+    nl = 0
+    nr = 0
+    loss = 0.0
+    asum = 0.0
+    a2 = 0.0
+    ig = 1.0 / gamma if gamma > 0.0 else 0.0
+    hg = 0.5 * gamma
+    for t in range(pa.shape[0]):
+        ia = pa[t]
+        ib = pb[t]
+        m = q[ia] - q[ib]
+        isL, isR = _rule_sides(m, r * hn[t], c, slack)
+        code[t] = 2 * isR + isL
+        nl += isL
+        nr += isR
+        a, ell = _kkt_loss(m, ig, hg, hinge)
         loss += ell
         asum += a
         a2 += a * a

@@ -16,6 +16,7 @@ from .kernels import (
     _extra_screened,
     _inside_all,
     _loss_pass,
+    _loss_pass_screen,
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub, kkt_alpha
@@ -190,15 +191,20 @@ class _Run:
         mout = np.empty(n if margins else 0)
         fused, self._armed = self._armed, None
         r = 0.0
-        if fused is not None and sub is self.unscr:
+        if fused is not None and sub is self.unscr and not margins:
             r = fused[1] + sph.fnorm(M - fused[0])
             if not r <= FUSED_SHRINK * self.last_radius:
                 fused = None
         else:
             fused = None
-        code = np.empty(n if fused is not None else 0, dtype=np.int8)
-        loss, asum, a2, nl, nr = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout,
-                                            sub.hn, r, 1.0 - self.gamma, sph.RULE_SLACK, code)
+        nl = nr = 0
+        if fused is None:
+            loss, asum, a2 = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout)
+        else:
+            code = np.empty(n, dtype=np.int8)
+            loss, asum, a2, nl, nr = _loss_pass_screen(
+                q, sub.la, sub.lb, self.gamma, self.hinge, w, sub.hn, r, 1.0 - self.gamma,
+                sph.RULE_SLACK, code)
         t2 = pc()
         A = sub.assemble(w) + self.HL
         prof = self.prof
