@@ -338,21 +338,29 @@ def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
 
 
+@njit(cache=True, inline="always")
+def _free_violation(a, g, C):  # pragma: no cover - compiled
+    # 0 for a dual variable strictly inside (0, C), |g| for one at a bound whose dual
+    # gradient g points into the box, -1 otherwise.
+    if a > 0.0 and a < C:
+        return 0.0
+    if (a <= 0.0 and g > 0.0) or (a >= C and g < 0.0):
+        return abs(g)
+    return -1.0
+
+
 @njit(cache=True)
 def free_pairs(A, y, C, S):  # pragma: no cover - compiled
     # (sample, class, violation) of every dual variable strictly inside (0, C)
     # (violation 0) and of every variable at a bound whose dual gradient
     # g_ij = 1 - (s_{i y_i} - s_ij) points into the box (violation |g_ij| > 0).
+    # Two passes (count, then fill) so the output is allocated at its exact size.
     n, k = A.shape
     cnt = 0
     for i in range(n):
         sy = S[i, y[i]]
         for j in range(k):
-            if j == y[i]:
-                continue
-            a = A[i, j]
-            g = 1.0 - (sy - S[i, j])
-            if (a > 0.0 and a < C) or (a <= 0.0 and g > 0.0) or (a >= C and g < 0.0):
+            if j != y[i] and _free_violation(A[i, j], 1.0 - (sy - S[i, j]), C) >= 0.0:
                 cnt += 1
     ii = np.empty(cnt, dtype=np.int64)
     jj = np.empty(cnt, dtype=np.int64)
@@ -363,17 +371,12 @@ def free_pairs(A, y, C, S):  # pragma: no cover - compiled
         for j in range(k):
             if j == y[i]:
                 continue
-            a = A[i, j]
-            g = 1.0 - (sy - S[i, j])
-            if a > 0.0 and a < C:
-                viol[t] = 0.0
-            elif (a <= 0.0 and g > 0.0) or (a >= C and g < 0.0):
-                viol[t] = abs(g)
-            else:
-                continue
-            ii[t] = i
-            jj[t] = j
-            t += 1
+            v = _free_violation(A[i, j], 1.0 - (sy - S[i, j]), C)
+            if v >= 0.0:
+                ii[t] = i
+                jj[t] = j
+                viol[t] = v
+                t += 1
     return ii, jj, viol
 
 

@@ -398,6 +398,7 @@ def triplet_cases(draw):
     kw["loss"] = draw(st.sampled_from(["smoothed_hinge", "hinge"]))
     kw["diagonal"] = draw(st.booleans())
     kw["method"] = draw(st.sampled_from(["auto", "pgd", "dual"]))
+    kw["dynamic"] = draw(st.sampled_from(["adaptive", "every10"]))
     return kw
 
 

@@ -586,6 +586,11 @@ def test_bad_input_more():
         ts.path(X, y, k=3, screening=("pgb",), range_screening=True)
     with pytest.raises(ValueError, match="compare sphere"):
         ts.path(X, y, k=3, compare=("nope:sphere",))
+    for bad in ("every5", None, 10):
+        with pytest.raises((ValueError, TypeError), match="dynamic"):
+            ts.path(X, y, k=3, dynamic=bad)
+        with pytest.raises((ValueError, TypeError), match="dynamic"):
+            ts.solve(X, y, 1.0, triplets=prob, dynamic=bad)
     same_class = np.flatnonzero(y == y[0])
     with pytest.raises(ValueError, match=r"y\[l\] != y\[i\]"):
         ts.solve(X, y, 1.0, triplets=np.array([[0, same_class[1], same_class[2]]]))

@@ -46,44 +46,20 @@ def _kkt_loss(m, ig, hg, hinge):  # pragma: no cover - compiled
 
 
 @njit(cache=True, fastmath=True)
-def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
+def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
     # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
     # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
     # alpha = -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives
     # the margins. A triplet at zero loss adds 0 to the weights, so no test decides
     # which triplets count (tests on a mixed remainder mispredict).
+    # ``rule = (hn, r, c, slack, code)`` also applies the sphere rule (:func:`_rule_sides`)
+    # for the ball of radius r centred at this M, whose margins <M, H> the pass computes:
+    # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Without it (None) numba compiles the branch
+    # away, so the plain pass is as lean as a loop without it. Returns also the numbers
+    # of L-hat and R-hat (0 without a rule).
     for p in range(w.shape[0]):
         w[p] = 0.0
     keep = mout.shape[0] > 0
-    loss = 0.0
-    asum = 0.0
-    a2 = 0.0
-    ig = 1.0 / gamma if gamma > 0.0 else 0.0
-    hg = 0.5 * gamma
-    for t in range(pa.shape[0]):
-        ia = pa[t]
-        ib = pb[t]
-        m = q[ia] - q[ib]
-        if keep:
-            mout[t] = m
-        a, ell = _kkt_loss(m, ig, hg, hinge)
-        loss += ell
-        asum += a
-        a2 += a * a
-        w[ia] += a
-        w[ib] -= a
-    return loss, asum, a2
-
-
-@njit(cache=True, fastmath=True)
-def _loss_pass_screen(q, pa, pb, gamma, hinge, w, hn, r, c, slack,
-                      code):  # pragma: no cover - compiled
-    # :func:`_loss_pass` that also applies the sphere rule (:func:`_rule_sides`) for the
-    # ball of radius r centred at this M, whose margins <M, H> the pass computes:
-    # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Returns also the numbers of L-hat and R-hat.
-    # (A separate loop: the plain pass stays as lean as before.)
-    for p in range(w.shape[0]):
-        w[p] = 0.0
     nl = 0
     nr = 0
     loss = 0.0
@@ -91,14 +67,19 @@ def _loss_pass_screen(q, pa, pb, gamma, hinge, w, hn, r, c, slack,
     a2 = 0.0
     ig = 1.0 / gamma if gamma > 0.0 else 0.0
     hg = 0.5 * gamma
+    if rule is not None:
+        hn, r, c, slack, code = rule
     for t in range(pa.shape[0]):
         ia = pa[t]
         ib = pb[t]
         m = q[ia] - q[ib]
-        isL, isR = _rule_sides(m, r * hn[t], c, slack)
-        code[t] = 2 * isR + isL
-        nl += isL
-        nr += isR
+        if keep:
+            mout[t] = m
+        if rule is not None:
+            isL, isR = _rule_sides(m, r * hn[t], c, slack)
+            code[t] = 2 * isR + isL
+            nl += isL
+            nr += isR
         a, ell = _kkt_loss(m, ig, hg, hinge)
         loss += ell
         asum += a

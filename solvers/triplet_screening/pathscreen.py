@@ -32,8 +32,6 @@ solver's exactness check.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from . import spheres as sph
@@ -88,7 +86,6 @@ class PathScreen:
                       np.empty(n_t, dtype=np.int32), np.empty(n_t))
         # cost accounting (reported by the path) and the back-off state
         self.visited = 0
-        self.seconds = 0.0
         self._last_cost = 0.0
         self._skip = 0
         self._fails = 0
@@ -102,10 +99,12 @@ class PathScreen:
     def advance(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> int:
         """Screening at ``lam`` from the reference ``(M0, lam_ref, eps)``; returns the
         number of triplets evaluated (active or expired). :attr:`sub` becomes the active
-        triplets (with the global pair ids: no pair compaction)."""
-        t0 = time.thread_time()
+        triplets (their pairs compacted when few remain in use, :meth:`_Data.restrict`)
+        and :attr:`newest` the reference's RRPB sphere at ``lam``."""
         data = self.data
         idx, la, lb, hn = self._bufs
+        sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
+        self.newest = sp
         if self.incremental:
             rid = len(self.refs)
             if rid >= self.ref_count.size:
@@ -119,8 +118,6 @@ class PathScreen:
                                         self.cnt, idx, la, lb, hn)
             self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
         else:
-            sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
-            self.newest = sp
             na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, self.hn32,
                                     float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                                     self.cnt, idx, la, lb, hn)
@@ -131,7 +128,6 @@ class PathScreen:
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)
-        self.seconds += time.thread_time() - t0
         self.advanced = True
         return int(ev)
 

@@ -21,7 +21,7 @@ from .loops import _run_solve
 from .pathscreen import PathScreen
 from .results import PathResult, TripletResult
 from .state import _Opts, _pad, _Ref
-from .triplets import RULES, SPHERES, _check_loss, _check_screening
+from .triplets import PARAMS, RULES, SPHERES, _check_loss, _check_screening
 
 
 def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
@@ -60,7 +60,7 @@ def path(
     diagonal: bool = False,
     active_set: bool = False,
     method: str = "auto",
-    dynamic: str = "adaptive",
+    dynamic: str = PARAMS.default("dynamic"),
     backoff: bool = True,
     tol: float = 1e-6,
     max_iter: int = 5000,
@@ -139,7 +139,8 @@ def path(
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=None, want_alpha=False,
                  backoff=check_bool(backoff, "backoff"),
-                 adaptive=check_choice(dynamic, "dynamic", ("adaptive", "every10")) == "adaptive")
+                 adaptive=check_choice(dynamic, "dynamic", PARAMS["dynamic"].choices)
+                 == "adaptive")
     # RRPB with the sphere rule screens with state carried along the path: one fused pass
     # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
     ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening) if (

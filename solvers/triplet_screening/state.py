@@ -16,7 +16,6 @@ from .kernels import (
     _extra_screened,
     _inside_all,
     _loss_pass,
-    _loss_pass_screen,
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub, kkt_alpha
@@ -197,14 +196,12 @@ class _Run:
                 fused = None
         else:
             fused = None
-        nl = nr = 0
-        if fused is None:
-            loss, asum, a2 = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout)
-        else:
+        rule = None
+        if fused is not None:
             code = np.empty(n, dtype=np.int8)
-            loss, asum, a2, nl, nr = _loss_pass_screen(
-                q, sub.la, sub.lb, self.gamma, self.hinge, w, sub.hn, r, 1.0 - self.gamma,
-                sph.RULE_SLACK, code)
+            rule = (sub.hn, r, 1.0 - self.gamma, sph.RULE_SLACK, code)
+        loss, asum, a2, nl, nr = _loss_pass(q, sub.la, sub.lb, self.gamma, self.hinge, w, mout,
+                                            rule)
         t2 = pc()
         A = sub.assemble(w) + self.HL
         prof = self.prof
@@ -541,7 +538,7 @@ class _Run:
         v0 = ps.visited
         self._status_changes()
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
-        self.last_radius = sph.rrpb_sphere(ref.M, ref.lam, self.lam, ref.eps).radius
+        self.last_radius = float(ps.newest.radius)
         self.visits += ps.visited - v0
         self.status = ps.status.copy()
         self.HL = ps.folded_L()
