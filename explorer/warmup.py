@@ -28,6 +28,9 @@ from .registry import ModelEntry, entries
 
 __all__ = ["preload", "start_background", "status", "warm", "warm_entry"]
 
+#: Iterations of each warm-up solve (enough to run every kernel once).
+_ITERATIONS = 30
+
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _status: dict[str, Any] = {"state": "idle", "seconds": {}, "errors": {}}
@@ -56,12 +59,18 @@ def warm_entry(entry: ModelEntry, *, quiet: bool = True) -> float:
 
     t0 = time.perf_counter()
     problem = entry.datasets[entry.default_dataset](seed=0)
+    limit = min(entry.max_iter, _ITERATIONS)
+
+    def enough(state: Any) -> bool:
+        # a callback stop is a requested stop: no ConvergenceWarning, from any thread
+        return state.iteration < limit
+
     for params in _variants(entry):
         with warnings.catch_warnings() if quiet else contextlib.nullcontext():
             if quiet:
                 warnings.simplefilter("ignore")
-            entry.solve(problem, tol=1e-3, max_iter=min(entry.max_iter, 30), init=None,
-                        callback=None, **params)
+            entry.solve(problem, tol=1e-3, max_iter=entry.max_iter, init=None,
+                        callback=enough, **params)
     return time.perf_counter() - t0
 
 
