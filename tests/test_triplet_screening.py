@@ -716,15 +716,18 @@ def test_screening_backs_off_when_it_cannot_pay_and_says_so():
 
 
 @pytest.mark.parametrize("diagonal", [False, True])
-def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal):
+@pytest.mark.parametrize("k", [5, math.inf])
+def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal, k):
     """The fused per-lambda pass (rule, status, L-hat pair counts, compaction) against the
     RRPB sphere rule evaluated directly on all triplets, over several lambdas; the
-    range-based scan screens a superset."""
+    range-based scan screens a superset. k = inf: rows of ~27 triplets, the anchor-block
+    pass; k = 5: rows of 5, the pair-id pass."""
     from solvers.triplet_screening.pathscreen import PathScreen
 
     X, y = _data(31, n=40)
-    prob = ts.TripletProblem(X, y, k=5, diagonal=diagonal)
+    prob = ts.TripletProblem(X, y, k=k, diagonal=diagonal)
     d = prob.data
+    assert (d.blocks is not None) == (k == math.inf)
     per, rng_ = (PathScreen(d, prob.gamma, 10, incremental=inc) for inc in (False, True))
     lam = 0.5 * prob.lambda_max()
     prev = ts.solve(X, y, lam, triplets=prob, diagonal=diagonal, screening=None, tol=1e-10)
@@ -757,6 +760,62 @@ def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal):
         prev = ts.solve(X, y, lam1, triplets=prob, diagonal=diagonal, screening=None,
                         tol=1e-10, init=prev)
         lam = lam1
+
+
+def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
+    """:func:`_anchor_blocks` recovers the layout of the default triplets, of a custom
+    set with an anchor in two runs and uneven blocks, and refuses a shuffled set or a
+    set whose rows do not share one list of l; the block pass gives the pair-id pass's
+    results bit for bit (status, pair counts, compacted triplets)."""
+    from solvers.triplet_screening.kernels import _path_rule, _path_rule_blocks
+    from solvers.triplet_screening.pairs import _anchor_blocks, _Data
+
+    X, y = _data(5, n=36)
+    T = ts.triplets(X, y, k=math.inf)
+    d = _Data(X, T, False)
+    b = _anchor_blocks(T, d.pa, d.pb)
+    assert b is not None and b.t0.size == 36 and d.blocks is not None
+    rng = np.random.default_rng(0)
+    assert _anchor_blocks(T[rng.permutation(len(T))], d.pa, d.pb) is None
+    T2 = T.copy()
+    T2[[3, 4], 2] = T2[[4, 3], 2]          # one row's l list reordered
+    assert _anchor_blocks(T2, *(lambda e: (e.pa, e.pb))(_Data(X, T2, False))) is None
+    # custom: anchor 0 twice (rows of 2, then rows of 3), anchor 1 once
+    same0 = [j for j in range(36) if y[j] == y[0] and j != 0][:3]
+    oth0 = [l for l in range(36) if y[l] != y[0]]
+    same1 = [j for j in range(36) if y[j] == y[1] and j != 1][:2]
+    oth1 = [l for l in range(36) if y[l] != y[1]][:4]
+    rows = ([(0, j, l) for j in same0[:2] for l in oth0[:2]]
+            + [(1, j, l) for j in same1 for l in oth1]
+            + [(0, j, l) for j in same0 for l in oth0[2:5]])
+    T3 = np.array(rows)
+    d3 = _Data(X, T3, False)
+    b3 = _anchor_blocks(T3, d3.pa, d3.pb)
+    assert b3 is not None
+    assert b3.ns.tolist() == [2, 2, 3] and b3.nd.tolist() == [2, 4, 3]
+    # the two passes agree exactly over a sequence of random spheres
+    for Tx, dx, bx in ((T, d, b), (T3, d3, b3)):
+        hn32 = (dx.hn * (1 + 1e-6)).astype(np.float32)
+        st1 = np.zeros(len(Tx), np.int8)
+        st2 = st1.copy()
+        c1, c2 = np.zeros(dx.n_pairs), np.zeros(dx.n_pairs)
+        seen = np.zeros(3, dtype=bool)
+        for _ in range(8):
+            M = _psd(rng, X.shape[1])
+            q = dx.quad(3.0 * M / np.median(np.abs(dx.margins(M))))
+            r = float(rng.uniform(0.0, 1.0) / np.median(dx.hn))
+            o1 = (np.empty(len(Tx), np.int64), np.empty(len(Tx), np.int32),
+                  np.empty(len(Tx), np.int32), np.empty(len(Tx)))
+            o2 = tuple(np.empty_like(a) for a in o1)
+            n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1)
+            n2 = _path_rule_blocks(q, *bx, hn32, r, 0.95, 1e-11, st2, c2, *o2)
+            assert n1 == n2
+            seen |= np.bincount(st1, minlength=3) > 0
+            np.testing.assert_array_equal(st1, st2)
+            np.testing.assert_array_equal(c1, c2)
+            for a1, a2 in zip(o1, o2, strict=True):
+                np.testing.assert_array_equal(a1[: n1[0]], a2[: n1[0]])
+        assert seen.all()  # active, L-hat and R-hat all occurred
 
 
 @pytest.mark.parametrize("seed", range(4))

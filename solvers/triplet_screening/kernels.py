@@ -438,6 +438,86 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
     return np.int64(na), nl, nr
 
 
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
+def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, status, cnt,
+                      idx_out, la_out, lb_out, hn_out):  # pragma: no cover - compiled
+    # :func:`_path_rule` (same arguments, same results, same output order) for triplets
+    # stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the triplets
+    # t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
+    # PB[offs[a] + s]), o < nd[a] (its other-class points, pair ids PA[offd[a] + o]).
+    # Per anchor two phases over data that stays in cache:
+    # 1. the rule on each row (fixed s): the margins q[PA[.]] - q[PB[s]] come from a
+    #    contiguous copy of the anchor's other-pair forms, so the loop has no gathers
+    #    and no stores that depend on the outcome; it compiles to SIMD code (unsigned
+    #    indices: no wraparound selects). L-hat changes go to per-column and per-row
+    #    sums, folded into the pair counts once per anchor; each row counts what
+    #    remains;
+    # 2. the compaction of the rows where something remains (unconditional stores,
+    #    the position advanced by 0 or 1), rows screened whole skipped.
+    nl = 0
+    nr = 0
+    na = np.uint64(0)
+    big = 1
+    tall = 1
+    for a in range(nd.shape[0]):
+        big = max(big, nd[a])
+        tall = max(tall, ns[a])
+    qd = np.empty(big)
+    dcol = np.zeros(big, dtype=np.int64)
+    rows = np.empty(tall, dtype=np.int64)
+    for a in range(nd.shape[0]):
+        m = nd[a]
+        od = np.uint64(offd[a])
+        for o in range(m):
+            qd[o] = q[PA[od + np.uint64(o)]]
+            dcol[o] = 0
+        for s in range(ns[a]):
+            qs = q[PB[np.uint64(offs[a] + s)]]
+            base = np.uint64(t0[a] + s * m)
+            drow = 0
+            left = 0
+            for o0 in range(m):
+                o = np.uint64(o0)
+                t = base + o
+                isL, isR = _rule_sides(qd[o] - qs, r * np.float64(hn32[t]), c, slack)
+                dL = isL - np.int64(status[t] == 1)
+                status[t] = np.int8(2 * isR + isL)
+                dcol[o] += dL
+                drow += dL
+                nl += isL
+                nr += isR
+                left += 1 - isL - isR
+            cnt[PB[np.uint64(offs[a] + s)]] -= drow
+            rows[s] = left
+        for o in range(m):
+            cnt[PA[od + np.uint64(o)]] += dcol[o]
+        for s in range(ns[a]):
+            if rows[s] == 0:
+                continue
+            base = np.uint64(t0[a] + s * m)
+            ib = PB[np.uint64(offs[a] + s)]
+            if rows[s] * 4 < m:
+                for o0 in range(m):
+                    o = np.uint64(o0)
+                    t = base + o
+                    if status[t] == 0:
+                        idx_out[na] = np.int64(t)
+                        la_out[na] = PA[od + o]
+                        lb_out[na] = ib
+                        hn_out[na] = hn32[t]
+                        na += np.uint64(1)
+                continue
+            for o0 in range(m):
+                o = np.uint64(o0)
+                t = base + o
+                idx_out[na] = np.int64(t)
+                la_out[na] = PA[od + o]
+                lb_out[na] = ib
+                hn_out[na] = hn32[t]
+                na += np.uint64(status[t] == 0)
+    return np.int64(na), nl, nr
+
+
 @njit(cache=True, error_model="numpy")
 def _apply_codes(code, idx, la, lb, hn, status, cnt, idx_out, la_out, lb_out,
                  hn_out):  # pragma: no cover - compiled

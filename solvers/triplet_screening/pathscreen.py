@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _path_rule, _path_scan
+from .kernels import _path_rule, _path_rule_blocks, _path_scan
 from .pairs import _Data
 
 __all__: list[str] = []
@@ -118,9 +118,11 @@ class PathScreen:
                                         self.cnt, idx, la, lb, hn)
             self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
         else:
-            na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, self.hn32,
-                                    float(sp.radius), self.c, sph.RULE_SLACK, self.status,
-                                    self.cnt, idx, la, lb, hn)
+            q, b = data.quad(sp.center), data.blocks
+            head = (q,) + ((data.pa, data.pb) if b is None else tuple(b))
+            na, nl, nr = (_path_rule if b is None else _path_rule_blocks)(
+                *head, self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
+                self.cnt, idx, la, lb, hn)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = RULE_WEIGHT * data.n_t
         # views of the scratch buffers: the subset lives until the next advance

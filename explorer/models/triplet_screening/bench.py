@@ -69,9 +69,12 @@ SCREENED_RUNS = (
 
 
 def _warm_up(X: np.ndarray, y: np.ndarray) -> None:
-    """Load (or compile) every kernel the timed runs use: a small screened path that
-    screens at every opportunity, and a naive one."""
+    """Load (or compile) every kernel the timed runs use: small screened paths that
+    screen at every opportunity (k = 3: the pair-id path pass; all triplets of a
+    subsample: the anchor-block pass), and a naive one."""
     ts.path(X[::6], y[::6], k=3, n_lambdas=6, screening=("rrpb", "pgb"), backoff=False)
+    ts.path(X[::3][:120], y[::3][:120], k=np.inf, n_lambdas=4, screening=("rrpb",),
+            backoff=False)
     ts.path(X[::6], y[::6], k=3, n_lambdas=3, screening=None)
 
 
