@@ -11,7 +11,9 @@ from .kernels import (
     _assemble_diag,
     _assemble_full,
     _compact_pairs,
+    _laplacian,
     _pair_diff,
+    _quad_dense,
     _quad_diag,
     _quad_full,
     _quad_gram,
@@ -29,9 +31,10 @@ PAIR_COMPACTION = 0.7
 
 #: Path screening takes the anchor-block pass (:func:`.kernels._path_rule_blocks`) when
 #: the rows of the blocks hold at least this many triplets on average. Measured on this
-#: 2-core machine: 1.6-2x faster than the pair-id pass on wine with all triplets (rows of
-#: ~119), no faster with rows of 10 (k = 10), where the per-row work dominates.
-BLOCK_ROW = 24
+#: 2-core machine, per lambda against the pair-id pass (:func:`.kernels._path_rule`),
+#: four lambdas of a path: wine with all triplets (rows of ~119) 1.9-2.2x faster,
+#: digits k = 20 (rows of 20) 1.15-1.6x, digits k = 10 (rows of 10) 1.13x overall.
+BLOCK_ROW = 8
 
 
 class _Blocks(NamedTuple):
@@ -113,37 +116,70 @@ def _assemble(F: np.ndarray, w: np.ndarray, diagonal: bool) -> np.ndarray:
     return A
 
 
+#: Full metrics go through the n x n Gram matrix ``X M X^T`` when the pairs number at
+#: least this share of ``n^2`` (and ``n <= DENSE_MAX_N``). Measured on this 2-core
+#: machine (wine, n = 178, d = 13): with all 15,753 pairs (0.5 n^2) the forms cost
+#: 0.045 ms instead of 0.067 and the weighted sum 0.064 instead of 0.155; with the
+#: 2,800 pairs of k = 10 (0.09 n^2) the dense route is 2x slower.
+DENSE_SHARE = 0.25
+DENSE_MAX_N = 1500
+
+
 class _Forms:
     """Per-pair quadratic forms and weighted sums over a set of pairs ``p = (i, j)``,
     ``F_p = x_i - x_j`` (or ``F_p = (x_i - x_j)^2`` elementwise for a diagonal metric).
 
-    Full metrics with more pairs than points go through the points (Gram form):
-    ``q_p = F_p^T M F_p = <F_p, z_i - z_j>`` with ``Z = X M`` costs ``O(n d^2 + P d)``
-    instead of ``O(P d^2)``, and ``sum_p w_p F_p F_p^T = X^T Z'`` with
-    ``Z'_i = sum_{p ∋ i} ±w_p F_p`` costs the same. ``X`` is centred (differences are
-    unchanged; the product ``X^T Z'`` loses no digits to a common offset).
+    Full metrics take the cheapest of three routes (``mode``):
+
+    * ``"pairs"``: ``q_p = F_p^T M F_p`` per pair, ``O(P d^2)``;
+    * ``"gram"`` (more pairs than points): through the points,
+      ``q_p = <F_p, z_i - z_j>`` with ``Z = X M``, ``O(n d^2 + P d)``, and
+      ``sum_p w_p F_p F_p^T = X^T Z'`` with ``Z'_i = sum_{p ∋ i} ±w_p F_p``;
+    * ``"dense"`` (pairs at least :data:`DENSE_SHARE` of ``n^2``): through the Gram
+      matrix ``K = X M X^T``, ``q_p = K_ii + K_jj - K_ij - K_ji``, and
+      ``sum_p w_p F_p F_p^T = X^T W X`` with the weighted graph Laplacian ``W`` of the
+      pairs: ``O(n^2 d + P)``, two BLAS products instead of ``P`` short loops.
+
+    ``X`` is centred (differences are unchanged; the products lose no digits to a
+    common offset).
     """
 
-    __slots__ = ("F", "Xc", "diagonal", "gram", "pi", "pj")
+    __slots__ = ("F", "Xc", "diagonal", "mode", "pi", "pj")
 
     def __init__(self, F, pi, pj, Xc, diagonal):
         self.F, self.pi, self.pj, self.Xc, self.diagonal = F, pi, pj, Xc, diagonal
-        self.gram = (not diagonal) and F.shape[0] > Xc.shape[0]
+        n, P = Xc.shape[0], F.shape[0]
+        if diagonal or P <= n:
+            self.mode = "pairs"
+        elif P >= DENSE_SHARE * n * n and n <= DENSE_MAX_N:
+            self.mode = "dense"
+        else:
+            self.mode = "gram"
 
     def quad(self, M: np.ndarray) -> np.ndarray:
-        if not self.gram:
+        if self.mode == "pairs":
             return _quad(self.F, M)
         Z = self.Xc @ np.ascontiguousarray(M, dtype=float)
         out = np.empty(self.F.shape[0])
-        _quad_gram(self.F, self.pi, self.pj, Z, out)
+        if self.mode == "dense":
+            _quad_dense(Z @ self.Xc.T, self.pi, self.pj, out)
+        else:
+            _quad_gram(self.F, self.pi, self.pj, Z, out)
         return out
 
     def assemble(self, w: np.ndarray) -> np.ndarray:
-        if not self.gram:
+        if self.mode == "pairs":
             return _assemble(self.F, w, self.diagonal)
-        Z = np.zeros_like(self.Xc)
-        _scatter_gram(self.F, self.pi, self.pj, np.ascontiguousarray(w, dtype=float), Z)
-        A = self.Xc.T @ Z
+        w = np.ascontiguousarray(w, dtype=float)
+        if self.mode == "dense":
+            n = self.Xc.shape[0]
+            W = np.empty((n, n))
+            _laplacian(w, self.pi, self.pj, W)
+            A = self.Xc.T @ (W @ self.Xc)
+        else:
+            Z = np.zeros_like(self.Xc)
+            _scatter_gram(self.F, self.pi, self.pj, w, Z)
+            A = self.Xc.T @ Z
         return 0.5 * (A + A.T)
 
 
