@@ -541,6 +541,23 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     return np.int64(na), nl, nr
 
 
+@njit(cache=True)
+def _blocks_match(t0, ns, nd, offs, offd, PA, PB, pa, pb):  # pragma: no cover - compiled
+    # Whether the anchor blocks (see _path_rule_blocks) describe pa and pb exactly,
+    # every triplet once.
+    t = 0
+    for a in range(nd.shape[0]):
+        if t0[a] != t:
+            return False
+        for s in range(ns[a]):
+            ib = PB[offs[a] + s]
+            for o in range(nd[a]):
+                if pa[t] != PA[offd[a] + o] or pb[t] != ib:
+                    return False
+                t += 1
+    return t == pa.shape[0]
+
+
 @njit(cache=True, error_model="numpy")
 def _apply_codes(code, idx, la, lb, hn, status, cnt, idx_out, la_out, lb_out,
                  hn_out):  # pragma: no cover - compiled

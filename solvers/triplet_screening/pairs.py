@@ -10,6 +10,7 @@ import numpy as np
 from .kernels import (
     _assemble_diag,
     _assemble_full,
+    _blocks_match,
     _compact_pairs,
     _laplacian,
     _pair_diff,
@@ -77,12 +78,9 @@ def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | N
     PB = np.ascontiguousarray(pb[rstarts], dtype=np.int32)
     PA = np.ascontiguousarray(pa[np.repeat(starts - offd, nd) + np.arange(nd.sum())],
                               dtype=np.int32)
-    row = np.repeat(np.arange(rstarts.size), rlen)
-    col = np.arange(n_t) - rstarts[row]
-    if not (np.array_equal(PB[row], pb) and np.array_equal(PA[offd[arow][row] + col], pa)):
-        return None
-    return _Blocks(starts.astype(np.int64), ns.astype(np.int64), nd.astype(np.int64),
-                   offs.astype(np.int64), offd.astype(np.int64), PA, PB)
+    b = _Blocks(starts.astype(np.int64), ns.astype(np.int64), nd.astype(np.int64),
+                offs.astype(np.int64), offd.astype(np.int64), PA, PB)
+    return b if _blocks_match(*b, np.ascontiguousarray(pa), np.ascontiguousarray(pb)) else None
 
 
 def kkt_alpha(margins: np.ndarray, gamma: float, hinge: bool) -> np.ndarray:
