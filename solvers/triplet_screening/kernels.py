@@ -304,32 +304,44 @@ def _assemble_diag(F, w, a):  # pragma: no cover - compiled
 
 
 @njit(cache=True, fastmath=True)
-def _quad_gram(F, pi, pj, Z, out):  # pragma: no cover - compiled
-    # out[p] = <F[p], Z[pi[p]] - Z[pj[p]]> with Z = X M (F[p] = x_pi - x_pj)
-    P, d = F.shape
-    for p in range(P):
+def _quad_gram(X, Z2, pi, pj, c, out):  # pragma: no cover - compiled
+    # out[p] = (x_i - x_j)^T M (x_i - x_j) = c_i + c_j - <x_j, Z2_i> for the pairs
+    # p = (pi[p], pj[p]), with Z2 = X (M + M^T) and c_i = <x_i, Z2_i> / 2 (computed
+    # here, in the scratch c): one gathered row per pair, no stored differences
+    n, d = X.shape
+    for i in range(n):
+        s = 0.0
+        for k in range(d):
+            s += X[i, k] * Z2[i, k]
+        c[i] = 0.5 * s
+    for p in range(pi.shape[0]):
         i = pi[p]
         j = pj[p]
         s = 0.0
         for k in range(d):
-            s += F[p, k] * (Z[i, k] - Z[j, k])
-        out[p] = s
+            s += X[j, k] * Z2[i, k]
+        out[p] = (c[i] + c[j]) - s
 
 
 @njit(cache=True, fastmath=True)
-def _scatter_gram(F, pi, pj, w, Z):  # pragma: no cover - compiled
-    # Z[i] += w_p F[p], Z[j] -= w_p F[p] for every pair p = (i, j): X^T Z = sum w F F^T
-    P, d = F.shape
-    for p in range(P):
-        wp = w[p]
-        if wp == 0.0:
-            continue
+def _gram_weights(X, w, pi, pj, V):  # pragma: no cover - compiled
+    # V <- diag(deg) X - 2 Y with deg_i = sum_{p ∋ i} w_p and Y_i = sum_{p = (i, j)}
+    # w_p x_j, so that sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T diag(deg) X - X^T Y -
+    # Y^T X is the symmetric part of X^T V
+    n, d = X.shape
+    deg = np.zeros(n)
+    V[:] = 0.0
+    for p in range(pi.shape[0]):
         i = pi[p]
         j = pj[p]
+        wp = w[p]
+        deg[i] += wp
+        deg[j] += wp
         for k in range(d):
-            v = wp * F[p, k]
-            Z[i, k] += v
-            Z[j, k] -= v
+            V[i, k] -= 2.0 * wp * X[j, k]
+    for i in range(n):
+        for k in range(d):
+            V[i, k] += deg[i] * X[i, k]
 
 
 @njit(cache=True, fastmath=True)

@@ -7,7 +7,12 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
 
 * **per lambda** (default): the sphere rule with the newest reference's sphere on
   every triplet, in one sequential pass fused with the status update and the
-  compaction of the remaining triplets (:func:`.kernels._path_rule`). The L-hat pair
+  compaction of the remaining triplets (:func:`.kernels._path_rule`). When the
+  triplets are stored in anchor blocks (one anchor, rows of same-class ``j`` sharing
+  one list of other-class ``l``: how :func:`.triplets.triplets` builds them) the pass
+  runs block by block (:func:`.kernels._path_rule_blocks`): the rule loop reads the
+  anchor's pair forms contiguously and compiles to SIMD code, the compaction follows
+  per row and skips rows screened whole; same results, bit for bit. The L-hat pair
   counts change only for the triplets that enter or leave L-hat, so the folded
   ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)``.
 * **range-based** (``incremental=True``, the paper's section 4 made incremental):
@@ -16,10 +21,11 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   triplets still in the problem and those whose interval expired
   (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
 
-Measured on this 2-core machine (wine, all 1,232,288 triplets, d = 13, the middle of
-the path): the per-lambda pass costs 3.7-4.5 ms, about 3 ns per triplet; the
-range-based scan evaluates ~49 % of the triplets per lambda (the intervals of a
-0.9-ratio path mostly end within one step) yet costs ~10 ms, its scattered state
+Measured on this 2-core machine (wine, all 1,232,288 triplets, d = 13, four lambdas
+along the path): the pair-id pass costs 4.0-4.7 ms per lambda, about 3.5 ns per
+triplet, the anchor-block pass 1.7-2.5 ms (its rule loop ~1 ms, the compaction the
+rest); the range-based scan evaluates ~49 % of the triplets per lambda (the intervals
+of a 0.9-ratio path mostly end within one step) yet costs ~10 ms, its scattered state
 (thresholds, references, their counts) making each visit ~5x dearer; and it screens
 1-2 triplets more out of 1.04 M. So per lambda is the default and the range-based
 scan an option (``path(..., range_screening=True)``).
