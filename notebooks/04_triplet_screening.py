@@ -56,7 +56,7 @@ import warnings
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.models.triplet_screening.bench import target_data
+from explorer.models.triplet_screening.bench import target_data, warm_up
 from explorer.models.triplet_screening.data import synthetic
 from explorer.models.triplet_screening.figures import (
     path_rates_figure,
@@ -448,8 +448,12 @@ for loss in ("smoothed_hinge", "hinge"):
 # triplets), naive against RRPB and RRPB+PGB, same tolerance, same $\lambda$ grid, CPU time.
 #
 # Path screening keeps its state along the path and costs one fused pass per $\lambda$
-# (RRPB rule, status update, the L-hat pair counts, compaction of what remains: about
-# 3-4 ns per triplet here, less than two loss passes). Inside each $\lambda$, once the
+# (RRPB rule, status update, the L-hat pair counts, compaction of what remains). The
+# default triplets are stored in *anchor blocks* (one anchor $i$; rows of same-class $j$
+# sharing one list of other-class $l$), so the rule reads each anchor's pair forms
+# contiguously and runs as SIMD code: about 1.5 ns per triplet here, about one loss
+# pass. With all pairs of wine's 178 points in use, the per-pair forms go through the
+# $n\times n$ Gram matrix $X M X^\top$ and the pairs' Laplacian. Inside each $\lambda$, once the
 # duality-gap ball has shrunk, the DGB sphere is applied *inside the next loss pass*:
 # re-centred at the new point with radius $r + \|M_{new} - M\|$ it still contains the
 # optimum, and the margins it needs are the ones the loss pass computes anyway.
@@ -460,9 +464,7 @@ for loss in ("smoothed_hinge", "hinge"):
 # %%
 Xw, yw = target_data("wine")
 probw = ts.TripletProblem(Xw, yw, k=path_k if path_k > 0 else np.inf)
-# load (or compile) every kernel the timed runs use before timing
-ts.path(Xw[::6], yw[::6], k=3, n_lambdas=6, screening=("rrpb", "pgb"), backoff=False)
-ts.path(Xw[::6], yw[::6], k=3, n_lambdas=3, screening=None)
+warm_up(Xw, yw)  # load (or compile) every kernel the timed runs use before timing
 common = dict(triplets=probw, tol=tol, n_lambdas=path_lambdas)
 cpu = {}
 t0 = time.process_time()
@@ -493,12 +495,12 @@ assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-tripl
 # **Reading the numbers.** Columns: CPU seconds of the whole path and where they went
 # (thread CPU seconds of the loss passes over the remaining triplets, screening
 # bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
-# per-triplet work (the triplet visits), and since the incremental path scan and the
-# branch-free loss pass, most of the time too: on this 2-core machine (shared, so
-# timings vary) `dualscope bench triplet_screening` measured about 2.2-2.5× for RRPB on
-# wine with all triplets at tol 1e-6 (the issue's target is 3×; the authors' C++ gets
-# 4.65× over a naive pass some 40× slower per triplet than ours). What screening cannot
-# remove is the per-iteration part: the $d\times d$ eigendecompositions and Python's
+# per-triplet work (the triplet visits) and, with the anchor-block path pass, most of the
+# time too: on this 2-core machine `dualscope bench triplet_screening` measured
+# 3.3-3.7× for RRPB on wine with all triplets at tol 1e-6 and 4.9-5.7× at 1e-9 (the
+# issue's target is 3×; the authors' C++ gets 4.65× over a naive pass some 40× slower
+# per triplet than ours). What screening cannot remove is the per-iteration part: the
+# $d\times d$ eigendecompositions, the per-pair forms of the pairs still in use and Python's
 # step logic. With `DUALSCOPE_NOTEBOOK_SMALL=1` this cell runs wine with $k=10$, where
 # that per-iteration part dominates and the gain is small.
 #

@@ -68,7 +68,7 @@ SCREENED_RUNS = (
 )
 
 
-def _warm_up(X: np.ndarray, y: np.ndarray) -> None:
+def warm_up(X: np.ndarray, y: np.ndarray) -> None:
     """Load (or compile) every kernel the timed runs use: small screened paths that
     screen at every opportunity (k = 3: the pair-id path pass; all triplets of a
     subsample: the anchor-block pass), and a naive one."""
@@ -91,7 +91,7 @@ def _targets_table(tols, progress, targets=TARGETS, n_lambdas: int = 300) -> Ben
     for label, name, pca, k, target in targets:
         X, y = target_data(name, pca)
         prob = ts.TripletProblem(X, y, k=k)
-        _warm_up(X, y)
+        warm_up(X, y)
         for tol in tols:
             res = {}
             for run_label, kw in SCREENED_RUNS:
@@ -129,7 +129,7 @@ def _path_table(name: str, k: float, tol: float, repeat: int, progress, n_lambda
                 ) -> BenchTable:
     X, y = load_real(name)
     prob = ts.TripletProblem(X, y, k=k)
-    _warm_up(X, y)
+    warm_up(X, y)
     ts.path(X[::6], y[::6], k=3, n_lambdas=3, active_set=True)  # and the active-set loop
     ks = "inf" if not np.isfinite(k) else str(int(k))
     table = BenchTable(
@@ -249,4 +249,4 @@ def run(quick: bool = False, progress=print) -> BenchReport:
     return report
 
 
-__all__ = ["run"]
+__all__ = ["run", "target_data", "warm_up"]
