@@ -452,8 +452,9 @@ for loss in ("smoothed_hinge", "hinge"):
 # default triplets are stored in *anchor blocks* (one anchor $i$; rows of same-class $j$
 # sharing one list of other-class $l$), so the rule reads each anchor's pair forms
 # contiguously and runs as SIMD code: about 1.5 ns per triplet here, about one loss
-# pass. With all pairs of wine's 178 points in use, the per-pair forms go through the
-# $n\times n$ Gram matrix $X M X^\top$ and the pairs' Laplacian. Inside each $\lambda$, once the
+# pass. The per-pair forms go through the points ($z_i = (M + M^\top) x_i$, one gathered
+# row per pair), so dropping the pairs no remaining triplet uses costs two index arrays.
+# Inside each $\lambda$, once the
 # duality-gap ball has shrunk, the DGB sphere is applied *inside the next loss pass*:
 # re-centred at the new point with radius $r + \|M_{new} - M\|$ it still contains the
 # optimum, and the margins it needs are the ones the loss pass computes anyway.

@@ -357,29 +357,6 @@ def _gram_weights(X, w, pi, pj, V):  # pragma: no cover - compiled
             V[i, k] += deg[i] * X[i, k]
 
 
-@njit(cache=True, fastmath=True)
-def _quad_dense(K, pi, pj, out):  # pragma: no cover - compiled
-    # out[p] = K_ii + K_jj - K_ij - K_ji with K = X M X^T (F[p] = x_pi - x_pj)
-    for p in range(pi.shape[0]):
-        i = np.uint64(pi[p])
-        j = np.uint64(pj[p])
-        out[p] = (K[i, i] + K[j, j]) - (K[i, j] + K[j, i])
-
-
-@njit(cache=True)
-def _laplacian(w, pi, pj, W):  # pragma: no cover - compiled
-    # W <- sum_p w_p (e_i - e_j)(e_i - e_j)^T, so X^T W X = sum_p w_p F_p F_p^T
-    W[:] = 0.0
-    for p in range(pi.shape[0]):
-        i = np.uint64(pi[p])
-        j = np.uint64(pj[p])
-        v = w[p]
-        W[i, i] += v
-        W[j, j] += v
-        W[i, j] -= v
-        W[j, i] -= v
-
-
 @njit(cache=True)
 def _pair_diff(q, la, lb, out):  # pragma: no cover - compiled
     # out[t] = q[la[t]] - q[lb[t]]  (margins / <Q, H_t> from per-pair forms)

@@ -13,9 +13,7 @@ from .kernels import (
     _blocks_match,
     _compact_pairs,
     _gram_weights,
-    _laplacian,
     _pair_diff,
-    _quad_dense,
     _quad_diag,
     _quad_full,
     _quad_gram,
@@ -27,7 +25,7 @@ from .kernels import (
 
 #: A subset keeps its parent's pairs unless fewer than this share remain in use. The
 #: per-pair forms cost O(P d) per evaluation; compacting costs one pass over the
-#: subset's triplets and, on the Gram and dense routes, two gathered index arrays
+#: subset's triplets and, on the Gram route, two gathered index arrays
 #: (stored differences only on the per-pair route), so any pair out of use is dropped.
 #: Measured (digits PCA 16 / 20, k = 10 / 20, tol 1e-6): pair forms of the screened
 #: path 0.15-0.18 / 0.41-0.44 s at 0.7, 0.14 / 0.36 s at 1.0.
@@ -118,42 +116,27 @@ def _assemble(F: np.ndarray, w: np.ndarray, diagonal: bool) -> np.ndarray:
     return A
 
 
-#: Full metrics go through the n x n Gram matrix ``X M X^T`` when the pairs number at
-#: least this share of ``n^2`` (and ``n <= DENSE_MAX_N``). Measured on this 2-core
-#: machine (wine, n = 178, d = 13): with all 15,753 pairs (0.5 n^2) the forms cost
-#: 0.045 ms instead of 0.067 and the weighted sum 0.064 instead of 0.155; with the
-#: 2,800 pairs of k = 10 (0.09 n^2) the dense route is 2x slower.
-DENSE_SHARE = 0.25
-DENSE_MAX_N = 1500
-
-
 def _route(n_pairs: int, n: int, diagonal: bool) -> str:
     """The cheapest route of :class:`_Forms` for ``n_pairs`` pairs of ``n`` points."""
-    if diagonal or n_pairs <= n:
-        return "pairs"
-    if n_pairs >= DENSE_SHARE * n * n and n <= DENSE_MAX_N:
-        return "dense"
-    return "gram"
+    return "pairs" if diagonal or n_pairs <= n else "gram"
 
 
 class _Forms:
     """Per-pair quadratic forms and weighted sums over a set of pairs ``p = (i, j)``,
     ``F_p = x_i - x_j`` (or ``F_p = (x_i - x_j)^2`` elementwise for a diagonal metric).
 
-    Full metrics take the cheapest of three routes (``mode``, :func:`_route`):
+    Full metrics take the cheaper of two routes (``mode``, :func:`_route`):
 
     * ``"pairs"``: ``q_p = F_p^T M F_p`` per pair, ``O(P d^2)``;
     * ``"gram"`` (more pairs than points): through the points, with
       ``Z = X (M + M^T)`` and ``c_i = x_i^T M x_i``, ``q_p = c_i + c_j - x_j^T z_i``, and
       ``sum_p w_p F_p F_p^T = X^T diag(deg) X - X^T Y - Y^T X``, the symmetric part
       of ``X^T (diag(deg) X - 2 Y)``, with ``deg_i = sum_{p ∋ i} w_p`` and
-      ``Y_i = sum_{p = (i, j)} w_p x_j``:
-      ``O(n d^2 + P d)``, one gathered row per pair and no stored differences, so a
-      subset of pairs is two index arrays;
-    * ``"dense"`` (pairs at least :data:`DENSE_SHARE` of ``n^2``): through the Gram
-      matrix ``K = X M X^T``, ``q_p = K_ii + K_jj - K_ij - K_ji``, and
-      ``sum_p w_p F_p F_p^T = X^T W X`` with the weighted graph Laplacian ``W`` of the
-      pairs: ``O(n^2 d + P)``, two BLAS products instead of ``P`` short loops.
+      ``Y_i = sum_{p = (i, j)} w_p x_j``: ``O(n d^2 + P d)``, one gathered row per pair
+      and no stored differences, so a subset of pairs is two index arrays. (Measured on
+      wine with all 15,753 pairs of its 178 points: 0.049 ms for the forms and 0.060 ms
+      for the weighted sum, as fast as going through the n x n Gram matrix X M X^T and
+      the pairs' Laplacian, which also needs n^2 memory, so that route is not kept.)
 
     ``X`` is centred (differences are unchanged; the products lose no digits to a
     common offset). ``F`` is kept only for the ``"pairs"`` route (else None).
@@ -171,26 +154,17 @@ class _Forms:
             return _quad(self.F, M)
         M = np.asarray(M, dtype=float)
         out = np.empty(self.pi.shape[0])
-        if self.mode == "dense":
-            _quad_dense(self.Xc @ M @ self.Xc.T, self.pi, self.pj, out)
-        else:
-            _quad_gram(self.Xc, self.Xc @ (M + M.T), self.pi, self.pj,
-                       np.empty(self.Xc.shape[0]), out)
+        _quad_gram(self.Xc, self.Xc @ (M + M.T), self.pi, self.pj, np.empty(self.Xc.shape[0]),
+                   out)
         return out
 
     def assemble(self, w: np.ndarray) -> np.ndarray:
         if self.mode == "pairs":
             return _assemble(self.F, w, self.diagonal)
         w = np.ascontiguousarray(w, dtype=float)
-        X = self.Xc
-        if self.mode == "dense":
-            W = np.empty((X.shape[0], X.shape[0]))
-            _laplacian(w, self.pi, self.pj, W)
-            A = X.T @ (W @ X)
-        else:
-            V = np.empty_like(X)
-            _gram_weights(X, w, self.pi, self.pj, V)
-            A = X.T @ V
+        V = np.empty_like(self.Xc)
+        _gram_weights(self.Xc, w, self.pi, self.pj, V)
+        A = self.Xc.T @ V
         return 0.5 * (A + A.T)
 
 

@@ -118,8 +118,8 @@ def _targets_table(tols, progress, targets=TARGETS, n_lambdas: int = 300) -> Ben
         "per-pair forms and weighted sums, and d x d eigendecompositions; the rest is "
         "Python and the step logic. Path screening: one fused pass per lambda (RRPB sphere "
         "rule, status update, L-hat pair counts, compaction), by anchor blocks (SIMD rule "
-        "loop) for these triplet sets; pair forms through the n x n Gram matrix where the "
-        "pairs are at least a quarter of n^2 (wine, all triplets); dynamic screening adaptive "
+        "loop) for these triplet sets; pair forms through the points (no stored pair "
+        "differences), every pair out of use dropped; dynamic screening adaptive "
         "(DGB inside the loss pass when the gap ball has shrunk), backing off when it "
         "does not pay.")
     return table
