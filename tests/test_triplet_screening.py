@@ -490,6 +490,23 @@ def test_path_with_screening_matches_naive_path():
         assert (l0 - l1) / l0 * lam0 / (lam0 - lam1) < 0.01
 
 
+@pytest.mark.parametrize("screening", [("rrpb",), ("rrpb", "pgb")])
+def test_anchor_block_path_matches_naive_path(screening):
+    """All triplets (rows of ~20: the anchor-block path pass, every pair out of use
+    dropped): the screened path reaches the naive path's optimum at every lambda."""
+    X, y = _data(14, n=30)
+    prob = ts.TripletProblem(X, y, k=math.inf)
+    assert prob.data.blocks is not None
+    kw = dict(triplets=prob, n_lambdas=20, tol=1e-9, backoff=False)
+    naive = ts.path(X, y, screening=None, **kw)
+    p = ts.path(X, y, screening=screening, **kw)
+    n = min(len(p.lambdas), len(naive.lambdas))
+    assert n >= 10
+    np.testing.assert_allclose(p.primal[:n], naive.primal[:n], rtol=1e-7)
+    assert p.converged[:n].all()
+    assert np.mean(p.rate_path[1:n]) > 0.5  # the block pass did screen
+
+
 def test_path_terminates_by_the_paper_rule():
     X, y = _data(13, n=24, sep=3.0)
     p = ts.path(X, y, k=3, ratio=0.5, n_lambdas=200)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -237,12 +238,16 @@ class _Data:
                 "the solver can square and invert without overflow; rescale X (e.g. "
                 "standardise its columns)")
         self.forms = _Forms(self.F, self.pi, self.pj, self.Xc, diagonal)
-        blocks = _anchor_blocks(T, self.pa, self.pb)
-        #: anchor blocks for path screening (None: not stored so, or rows too short)
-        self.blocks = blocks if (blocks is not None
-                                 and self.n_t >= BLOCK_ROW * blocks.PB.size) else None
         self.shape = (d,) if diagonal else (d, d)
         self._all: _Sub | None = None
+
+    @cached_property
+    def blocks(self) -> _Blocks | None:
+        """The anchor blocks for path screening (None: the triplets are not stored so,
+        or their rows are shorter than :data:`BLOCK_ROW` on average). Found on first use:
+        a single solve never needs them."""
+        b = _anchor_blocks(self.T, self.pa, self.pb)
+        return b if (b is not None and self.n_t >= BLOCK_ROW * b.PB.size) else None
 
     def _h_norms2(self, D: np.ndarray, ab: np.ndarray) -> np.ndarray:
         """``||H_t||_F^2 = ||a||^4 + ||b||^4 - 2 (a^T b)^2`` (diagonal: of the diagonal)."""
