@@ -147,6 +147,66 @@ def test_pair_form_routes_agree_with_the_explicit_sums(k):
 
 
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_fused_evaluation_matches_its_parts_written_out(loss, diagonal):
+    """The one-call evaluation (forms, loss pass, weighted sum; every route) against the
+    margins, KKT weights, losses, A = sum alpha H + H_L and G = lam M - A written out
+    with the explicit H_t, with the margins kept and the sphere rule applied, on a
+    subset of the triplets; its cycle counts split the time, both are non-negative."""
+    from solvers.triplet_screening.pairs import _Forms
+    from solvers.triplet_screening.spheres import RULE_SLACK
+
+    X, y = _data(1, n=30, d=4)
+    prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
+    d = prob.data
+    rng = np.random.default_rng(7)
+    idx = np.sort(rng.choice(d.n_t, d.n_t // 2, replace=False))
+    sub = d.compact(idx)
+    Hs = _explicit(X, prob.triplets[idx])
+    if diagonal:
+        Hs = np.einsum("tii->ti", Hs)
+        M = rng.random(4)
+        HL = rng.random(4)
+    else:
+        M = _psd(rng, 4)
+        M[0, 1] += 0.2  # not symmetric: the forms are those of its symmetric part
+        HL = _psd(rng, 4)
+    m_ref = np.tensordot(Hs, M if diagonal else 0.5 * (M + M.T), M.ndim)
+    gamma, lam = prob.gamma, 2.5
+    a_ref = (m_ref < 1).astype(float) if loss == "hinge" else np.clip((1 - m_ref) / gamma, 0, 1)
+    r, c = 0.3, 1.0 - gamma
+    rh = r * sub.hn
+    s = RULE_SLACK * (np.abs(m_ref) + rh + 1.0)
+    code_ref = np.where(m_ref + rh < c - s, 1, np.where(m_ref - rh > 1 + s, 2, 0))
+    modes = ("pairs",) if diagonal else ("pairs", "gram")
+    for mode in modes:
+        f = _Forms(d.F[sub.pairs], d.pi[sub.pairs], d.pj[sub.pairs], d.Xc, diagonal)
+        f.mode, f.F = mode, d.F[sub.pairs]
+        for keep, with_rule in ((False, False), (True, True)):
+            mout = np.empty(idx.size if keep else 0)
+            code = np.full(idx.size, -1, dtype=np.int8)
+            rule = (sub.hn, r, c, RULE_SLACK, code) if with_rule else None
+            loss_v, asum, a2, nl, nr, A, G, mm, mh, cf, cl = f.evaluate(
+                M, sub.la, sub.lb, gamma, prob.hinge, mout, rule, HL, lam)
+            assert loss_v == pytest.approx(_loss(m_ref, loss, gamma).sum(), rel=1e-10)
+            assert asum == pytest.approx(a_ref.sum(), rel=1e-12)
+            assert a2 == pytest.approx((a_ref ** 2).sum(), rel=1e-12)
+            A_ref = np.tensordot(a_ref, Hs, 1) + HL
+            np.testing.assert_allclose(A, A_ref, rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(G, lam * M - A_ref, rtol=1e-10, atol=1e-10)
+            assert mm == pytest.approx(np.sum(M * M)) and mh == pytest.approx(np.sum(M * HL))
+            assert cf >= 0 and cl >= 0
+            if keep:
+                np.testing.assert_allclose(mout, m_ref, rtol=1e-10, atol=1e-12)
+            if with_rule:
+                np.testing.assert_array_equal(code, code_ref)
+                assert (nl, nr) == ((code_ref == 1).sum(), (code_ref == 2).sum())
+                assert 0 < nl + nr < idx.size  # the rule decides both ways here
+            else:
+                assert (nl, nr) == (0, 0) and (code == -1).all()
+
+
+@pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
 def test_weak_duality_and_dual_formula(loss):
     X, y = _data(2)
     prob = ts.TripletProblem(X, y, k=3, loss=loss)

@@ -13,6 +13,7 @@ from .kernels import (
     _assemble_full,
     _blocks_match,
     _compact_pairs,
+    _evaluate,
     _gram_weights,
     _pair_diff,
     _quad_diag,
@@ -149,6 +150,22 @@ class _Forms:
         self.pi, self.pj, self.Xc, self.diagonal = pi, pj, Xc, diagonal
         self.mode = _route(pi.shape[0], Xc.shape[0], diagonal)
         self.F = F if self.mode == "pairs" else None
+
+    @property
+    def src(self) -> tuple:
+        """What the compiled route reads: ``(F,)`` per pair, ``(X, pi, pj)`` Gram."""
+        return (self.F,) if self.mode == "pairs" else (self.Xc, self.pi, self.pj)
+
+    def evaluate(self, M: np.ndarray, la: np.ndarray, lb: np.ndarray, gamma: float,
+                 hinge: bool, mout: np.ndarray, rule: tuple | None, HL: np.ndarray,
+                 lam: float) -> tuple:
+        """The forms at ``M``, the loss pass over the triplets ``(la, lb)`` (local pair
+        ids) and the weighted sum in one compiled call (:func:`.kernels._evaluate`:
+        its arguments after ``M`` and the same results)."""
+        if not M.flags.c_contiguous:
+            M = np.ascontiguousarray(M)
+        return _evaluate(self.src, M, self.pi.shape[0], la, lb, gamma, hinge, mout, rule, HL,
+                         lam)
 
     def quad(self, M: np.ndarray) -> np.ndarray:
         if self.mode == "pairs":
