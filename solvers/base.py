@@ -44,6 +44,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from numba import njit
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
@@ -124,9 +125,21 @@ def _install_jit_clock() -> None:
 _install_jit_clock()
 
 
-def relative_gap(gap: float, primal: float) -> float:
+@njit(cache=True)
+def relative_gap(gap: float, primal: float) -> float:  # pragma: no cover - compiled
     """Relative duality gap ``gap / max(1, |primal|)`` used by every stopping rule."""
     return float(gap) / max(1.0, abs(float(primal)))
+
+
+@njit(cache=True)
+def certified_row(primal: float, dual: float) -> tuple[float, float]:  # pragma: no cover
+    """``(dual, gap)`` as a history row keeps them: ``gap = max(primal - dual, 0)``, and a
+    ``dual`` above ``primal`` only by rounding (a valid lower bound cannot be above)
+    set equal to it. Compiled, so a model's compiled loop records exactly as
+    :meth:`Monitor.record` does."""
+    if dual > primal and dual - primal <= _ROUNDING * max(1.0, abs(primal), abs(dual)):
+        dual = primal
+    return dual, max(primal - dual, 0.0)
 
 
 def _frozen_array(a: Any) -> np.ndarray:
@@ -509,9 +522,7 @@ class Monitor:
         primal = float(primal)
         dual = float(dual)
         self.check_finite(iteration, primal_objective=primal, dual_objective=dual)
-        if dual > primal and dual - primal <= _ROUNDING * max(1.0, abs(primal), abs(dual)):
-            dual = primal  # a lower bound above the value only by rounding: they are equal
-        gap = max(primal - dual, 0.0)
+        dual, gap = certified_row(primal, dual)
         t = self.elapsed()
         self.n_iter = int(iteration)
         for key, val in (("iteration", iteration), ("time", t), ("primal", primal),
@@ -537,6 +548,34 @@ class Monitor:
                 self.stop("callback")
                 stop = True
         return stop
+
+    def record_rows(self, iterations: np.ndarray, times: np.ndarray, primal: np.ndarray,
+                    dual: np.ndarray, gap: np.ndarray, converged: bool,
+                    **extras: Any) -> bool:
+        """Record consecutive outer iterations that a compiled loop ran without Python in
+        between; return ``True`` when the solver must stop. Each row is what
+        :meth:`record` would store: ``dual`` and ``gap`` from :func:`certified_row`,
+        ``times`` the loop's own measurements on this monitor's clock, ``converged``
+        whether the last row's relative gap reached ``tol`` (the loop stops there).
+        ``extras``: per-row arrays, or one value for every row. Such loops run only
+        without a callback."""
+        if self.callback is not None:
+            raise ValueError("record_rows: a callback must see every iteration (use record)")
+        n = len(iterations)
+        if n == 0:
+            return self.converged or self._reason is not None
+        primal = np.asarray(primal, dtype=float)
+        dual = np.asarray(dual, dtype=float)
+        self.check_finite(int(iterations[-1]), primal_objective=primal, dual_objective=dual)
+        for key, vals in (("iteration", np.asarray(iterations, dtype=np.int64)),
+                          ("time", times), ("primal", primal), ("dual", dual), ("gap", gap)):
+            self._rows[key].extend(np.asarray(vals).tolist())
+        for key, val in extras.items():
+            col = val.tolist() if isinstance(val, np.ndarray) else [val] * n
+            self._extras.setdefault(key, []).extend(col)
+        self.n_iter = int(iterations[-1])
+        self.converged = bool(converged)
+        return self.converged or self._reason is not None
 
     def warning_text(self) -> str:
         """The :class:`ConvergenceWarning` text of the stop reason ('' when none is due)."""

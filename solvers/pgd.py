@@ -29,10 +29,58 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from .base import NumericalError
 
 __all__ = ["PGD"]
+
+# The step's arithmetic, written once and compiled: :class:`PGD` calls these, and so
+# does a model's compiled loop that runs many iterations without Python (the triplet
+# model's :func:`solvers.triplet_screening.kernels._pgd_burst`), so both make the same
+# decisions bit for bit.
+
+
+@njit(cache=True)
+def step_products(x, x_new, g, g_new):  # pragma: no cover - compiled
+    """``(<g, s>, <s, y>, <y, y>, <s, s>)`` with ``s = x_new - x``, ``y = g_new - g``
+    (C-contiguous float arrays, flattened): the line search's decrease and the
+    Barzilai-Borwein products in one pass."""
+    xf, xn, gf, gn = x.reshape(-1), x_new.reshape(-1), g.reshape(-1), g_new.reshape(-1)
+    dec = 0.0
+    sy = 0.0
+    yy = 0.0
+    ss = 0.0
+    for k in range(xf.shape[0]):
+        sk = xn[k] - xf[k]
+        yk = gn[k] - gf[k]
+        dec += gf[k] * sk
+        sy += sk * yk
+        yy += yk * yk
+        ss += sk * sk
+    return dec, sy, yy, ss
+
+
+@njit(cache=True)
+def accepts(P_new, ref, sigma, dec, scale):  # pragma: no cover - compiled
+    """The GLL test: ``P_new <= ref + sigma <grad, x_new - x> + scale``."""
+    return P_new <= ref + sigma * dec + scale
+
+
+@njit(cache=True)
+def bb_step(sy, yy, ss, step):  # pragma: no cover - compiled
+    """The paper's Barzilai-Borwein step ``1/2 |sy/yy + ss/sy|`` when ``sy > 0`` and it
+    is finite and positive, else ``step`` unchanged."""
+    if sy > 0:
+        bb = 0.5 * abs(sy / yy + ss / sy) if yy > 0 else step
+        if np.isfinite(bb) and bb > 0:
+            return bb
+    return step
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    return a if (a.dtype == np.float64 and a.flags.c_contiguous) else \
+        np.ascontiguousarray(a, dtype=np.float64)
 
 
 class PGD:
@@ -101,21 +149,15 @@ class PGD:
             x_new, aux = self._project(x - self.step_size * ev.G)
             ev_new = self._oracle(x_new)
             self.n_evals += 1
-            dec = float(np.vdot(ev.G, x_new - x))
-            if ev_new.P <= ref + self.sigma * dec + scale:
+            dec, sy, yy, ss = step_products(_contiguous(x), _contiguous(x_new),
+                                            _contiguous(ev.G), _contiguous(ev_new.G))
+            if accepts(float(ev_new.P), ref, self.sigma, dec, scale):
                 break
             self.step_size *= 0.5
         if not math.isfinite(ev_new.P):
             raise NumericalError(f"PGD: non-finite objective at iteration {self.k} "
                                  f"(step {self.step_size:.3e})")
-        s = x_new - x
-        yv = ev_new.G - ev.G
-        sy = float(np.vdot(s, yv))
-        if sy > 0:
-            yy = float(np.vdot(yv, yv))
-            bb = 0.5 * abs(sy / yy + float(np.vdot(s, s)) / sy) if yy > 0 else self.step_size
-            if math.isfinite(bb) and bb > 0:
-                self.step_size = bb
+        self.step_size = float(bb_step(sy, yy, ss, self.step_size))
         self.x, self.ev, self.aux = x_new, ev_new, aux
         self._hist.append(float(ev_new.P))
         return x_new

@@ -989,3 +989,97 @@ def test_alpha_is_the_dual_point_of_the_certificate(loss, dynamic):
         lam = 0.01 * prob.lambda_max()
         r = ts.solve(X, y, lam, triplets=prob, dynamic=dynamic, backoff=False, tol=1e-9)
         assert prob.dual(r.alpha, lam) == pytest.approx(r.dual, rel=1e-12)
+
+
+# ----------------------------------------------------------------- the compiled loop
+
+
+def _trace(res):
+    h = res.history
+    return (h.iteration, h.primal, h.dual, h.gap, dict(h.extras), res.M, res.stop_reason,
+            res.n_iter, res.triplet_visits, tuple(res.screening_log["new_L"]),
+            tuple(res.screening_log["new_R"]))
+
+
+def _same_trace(a, b):
+    for u, v in zip(_trace(a), _trace(b), strict=True):
+        if isinstance(u, dict):
+            assert u.keys() == v.keys()
+            for key in u:
+                np.testing.assert_array_equal(u[key], v[key], err_msg=key)
+        elif isinstance(u, np.ndarray):
+            np.testing.assert_array_equal(u, v)
+        else:
+            assert u == v
+
+
+@pytest.mark.parametrize(("screening", "dynamic"), [(None, "adaptive"), (("rrpb",), "adaptive"),
+                                                  (("rrpb", "pgb"), "adaptive"),
+                                                  (("rrpb", "gb"), "every10")])
+def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic):
+    """Iterations run by the compiled loop (burst.py) are the Python loop's, bit for
+    bit: iterates, certificates, history rows (all but their times), stop reasons and
+    work counters, on a path (path screening and fused rounds with RRPB), in chunks of
+    a few iterations, and to max_iter (with its warning); the history's times increase.
+    With other spheres the loop hands back every iteration after which a dynamic round
+    may be due (adaptive or every 10)."""
+    from solvers.triplet_screening import burst
+
+    X, y = _data(5, n=40, d=4)
+    prob = ts.TripletProblem(X, y, k=4)
+    lam = ts.lambda_max(X, y, k=4) * 0.05
+    out = {}
+    for enabled, chunk in ((False, 2048), (True, 2048), (True, 3)):
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        monkeypatch.setattr(burst, "CHUNK", chunk)
+        p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=12, screening=screening,
+                    backoff=False, dynamic=dynamic)
+        with pytest.warns(ConvergenceWarning):
+            short = ts.solve(X, y, lam, triplets=prob, tol=1e-14, max_iter=23,
+                             screening=screening, dynamic=dynamic)
+        full = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=20_000,
+                        screening=screening, backoff=False, dynamic=dynamic)
+        out[(enabled, chunk)] = (p, short, full)
+        assert np.all(np.diff(full.history.time) >= 0)
+    ref = out[(False, 2048)]
+    for key in ((True, 2048), (True, 3)):
+        p, short, full = out[key]
+        for u, v in zip(ref[0].Ms, p.Ms, strict=True):
+            np.testing.assert_array_equal(u, v)
+        for name in ("gap", "primal", "dual", "n_iter", "triplet_visits"):
+            np.testing.assert_array_equal(getattr(ref[0], name), getattr(p, name))
+        _same_trace(ref[1], short)
+        _same_trace(ref[2], full)
+        assert short.stop_reason == "max_iter" and full.stop_reason == "converged"
+    spheres = list(ref[2].screening_log["sphere"])
+    if screening and dynamic == "adaptive":
+        assert "dgb (fused)" in spheres  # fused rounds did happen
+    for kind in (screening or ())[1:]:
+        assert kind in spheres  # and the other dynamic rounds
+
+
+def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch):
+    """An iterate outside a screening sphere needs the screened triplets for its full
+    objective: the compiled loop returns it after the step and the Python loop
+    certifies it (here every iterate, with a far-away sphere added to every solve):
+    the same trace as without the compiled loop."""
+    from solvers.triplet_screening import burst
+    from solvers.triplet_screening.spheres import Sphere
+    from solvers.triplet_screening.state import _Run
+
+    X, y = _data(6, n=30, d=3)
+    prob = ts.TripletProblem(X, y, k=3)
+    lam = ts.lambda_max(X, y, k=3) * 0.1
+    init = _Run.__init__
+
+    def far(self, *a, **kw):
+        init(self, *a, **kw)
+        self.regions.append(Sphere("far", 50.0 * np.eye(3), 1e-3))
+
+    monkeypatch.setattr(_Run, "__init__", far)
+    res = {}
+    for enabled in (False, True):
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        res[enabled] = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=5000)
+        assert not np.any(res[enabled].history.exact[1:])
+    _same_trace(res[False], res[True])

@@ -13,6 +13,7 @@ from ..apg import APG
 from ..base import Monitor
 from ..pgd import PGD
 from . import spheres as sph
+from .burst import MAXED, PENDING, ROUND, STOP, bursts_apply, run_burst
 from .pairs import _diff, _Eval, kkt_alpha
 from .pathscreen import PathScreen
 from .problem import TripletProblem
@@ -165,7 +166,45 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
              and not aset)
     kinds = tuple(k for k in opts.screening if k != "rrpb") if fused else opts.screening
-    for it in range(1, opts.max_iter + 1):
+
+    def dynamic_round(it, M, ev, gap_r, D, Aneg):
+        """The dynamic screening round after iteration ``it`` (when one is due)."""
+        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg, kinds=kinds)
+        if removed is not None:
+            if removed:
+                ev = run.evaluate(M, run.unscr, margins=aset)
+                if aset:
+                    _refresh(run, ev)
+                eng.reset(ev)
+            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+
+    # runs of iterations where nothing else happens go to the compiled loop (burst.py)
+    use_burst = bursts_apply(run, opts, mon)
+    it = 0
+    while it < opts.max_iter:
+        it += 1
+        if use_burst:
+            reason, nxt, gap_r, D = run_burst(run, eng, mon, opts, it, gap_r, fused,
+                                              bool(kinds))
+            M = eng.x
+            if reason == STOP:
+                break
+            if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
+                it = nxt - 1
+                if reason == ROUND:
+                    dynamic_round(it, M, eng.ev, gap_r, D, None)
+                continue
+            it = nxt
+            if reason == PENDING:  # the step of iteration `it` is done: certify it here
+                can_pay = run.dynamic_on and run.can_pay(it)
+                ev = eng.ev
+                P_full, D, gap_r, exact = _certify(run, M, ev)
+                if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
+                    break
+                if can_pay:
+                    dynamic_round(it, M, ev, gap_r, D, None)
+                continue
+            # ARM: a fused round may be armed at iteration `it`: the loop below runs it
         can_pay = run.dynamic_on and run.can_pay(it)
         if fused and can_pay:
             run.arm_fused(M, gap_r, it)
@@ -197,15 +236,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         P_full, D, gap_r, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg,
-                                        kinds=kinds) if can_pay else None
-        if removed is not None:
-            if removed:
-                ev = run.evaluate(M, run.unscr, margins=aset)
-                if aset:
-                    _refresh(run, ev)
-                eng.reset(ev)
-            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+        if can_pay:
+            dynamic_round(it, M, ev, gap_r, D, Aneg)
     return run.best_M, eng.step_size
 
 

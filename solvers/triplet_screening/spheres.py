@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .. import prox
 from .kernels import _orthant_bounds
@@ -59,8 +60,11 @@ def pos_sq_norm(A: np.ndarray) -> float:
     return prox.psd_sq_norm(A)
 
 
-def dual_value(asum: float, a2: float, ap2: float, gamma: float, lam: float) -> float:
-    """The dual objective (Appendix A), written once::
+@njit(cache=True)
+def dual_value(asum: float, a2: float, ap2: float, gamma: float,
+               lam: float) -> float:  # pragma: no cover - compiled
+    """The dual objective (Appendix A), written once (compiled: the compiled solver loop
+    :func:`.burst._pgd_burst` uses it too)::
 
         D_lam(alpha) = sum alpha - gamma/2 sum alpha^2 - ||[sum alpha H]_+||^2 / (2 lam)
 
