@@ -121,7 +121,10 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
               step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict):
     """Section 5's projected gradient (:class:`solvers.pgd.PGD`) with screening.
 
-    Returns the best certified iterate (lowest full primal seen) and the last step.
+    Runs of iterations with no screening event in between go to one compiled call
+    (:mod:`.burst`, same iterates bit for bit) when the solve allows it
+    (:func:`.burst.bursts_apply`). Returns the best certified iterate (lowest full
+    primal seen) and the last step.
     """
     lam = run.lam
     cb = opts.callback is not None
