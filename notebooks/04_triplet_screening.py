@@ -498,12 +498,13 @@ assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-tripl
 # bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
 # per-triplet work (the triplet visits) and, with the anchor-block path pass, most of the
 # time too: on this 2-core machine `dualscope bench triplet_screening` measured
-# 3.5-3.7× for RRPB on wine with all triplets at tol 1e-6 and 5.5-5.7× at 1e-9 (the
+# 3.7-3.9× for RRPB on wine with all triplets at tol 1e-6 and 5.8-5.9× at 1e-9 (the
 # issue's target is 3×; the authors' C++ gets 4.65× over a naive pass some 40× slower
 # per triplet than ours). What screening cannot remove is the per-iteration part: the
-# $d\times d$ eigendecompositions, the per-pair forms of the pairs still in use and Python's
-# step logic. With `DUALSCOPE_NOTEBOOK_SMALL=1` this cell runs wine with $k=10$, where
-# that per-iteration part dominates and the gain is small.
+# $d\times d$ eigendecompositions and the per-pair forms of the pairs still in use
+# (between screening events the iterations run in one compiled call, so Python's step
+# logic is gone from them). With `DUALSCOPE_NOTEBOOK_SMALL=1` this cell runs wine with
+# $k=10$, where that per-iteration part dominates and the gain is about 2×.
 #
 # Where the screening rate comes from, per sphere, along the same path (Figures 4–5 of the
 # paper; RPB treats the previous solution as exact, a theoretical comparison only), and
