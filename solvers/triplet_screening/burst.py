@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..base import Monitor, certified_row, relative_gap
+from ..base import Monitor, NumericalError, certified_row, relative_gap
 from ..pgd import PGD, accepts, bb_step, step_products
 from ..prox import _psd_split, _psd_sq_norm
 from .kernels import _cycles, _evaluate, _inside_all
@@ -177,8 +177,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     ``next - 1`` is done (``gap_r``, ``D`` its certificate's) and its dynamic round the
     caller's."""
     sub = run.work
-    can = run.can_pay(it)  # refreshes the cached threshold of the current subset
-    del can
+    run.can_pay(it)  # refreshes the cached threshold (_pay_min) of the current subset
     prev = run.dyn.get("iters")
     arm = (bool(fused), bool(run.dynamic_on), bool(run.backoff), int(sub.idx.size),
            -1 if prev is None else int(prev), float(run._pay_min), float(run.last_radius),
@@ -213,6 +212,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     # the engine, as after as many PGD.step calls
     if n_steps:
         eng.x = x
+        # (the loss alone is not kept: nothing reads it after the step)
         eng.ev = _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
                        a2=float(a2))
         eng.aux = None
@@ -250,8 +250,6 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
 
 
 def _raise_nonfinite(eng: PGD) -> Any:
-    from ..base import NumericalError
-
     raise NumericalError(f"PGD: non-finite objective at iteration {eng.k} "
                          f"(step {eng.step_size:.3e})")
 
