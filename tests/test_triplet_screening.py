@@ -1013,32 +1013,35 @@ def _same_trace(a, b):
             assert u == v
 
 
-@pytest.mark.parametrize(("screening", "dynamic"), [(None, "adaptive"), (("rrpb",), "adaptive"),
-                                                  (("rrpb", "pgb"), "adaptive"),
-                                                  (("rrpb", "gb"), "every10")])
-def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic):
+@pytest.mark.parametrize(("screening", "dynamic", "diagonal"), [
+    (None, "adaptive", False), (("rrpb",), "adaptive", False),
+    (("rrpb", "pgb"), "adaptive", False), (("rrpb", "gb"), "every10", False),
+    (None, "adaptive", True), (("rrpb", "pgb"), "adaptive", True)])
+def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic,
+                                                      diagonal):
     """Iterations run by the compiled loop (burst.py) are the Python loop's, bit for
     bit: iterates, certificates, history rows (all but their times), stop reasons and
     work counters, on a path (path screening and fused rounds with RRPB), in chunks of
     a few iterations, and to max_iter (with its warning); the history's times increase.
     With other spheres the loop hands back every iteration after which a dynamic round
-    may be due (adaptive or every 10)."""
+    may be due (adaptive or every 10). Full and diagonal metrics."""
     from solvers.triplet_screening import burst
 
     X, y = _data(5, n=40, d=4)
-    prob = ts.TripletProblem(X, y, k=4)
-    lam = ts.lambda_max(X, y, k=4) * 0.05
+    prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
+    lam = ts.lambda_max(X, y, k=4, diagonal=diagonal) * 0.05
     out = {}
     for enabled, chunk in ((False, 2048), (True, 2048), (True, 3)):
         monkeypatch.setattr(burst, "ENABLED", enabled)
         monkeypatch.setattr(burst, "CHUNK", chunk)
         p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=12, screening=screening,
-                    backoff=False, dynamic=dynamic)
+                    backoff=False, dynamic=dynamic, diagonal=diagonal)
         with pytest.warns(ConvergenceWarning):
-            short = ts.solve(X, y, lam, triplets=prob, tol=1e-14, max_iter=23,
-                             screening=screening, dynamic=dynamic)
+            short = ts.solve(X, y, lam, triplets=prob, tol=1e-14,
+                             max_iter=5 if diagonal else 23, screening=screening,
+                             dynamic=dynamic, diagonal=diagonal)
         full = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=20_000,
-                        screening=screening, backoff=False, dynamic=dynamic)
+                        screening=screening, backoff=False, dynamic=dynamic, diagonal=diagonal)
         out[(enabled, chunk)] = (p, short, full)
         assert np.all(np.diff(full.history.time) >= 0)
     ref = out[(False, 2048)]
@@ -1052,7 +1055,7 @@ def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dy
         _same_trace(ref[2], full)
         assert short.stop_reason == "max_iter" and full.stop_reason == "converged"
     spheres = list(ref[2].screening_log["sphere"])
-    if screening and dynamic == "adaptive":
+    if screening and dynamic == "adaptive" and not diagonal:
         assert "dgb (fused)" in spheres  # fused rounds did happen
     for kind in (screening or ())[1:]:
         assert kind in spheres  # and the other dynamic rounds

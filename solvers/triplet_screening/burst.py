@@ -4,8 +4,8 @@ On small problems an iteration of :func:`.loops._pgd_loop` is mostly interpreter
 on wine with k = 10 (17,800 triplets, d = 13, the RRPB path at tol 1e-6, 18,832
 iterations) the Python loop took 76-82 us per iteration, of which the two d x d
 eigendecompositions (projection and dual) take ~24 us. While nothing but the iterations
-happens (no callback, no active set, the sphere rule, a full metric, no screening round
-due), :func:`_pgd_burst` runs them in one compiled call: 51-53 us per iteration, the
+happens (no callback, no active set, the sphere rule, no screening round due),
+:func:`_pgd_burst` runs them in one compiled call: 51-53 us per iteration, the
 path 1.43-1.55 s -> 0.96-0.99 s (the naive path 2.3-2.5 s -> 1.8-2.0 s). It uses the
 arithmetic of the Python loop: the step of :class:`solvers.pgd.PGD` (its compiled
 :func:`~solvers.pgd.step_products`, :func:`~solvers.pgd.accepts` and
@@ -30,13 +30,14 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from ..base import Monitor, NumericalError, certified_row, relative_gap
 from ..pgd import PGD, accepts, bb_step, step_products
 from ..prox import _psd_split, _psd_sq_norm
 from .kernels import _cycles, _evaluate, _inside_all
 from .pairs import _Eval
-from .spheres import dual_value
+from .spheres import dual_value, pos_sq_vec
 from .state import ADAPTIVE_SHRINK, FUSED_SHRINK, _Opts, _pad, _Run
 from .triplets import SCREEN_EVERY
 
@@ -48,6 +49,30 @@ ARM, PENDING, STOP, MAXED, NONFINITE, ROUND = 0, 1, 2, 3, 4, 5
 CHUNK = 2048
 #: Off: every iteration in Python (the tests compare both).
 ENABLED = True
+
+
+def _plus(A):  # pragma: no cover - compiled only (see the overload)
+    raise NotImplementedError
+
+
+@overload(_plus)
+def _plus_impl(A):  # pragma: no cover - compiled
+    # A_+ as spheres.proj_pm takes it: the PSD part of a matrix, a vector clipped
+    if A.ndim == 1:
+        return lambda A: np.maximum(A, 0.0)
+    return lambda A: _psd_split(A)[0]
+
+
+def _plus_sq(A):  # pragma: no cover - compiled only (see the overload)
+    raise NotImplementedError
+
+
+@overload(_plus_sq)
+def _plus_sq_impl(A):  # pragma: no cover - compiled
+    # ||A_+||^2 as spheres.pos_sq_norm takes it
+    if A.ndim == 1:
+        return lambda A: pos_sq_vec(A)
+    return lambda A: _psd_sq_norm(A)
 
 
 @njit(cache=True)
@@ -91,7 +116,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
         scale = 1e-12 * max(1.0, abs(P))
         for _ in range(max_halvings):
             c0 = _cycles()
-            x_new, _neg, _w, _V = _psd_split(x - step * G)
+            x_new = _plus(x - step * G)
             c_eig += _cycles() - c0
             loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
                 src, x_new, n_pairs, la, lb, gamma, hinge, np.empty(0), None, HL, lam)
@@ -118,7 +143,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
             hist[mem - 1] = P
         # the certificate of _certify and _record
         c0 = _cycles()
-        ap2 = _psd_sq_norm(A)
+        ap2 = _plus_sq(A)
         c_eig += _cycles() - c0
         D = dual_value(asum, a2, ap2, gamma, lam)
         inside = n_reg == 0 or _inside_all(C, rr, cn, x.reshape(-1), n_reg)
@@ -128,11 +153,11 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
         gap_r = _pad(P - D, P)
         if P < best[0]:
             best[0] = P
-            best_M[:, :] = x
+            best_M.reshape(-1)[:] = x.reshape(-1)
             got_M = True
         if D > best[1]:
             best[1] = D
-            dual_M[:, :] = x
+            dual_M.reshape(-1)[:] = x.reshape(-1)
             got_D = True
         d_row, g_row = certified_row(best[0], best[1])
         rows[n_rec, 0] = best[0]
@@ -161,9 +186,9 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
     """Whether :func:`run_burst` may run this solve's iterations: the projected gradient
-    on a full metric, no callback, no active set, the sphere rule, no work budget."""
+    with no callback, no active set, the sphere rule and no work budget."""
     return (ENABLED and opts.callback is None and not opts.active_set and opts.rule == "sphere"
-            and not run.prob.diagonal and mon.budget is None)
+            and mon.budget is None)
 
 
 def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: float,

@@ -53,10 +53,21 @@ def proj_pm(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prox.psd_split(A)
 
 
+@njit(cache=True)
+def pos_sq_vec(a):  # pragma: no cover - compiled
+    """``sum_k max(a_k, 0)^2`` in order (compiled: :func:`pos_sq_norm` and the compiled
+    solver loop :mod:`.burst` sum alike)."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        v = max(a[k], 0.0)
+        s += v * v
+    return s
+
+
 def pos_sq_norm(A: np.ndarray) -> float:
     """``||A_+||_F^2`` (:func:`solvers.prox.psd_sq_norm`; eigenvalues only)."""
     if A.ndim == 1:
-        return float(np.sum(np.maximum(A, 0.0) ** 2))
+        return float(pos_sq_vec(np.ascontiguousarray(A, dtype=float)))
     return prox.psd_sq_norm(A)
 
 
