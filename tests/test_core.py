@@ -132,6 +132,38 @@ def test_monitor_stops_on_relative_gap_and_records_extras():
     assert hist.rel_gap[3] == pytest.approx(1e-5)
 
 
+def test_monitor_record_rows_stores_what_record_stores():
+    """Rows recorded in bulk (a compiled loop's) are the rows record() keeps: the dual
+    above the primal by rounding set equal, gaps, extras per row or shared; the stop
+    comes from the loop's convergence flag; a callback must see every row instead."""
+    from solvers.base import certified_row
+
+    primal = [5.0, 4.0, 3.0 + 1e-15, 3.0]
+    dual = [1.0, 2.0, 3.0 + 2e-15, 3.0 - 1e-9]
+    one = Monitor("toy", tol=1e-6, max_iter=10)
+    for i, (p, d) in enumerate(zip(primal, dual, strict=True), 1):
+        one.record(i, p, d, k=i, flag=True)
+    rows = [certified_row(p, d) for p, d in zip(primal, dual, strict=True)]
+    bulk = Monitor("toy", tol=1e-6, max_iter=10)
+    assert not bulk.record_rows(np.arange(1, 3), np.array([0.1, 0.2]), primal[:2],
+                                [r[0] for r in rows[:2]], [r[1] for r in rows[:2]], False,
+                                k=np.array([1, 2]), flag=True)
+    assert bulk.record_rows(np.arange(3, 5), np.array([0.3, 0.4]), primal[2:],
+                            [r[0] for r in rows[2:]], [r[1] for r in rows[2:]], True,
+                            k=np.array([3, 4]), flag=True)
+    (h1, c1), (h2, c2) = one.finish(), bulk.finish()
+    assert c1 and c2 and one.n_iter == bulk.n_iter == 4
+    for name in ("iteration", "primal", "dual", "gap"):
+        np.testing.assert_array_equal(getattr(h1, name), getattr(h2, name))
+    assert h1.dual[2] == h1.primal[2]  # above only by rounding: equal
+    for key in ("k", "flag"):
+        np.testing.assert_array_equal(h1.extras[key], h2.extras[key])
+    np.testing.assert_array_equal(h2.time, [0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="callback"):
+        Monitor("toy", tol=1e-6, max_iter=10, callback=lambda s: True).record_rows(
+            np.arange(1, 2), np.zeros(1), [1.0], [0.5], [0.5], False)
+
+
 def test_monitor_warns_on_max_iter():
     mon = Monitor("toy", tol=1e-12, max_iter=2)
     mon.record(1, 2.0, 1.0)
