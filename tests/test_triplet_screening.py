@@ -1086,3 +1086,14 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch):
         res[enabled] = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=5000)
         assert not np.any(res[enabled].history.exact[1:])
     _same_trace(res[False], res[True])
+
+
+def test_compiled_loop_cache_is_keyed_on_the_sources_it_inlines():
+    """numba's disk cache checks only burst.py's time stamp; the compiled loop carries a
+    hash of every module it inlines in its closure, which numba's cache key includes, so
+    an edit to any of them compiles it anew instead of loading a stale build."""
+    from solvers.triplet_screening import burst
+
+    cells = [c.cell_contents for c in burst._pgd_burst.py_func.__closure__]
+    assert burst._sources_stamp() in cells
+    assert len(burst._sources_stamp()) == 16

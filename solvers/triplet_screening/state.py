@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from . import spheres as sph
 from .kernels import (
@@ -23,7 +22,7 @@ from .pathscreen import PAY_MARGIN, PathScreen
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
-from .triplets import _GAP_PAD, SCREEN_EVERY
+from .triplets import SCREEN_EVERY, _pad
 
 # ---------------------------------------------------------------------------
 # One solve at a fixed lambda
@@ -568,7 +567,7 @@ class _Run:
         ev = self.evaluate(M, allsub)
         self.HL, self.nL = saved
         D = self.dual_value(ev)
-        gap = max(ev.P - D, 0.0) + _GAP_PAD * max(1.0, abs(ev.P))
+        gap = _pad(ev.P - D, ev.P)
         out = {}
         cache: dict[str, Sphere] = {}
         for kind, rule in specs:
@@ -592,10 +591,6 @@ class _Run:
         return out
 
 
-@njit(cache=True)
-def _pad(gap: float, P: float) -> float:  # pragma: no cover - compiled
-    # the reduced gap padded against rounding (compiled: the compiled loop uses it too)
-    return max(gap, 0.0) + _GAP_PAD * max(1.0, abs(P))
 
 
 @dataclass

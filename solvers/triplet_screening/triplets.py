@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from ..params import TOL, ParamSpec, ParamSpecs
 from ..validation import (
@@ -57,6 +58,13 @@ SCREEN_EVERY = 10
 MAX_TRIPLETS = 10_000_000
 #: Padding of the gap in sphere radii against rounding in P and D.
 _GAP_PAD = 1e-11
+
+
+@njit(cache=True)
+def _pad(gap: float, P: float) -> float:  # pragma: no cover - compiled
+    # the reduced gap padded against rounding (compiled: the compiled loop uses it too;
+    # beside _GAP_PAD, which numba's cache would not see change in another file)
+    return max(gap, 0.0) + _GAP_PAD * max(1.0, abs(P))
 _GLL_MEMORY = 10
 
 
