@@ -37,12 +37,13 @@ __all__ = ["PGD"]
 
 # The step's arithmetic, written once and compiled: :class:`PGD` calls these, and so
 # does a model's compiled loop that runs many iterations without Python (the triplet
-# model's :func:`solvers.triplet_screening.kernels._pgd_burst`), so both make the same
+# model's :func:`solvers.triplet_screening.burst._pgd_burst`), so both make the same
 # decisions bit for bit.
 
 
 @njit(cache=True)
-def step_products(x, x_new, g, g_new):  # pragma: no cover - compiled
+def step_products(x: np.ndarray, x_new: np.ndarray, g: np.ndarray,
+                  g_new: np.ndarray) -> tuple[float, float, float, float]:  # pragma: no cover
     """``(<g, s>, <s, y>, <y, y>, <s, s>)`` with ``s = x_new - x``, ``y = g_new - g``
     (C-contiguous float arrays, flattened): the line search's decrease and the
     Barzilai-Borwein products in one pass."""
@@ -62,13 +63,14 @@ def step_products(x, x_new, g, g_new):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def accepts(P_new, ref, sigma, dec, scale):  # pragma: no cover - compiled
+def accepts(P_new: float, ref: float, sigma: float, dec: float,
+            scale: float) -> bool:  # pragma: no cover - compiled
     """The GLL test: ``P_new <= ref + sigma <grad, x_new - x> + scale``."""
     return P_new <= ref + sigma * dec + scale
 
 
 @njit(cache=True)
-def bb_step(sy, yy, ss, step):  # pragma: no cover - compiled
+def bb_step(sy: float, yy: float, ss: float, step: float) -> float:  # pragma: no cover
     """The paper's Barzilai-Borwein step ``1/2 |sy/yy + ss/sy|`` when ``sy > 0`` and it
     is finite and positive, else ``step`` unchanged."""
     if sy > 0:

@@ -95,7 +95,7 @@ def _sources_stamp() -> str:
     return h.hexdigest()[:16]
 
 
-def _make_burst(stamp: str):
+def _make_burst(stamp: str) -> Any:
     """:func:`_pgd_burst`, with ``stamp`` (:func:`_sources_stamp`) in its closure: numba
     keys its cache on the closure's values, so changed sources are never served stale."""
 

@@ -54,7 +54,7 @@ def proj_pm(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def pos_sq_vec(a):  # pragma: no cover - compiled
+def pos_sq_vec(a: np.ndarray) -> float:  # pragma: no cover - compiled
     """``sum_k max(a_k, 0)^2`` in order (compiled: :func:`pos_sq_norm` and the compiled
     solver loop :mod:`.burst` sum alike)."""
     s = 0.0
