@@ -430,6 +430,20 @@ def _weighted_sum_impl(src, w, M):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _forms(src, M, n_pairs):  # pragma: no cover - compiled
+    # the n_pairs per-pair forms at M by the route of src (_Forms.quad and _evaluate)
+    q = np.empty(n_pairs)
+    _forms_into(src, M, q)
+    return q
+
+
+@njit(cache=True)
+def _wsum(src, w, M):  # pragma: no cover - compiled
+    # the weighted sum by the route of src (_Forms.assemble; M only for its shape)
+    return _weighted_sum(src, w, M)
+
+
+@njit(cache=True)
 def _evaluate(src, M, n_pairs, la, lb, gamma, hinge, mout, rule, HL,
               lam):  # pragma: no cover - compiled
     # The reduced objective's parts at M over the triplets (la, lb) (local pair ids of
@@ -439,8 +453,7 @@ def _evaluate(src, M, n_pairs, la, lb, gamma, hinge, mout, rule, HL,
     # sum alpha^2, |L-hat|, |R-hat|, A, G, <M, M>, <M, HL>, cycles of the forms and
     # the weighted sum, cycles of the loss pass).
     c0 = _cycles()
-    q = np.empty(n_pairs)
-    _forms_into(src, M, q)
+    q = _forms(src, M, n_pairs)
     c1 = _cycles()
     w = np.empty(n_pairs)
     loss, asum, a2, nl, nr = _loss_pass(q, la, lb, gamma, hinge, w, mout, rule)

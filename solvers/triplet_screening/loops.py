@@ -300,18 +300,17 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             w = np.bincount(sub.la, a, Psub) - np.bincount(sub.lb, a, Psub)
             return sub.assemble(w) + run.HL
 
-        def value(a):
-            Ap, _ = run.proj(A_of(a))
+        def neg_dual(a, Ap):
             return -sph.dual_value(a.sum(), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)),
                                    gamma, lam)
+
+        def value(a):
+            return neg_dual(a, run.proj(A_of(a))[0])
 
         def value_and_grad(a):
             Ap, _ = run.proj(A_of(a))
             q = sub.quad(Ap / lam)
-            g = (_diff(q, sub.la, sub.lb)) - 1.0 + gamma * a
-            f = -sph.dual_value(a.sum(), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)), gamma,
-                                lam)
-            return f, g
+            return neg_dual(a, Ap), _diff(q, sub.la, sub.lb) - 1.0 + gamma * a
 
         eng = APG(value_and_grad, lambda v, _s: np.clip(v, 0.0, 1.0), alpha0, value=value,
                   L0=L0, adaptive_restart=True)

@@ -9,16 +9,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .kernels import (
-    _assemble_diag,
-    _assemble_full,
     _blocks_match,
     _compact_pairs,
     _evaluate,
-    _gram_weights,
+    _forms,
     _pair_diff,
-    _quad_diag,
-    _quad_full,
-    _quad_gram,
+    _wsum,
 )
 
 # ---------------------------------------------------------------------------
@@ -96,28 +92,6 @@ def kkt_alpha(margins: np.ndarray, gamma: float, hinge: bool) -> np.ndarray:
     return np.clip(u / gamma, 0.0, 1.0)
 
 
-def _quad(F: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """Per-pair quadratic forms ``F_p^T M F_p`` (or ``F_p^T m`` for a diagonal metric)."""
-    out = np.empty(F.shape[0])
-    if M.ndim == 1:
-        _quad_diag(F, np.ascontiguousarray(M, dtype=float), out)
-    else:
-        _quad_full(F, np.ascontiguousarray(M, dtype=float), out)
-    return out
-
-
-def _assemble(F: np.ndarray, w: np.ndarray, diagonal: bool) -> np.ndarray:
-    """``sum_p w_p F_p F_p^T`` (or ``F^T w`` for a diagonal metric)."""
-    w = np.ascontiguousarray(w, dtype=float)
-    if diagonal:
-        a = np.empty(F.shape[1])
-        _assemble_diag(F, w, a)
-        return a
-    A = np.empty((F.shape[1], F.shape[1]))
-    _assemble_full(F, w, A)
-    return A
-
-
 def _route(n_pairs: int, n: int, diagonal: bool) -> str:
     """The cheapest route of :class:`_Forms` for ``n_pairs`` pairs of ``n`` points."""
     return "pairs" if diagonal or n_pairs <= n else "gram"
@@ -144,12 +118,14 @@ class _Forms:
     common offset). ``F`` is kept only for the ``"pairs"`` route (else None).
     """
 
-    __slots__ = ("F", "Xc", "diagonal", "mode", "pi", "pj")
+    __slots__ = ("F", "Xc", "diagonal", "like", "mode", "pi", "pj")
 
     def __init__(self, F, pi, pj, Xc, diagonal):
         self.pi, self.pj, self.Xc, self.diagonal = pi, pj, Xc, diagonal
         self.mode = _route(pi.shape[0], Xc.shape[0], diagonal)
         self.F = F if self.mode == "pairs" else None
+        d = Xc.shape[1]
+        self.like = np.empty(d if diagonal else (d, d))  # the metric's shape
 
     @property
     def src(self) -> tuple:
@@ -168,22 +144,12 @@ class _Forms:
                          lam)
 
     def quad(self, M: np.ndarray) -> np.ndarray:
-        if self.mode == "pairs":
-            return _quad(self.F, M)
-        M = np.asarray(M, dtype=float)
-        out = np.empty(self.pi.shape[0])
-        _quad_gram(self.Xc, self.Xc @ (M + M.T), self.pi, self.pj, np.empty(self.Xc.shape[0]),
-                   out)
-        return out
+        """``F_p^T M F_p`` (diagonal: ``F_p^T m``) for every pair, by the route."""
+        return _forms(self.src, np.ascontiguousarray(M, dtype=float), self.pi.shape[0])
 
     def assemble(self, w: np.ndarray) -> np.ndarray:
-        if self.mode == "pairs":
-            return _assemble(self.F, w, self.diagonal)
-        w = np.ascontiguousarray(w, dtype=float)
-        V = np.empty_like(self.Xc)
-        _gram_weights(self.Xc, w, self.pi, self.pj, V)
-        A = self.Xc.T @ V
-        return 0.5 * (A + A.T)
+        """``sum_p w_p F_p F_p^T`` (diagonal: ``F^T w``), by the route."""
+        return _wsum(self.src, np.ascontiguousarray(w, dtype=float), self.like)
 
 
 def _diff(q: np.ndarray, la: np.ndarray, lb: np.ndarray) -> np.ndarray:

@@ -65,6 +65,8 @@ def _pad(gap: float, P: float) -> float:  # pragma: no cover - compiled
     # the reduced gap padded against rounding (compiled: the compiled loop uses it too;
     # beside _GAP_PAD, which numba's cache would not see change in another file)
     return max(gap, 0.0) + _GAP_PAD * max(1.0, abs(P))
+
+
 _GLL_MEMORY = 10
 
 
