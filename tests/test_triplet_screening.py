@@ -871,8 +871,9 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
     """:func:`_anchor_blocks` recovers the layout of the default triplets, of a custom
     set with an anchor in two runs and uneven blocks, and refuses a shuffled set or a
     set whose rows do not share one list of l; the block pass gives the pair-id pass's
-    results bit for bit (status, pair counts, compacted triplets)."""
-    from solvers.triplet_screening.kernels import _path_rule, _path_rule_blocks
+    results bit for bit (status, pair counts, remaining triplets) with their pair ids
+    compacted as :func:`_compact_pairs` compacts them."""
+    from solvers.triplet_screening.kernels import _compact_pairs, _path_rule, _path_rule_blocks
     from solvers.triplet_screening.pairs import _anchor_blocks, _Data
 
     X, y = _data(5, n=36)
@@ -912,15 +913,41 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
             o1 = (np.empty(len(Tx), np.int64), np.empty(len(Tx), np.int32),
                   np.empty(len(Tx), np.int32), np.empty(len(Tx)))
             o2 = tuple(np.empty_like(a) for a in o1)
+            used = np.full(dx.n_pairs, -7, dtype=np.int64)
             n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1)
-            n2 = _path_rule_blocks(q, *bx, hn32, r, 0.95, 1e-11, st2, c2, *o2)
-            assert n1 == n2
+            n2 = _path_rule_blocks(q, *bx, hn32, r, 0.95, 1e-11, st2, c2, *o2, used)
+            assert n1 == n2[:3]
             seen |= np.bincount(st1, minlength=3) > 0
             np.testing.assert_array_equal(st1, st2)
             np.testing.assert_array_equal(c1, c2)
-            for a1, a2 in zip(o1, o2, strict=True):
-                np.testing.assert_array_equal(a1[: n1[0]], a2[: n1[0]])
+            na = n1[0]
+            for a1, a2 in zip(o1[::3], o2[::3], strict=True):   # idx, ||H||
+                np.testing.assert_array_equal(a1[:na], a2[:na])
+            # the pair ids come compacted, as _compact_pairs numbers them
+            pairs, la, lb = _compact_pairs(o1[1][:na], o1[2][:na], dx.n_pairs)
+            assert n2[3] == pairs.size
+            np.testing.assert_array_equal(used[: n2[3]], pairs)
+            np.testing.assert_array_equal(o2[1][:na], la)
+            np.testing.assert_array_equal(o2[2][:na], lb)
         assert seen.all()  # active, L-hat and R-hat all occurred
+
+
+def test_sparse_fold_is_the_full_fold_bit_for_bit():
+    """The L-hat fold over the pairs with a count (Gram route) equals the sum over all
+    pairs exactly, with counts on a few pairs, on most pairs and on none."""
+    from solvers.triplet_screening.pairs import _Data
+
+    X, y = _data(11, n=40)
+    d = _Data(X, ts.triplets(X, y, k=math.inf), False)
+    assert d.forms.mode == "gram"
+    rng = np.random.default_rng(3)
+    for share in (0.0, 0.05, 0.3, 0.9):
+        w = np.where(rng.random(d.n_pairs) < share,
+                     rng.integers(-5, 6, d.n_pairs), 0).astype(float)
+        full = d.assemble(w)
+        np.testing.assert_array_equal(d.assemble_sparse(w), full)
+        if 0 < share < 0.5:
+            assert np.abs(full).max() > 0
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -585,69 +585,133 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, status, cnt,
-                      idx_out, la_out, lb_out, hn_out):  # pragma: no cover - compiled
-    # :func:`_path_rule` (same arguments, same results, same output order) for triplets
-    # stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the triplets
-    # t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
-    # PB[offs[a] + s]), o < nd[a] (its other-class points, pair ids PA[offd[a] + o]).
-    # Per anchor two phases over data that stays in cache:
-    # 1. the rule on each row (fixed s): the margins q[PA[.]] - q[PB[s]] come from a
-    #    contiguous copy of the anchor's other-pair forms, so the loop has no gathers
-    #    and no stores that depend on the outcome; it compiles to SIMD code (unsigned
-    #    indices: no wraparound selects). L-hat changes go to per-column and per-row
-    #    sums, folded into the pair counts once per anchor; each row counts what
-    #    remains;
-    # 2. the compaction of the rows where something remains (unconditional stores,
-    #    the position advanced by 0 or 1), rows screened whole skipped.
+                      idx_out, la_out, lb_out, hn_out, used_out):  # pragma: no cover - compiled
+    # :func:`_path_rule` followed by :func:`_compact_pairs` of its output, in one call, for
+    # triplets stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the
+    # triplets t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
+    # PB[offs[a] + s], one row each), o < nd[a] (its other-class points, pair ids
+    # PA[offd[a] + o]). Same status, pair counts, remaining triplets in the same order;
+    # their pair ids are local to the pairs still in use, listed in used_out (increasing
+    # global ids, as _compact_pairs numbers them). Returns (number remaining, |L-hat|,
+    # |R-hat|, number of pairs in use).
+    # 1. Per anchor, over data that stays in cache: the margins q[PA[.]] - q[PB[s]] of the
+    #    whole block into a flat buffer, then the rule on the block as one flat loop (no
+    #    gathers, no stores that depend on the outcome, long enough for SIMD code;
+    #    unsigned indices: no wraparound selects), which keeps each triplet's L-hat
+    #    change and whether it remains; then row and column sums of those: the pair
+    #    counts (only when the block has L-hat changes), each row's remaining count,
+    #    and the pairs in use (rows and columns that keep a triplet).
+    # 2. The pairs in use numbered in increasing global id.
+    # 3. Per anchor, the compaction of the rows where something remains, with the
+    #    anchor's local pair ids looked up once (unconditional stores, the position
+    #    advanced by 0 or 1).
     nl = 0
     nr = 0
-    na = np.uint64(0)
     big = 1
-    tall = 1
+    bigm = 1
     for a in range(nd.shape[0]):
-        big = max(big, nd[a])
-        tall = max(tall, ns[a])
-    qd = np.empty(big)
-    dcol = np.zeros(big, dtype=np.int64)
-    rows = np.empty(tall, dtype=np.int64)
+        big = max(big, nd[a] * ns[a])
+        bigm = max(bigm, nd[a])
+    mb = np.empty(big)
+    db = np.empty(big, dtype=np.int8)
+    kb = np.empty(big, dtype=np.int8)
+    qd = np.empty(bigm)
+    dcv = np.empty(bigm, dtype=np.int64)
+    keepc = np.empty(bigm, dtype=np.int8)
+    lpa = np.empty(bigm, dtype=np.int32)
+    left = np.empty(PB.shape[0], dtype=np.int64)
+    mark = np.zeros(cnt.shape[0], dtype=np.int32)
+    for a in range(nd.shape[0]):
+        m = nd[a]
+        nsa = ns[a]
+        od = np.uint64(offd[a])
+        os_ = np.uint64(offs[a])
+        for o in range(m):
+            qd[o] = q[PA[od + np.uint64(o)]]
+        for s in range(nsa):
+            qs = q[PB[os_ + np.uint64(s)]]
+            b0 = s * m
+            for o in range(m):
+                mb[b0 + o] = qd[o] - qs
+        base = np.uint64(t0[a])
+        cl = 0
+        cr = 0
+        ch = 0
+        for u0 in range(nsa * m):
+            u = np.uint64(u0)
+            t = base + u
+            isL, isR = _rule_sides(mb[u], r * np.float64(hn32[t]), c, slack)
+            dL = isL - np.int64(status[t] == 1)
+            db[u] = np.int8(dL)
+            kb[u] = np.int8(1 - isL - isR)
+            status[t] = np.int8(2 * isR + isL)
+            cl += isL
+            cr += isR
+            ch |= dL
+        nl += cl
+        nr += cr
+        # row sums (L-hat changes, what remains) and column sums (L-hat changes) and
+        # which columns keep a triplet; the L-hat changes only when the block has any
+        for o in range(m):
+            keepc[o] = 0
+            dcv[o] = 0
+        for s in range(nsa):
+            b0 = s * m
+            k = 0
+            if ch != 0:
+                drow = 0
+                for o in range(m):
+                    e = kb[b0 + o]
+                    x = db[b0 + o]
+                    k += e
+                    keepc[o] |= e
+                    drow += x
+                    dcv[o] += x
+                cnt[PB[os_ + np.uint64(s)]] -= drow
+            else:
+                for o in range(m):
+                    e = kb[b0 + o]
+                    k += e
+                    keepc[o] |= e
+            left[os_ + np.uint64(s)] = k
+            if k > 0:
+                mark[PB[os_ + np.uint64(s)]] = 1
+        for o in range(m):
+            if ch != 0:
+                cnt[PA[od + np.uint64(o)]] += dcv[o]
+            if keepc[o] != 0:
+                mark[PA[od + np.uint64(o)]] = 1
+    nu = 0
+    for p in range(mark.shape[0]):
+        if mark[p] != 0:
+            mark[p] = nu
+            used_out[nu] = p
+            nu += 1
+        else:
+            mark[p] = -1
+    na = np.uint64(0)
     for a in range(nd.shape[0]):
         m = nd[a]
         od = np.uint64(offd[a])
-        for o in range(m):
-            qd[o] = q[PA[od + np.uint64(o)]]
-            dcol[o] = 0
+        os_ = np.uint64(offs[a])
+        looked = False
         for s in range(ns[a]):
-            qs = q[PB[np.uint64(offs[a] + s)]]
-            base = np.uint64(t0[a] + s * m)
-            drow = 0
-            left = 0
-            for o0 in range(m):
-                o = np.uint64(o0)
-                t = base + o
-                isL, isR = _rule_sides(qd[o] - qs, r * np.float64(hn32[t]), c, slack)
-                dL = isL - np.int64(status[t] == 1)
-                status[t] = np.int8(2 * isR + isL)
-                dcol[o] += dL
-                drow += dL
-                nl += isL
-                nr += isR
-                left += 1 - isL - isR
-            cnt[PB[np.uint64(offs[a] + s)]] -= drow
-            rows[s] = left
-        for o in range(m):
-            cnt[PA[od + np.uint64(o)]] += dcol[o]
-        for s in range(ns[a]):
-            if rows[s] == 0:
+            k = left[os_ + np.uint64(s)]
+            if k == 0:
                 continue
+            if not looked:
+                for o in range(m):
+                    lpa[o] = mark[PA[od + np.uint64(o)]]
+                looked = True
             base = np.uint64(t0[a] + s * m)
-            ib = PB[np.uint64(offs[a] + s)]
-            if rows[s] * 4 < m:
+            ib = mark[PB[os_ + np.uint64(s)]]
+            if k * 4 < m:
                 for o0 in range(m):
                     o = np.uint64(o0)
                     t = base + o
                     if status[t] == 0:
                         idx_out[na] = np.int64(t)
-                        la_out[na] = PA[od + o]
+                        la_out[na] = lpa[o]
                         lb_out[na] = ib
                         hn_out[na] = hn32[t]
                         na += np.uint64(1)
@@ -656,11 +720,11 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 o = np.uint64(o0)
                 t = base + o
                 idx_out[na] = np.int64(t)
-                la_out[na] = PA[od + o]
+                la_out[na] = lpa[o]
                 lb_out[na] = ib
                 hn_out[na] = hn32[t]
                 na += np.uint64(status[t] == 0)
-    return np.int64(na), nl, nr
+    return np.int64(na), nl, nr, nu
 
 
 @njit(cache=True)

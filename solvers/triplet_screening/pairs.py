@@ -249,6 +249,17 @@ class _Data:
         """``sum_p w_p F_p F_p^T`` over all pairs."""
         return self.forms.assemble(w)
 
+    def assemble_sparse(self, w: np.ndarray) -> np.ndarray:
+        """:meth:`assemble` for weights mostly zero: on the Gram route the sum runs over
+        the pairs with a weight only, in the same order, so it is the same bit for bit
+        (a zero weight adds nothing to any of its partial sums)."""
+        f = self.forms
+        nz = np.flatnonzero(w)
+        if f.mode != "gram" or nz.size > 0.5 * w.size:
+            return f.assemble(w)
+        return _wsum((f.Xc, f.pi[nz], f.pj[nz]), np.ascontiguousarray(w[nz], dtype=float),
+                     f.like)
+
     def quad(self, M: np.ndarray) -> np.ndarray:
         """``F_p^T M F_p`` for all pairs."""
         return self.forms.quad(M)
@@ -271,6 +282,14 @@ class _Data:
         as a subset of ``sub``: its pairs, compacted to those still in use when fewer
         than :data:`PAIR_COMPACTION` of them are."""
         used, nla, nlb = _compact_pairs(la, lb, sub.pairs.size)
+        return self.in_use(sub, idx, la, lb, hn, used, nla, nlb)
+
+    def in_use(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
+               hn: np.ndarray, used: np.ndarray, nla: np.ndarray, nlb: np.ndarray) -> _Sub:
+        """The triplets ``idx`` of ``sub`` (pair ids ``la``, ``lb`` local to ``sub``, or
+        ``nla``, ``nlb`` local to ``used``, the pairs of ``sub`` in use in increasing
+        order, as :func:`.kernels._compact_pairs` gives them): on ``sub``'s pairs, or on
+        those in use when fewer than :data:`PAIR_COMPACTION` of them are."""
         if used.size >= PAIR_COMPACTION * sub.pairs.size:
             return _Sub(idx, sub.pairs, la, lb, hn, sub.forms)
         gp = sub.pairs[used]

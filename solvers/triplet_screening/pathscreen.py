@@ -10,11 +10,14 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   compaction of the remaining triplets (:func:`.kernels._path_rule`). When the
   triplets are stored in anchor blocks (one anchor, rows of same-class ``j`` sharing
   one list of other-class ``l``: how :func:`.triplets.triplets` builds them) the pass
-  runs block by block (:func:`.kernels._path_rule_blocks`): the rule loop reads the
-  anchor's pair forms contiguously and compiles to SIMD code, the compaction follows
-  per row and skips rows screened whole; same results, bit for bit. The L-hat pair
+  runs block by block (:func:`.kernels._path_rule_blocks`): the rule runs as one flat
+  SIMD loop over each block's margins, row and column sums give the pair counts and
+  the pairs still in use, and the compaction follows per row (rows screened whole
+  skipped) with the pair ids already local to the pairs in use; same results, bit for
+  bit, as the pair-id pass followed by :func:`.kernels._compact_pairs`. The L-hat pair
   counts change only for the triplets that enter or leave L-hat, so the folded
-  ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)``.
+  ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)``, summed over the pairs with
+  a count only (:meth:`.pairs._Data.assemble_sparse`).
 * **range-based** (``incremental=True``, the paper's section 4 made incremental):
   Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
   ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
@@ -90,6 +93,7 @@ class PathScreen:
         # scratch of the scan, allocated once (fresh pages would fault at every lambda)
         self._bufs = (np.empty(n_t, dtype=np.int64), np.empty(n_t, dtype=np.int32),
                       np.empty(n_t, dtype=np.int32), np.empty(n_t))
+        self._used = np.empty(data.n_pairs, dtype=np.int64)
         # cost accounting (reported by the path) and the back-off state
         self.visited = 0
         self._last_cost = 0.0
@@ -125,14 +129,22 @@ class PathScreen:
             self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
         else:
             q, b = data.quad(sp.center), data.blocks
-            head = (q,) + ((data.pa, data.pb) if b is None else tuple(b))
-            na, nl, nr = (_path_rule if b is None else _path_rule_blocks)(
-                *head, self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
-                self.cnt, idx, la, lb, hn)
+            args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
+                    self.cnt, idx, la, lb, hn)
+            if b is not None:
+                # the pairs in use and the local pair ids come out of the same call
+                na, nl, nr, nu = _path_rule_blocks(q, *b, *args, self._used)
+                used = self._used[:nu].copy()
+            else:
+                na, nl, nr = _path_rule(q, data.pa, data.pb, *args)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = RULE_WEIGHT * data.n_t
         # views of the scratch buffers: the subset lives until the next advance
-        self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
+        if self.incremental or b is None:
+            self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
+        else:
+            self.sub = data.in_use(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
+                                   used, la[:na], lb[:na])
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)
@@ -183,4 +195,4 @@ class PathScreen:
         """``H_L = sum over L-hat of H_t`` from the exact pair counts."""
         if self.nL == 0:
             return self.data.zeros()
-        return self.data.assemble(self.cnt)
+        return self.data.assemble_sparse(self.cnt)
