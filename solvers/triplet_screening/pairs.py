@@ -249,17 +249,6 @@ class _Data:
         """``sum_p w_p F_p F_p^T`` over all pairs."""
         return self.forms.assemble(w)
 
-    def assemble_sparse(self, w: np.ndarray) -> np.ndarray:
-        """:meth:`assemble` for weights mostly zero: on the Gram route the sum runs over
-        the pairs with a weight only, in the same order, so it is the same bit for bit
-        (a zero weight adds nothing to any of its partial sums)."""
-        f = self.forms
-        nz = np.flatnonzero(w)
-        if f.mode != "gram" or nz.size > 0.5 * w.size:
-            return f.assemble(w)
-        return _wsum((f.Xc, f.pi[nz], f.pj[nz]), np.ascontiguousarray(w[nz], dtype=float),
-                     f.like)
-
     def quad(self, M: np.ndarray) -> np.ndarray:
         """``F_p^T M F_p`` for all pairs."""
         return self.forms.quad(M)

@@ -16,8 +16,8 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   skipped) with the pair ids already local to the pairs in use; same results, bit for
   bit, as the pair-id pass followed by :func:`.kernels._compact_pairs`. The L-hat pair
   counts change only for the triplets that enter or leave L-hat, so the folded
-  ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)``, summed over the pairs with
-  a count only (:meth:`.pairs._Data.assemble_sparse`).
+  ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)`` (pairs without a count
+  skipped).
 * **range-based** (``incremental=True``, the paper's section 4 made incremental):
   Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
   ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
@@ -195,4 +195,4 @@ class PathScreen:
         """``H_L = sum over L-hat of H_t`` from the exact pair counts."""
         if self.nL == 0:
             return self.data.zeros()
-        return self.data.assemble_sparse(self.cnt)
+        return self.data.assemble(self.cnt)
