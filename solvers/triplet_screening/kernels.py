@@ -607,8 +607,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     #    and the pairs in use (rows and columns that keep a triplet).
     # 2. The pairs in use numbered in increasing global id.
     # 3. Per anchor, the compaction of the rows where something remains, with the
-    #    anchor's local pair ids looked up once (unconditional stores, the position
-    #    advanced by 0 or 1).
+    #    anchor's local pair ids looked up once.
     nl = 0
     nr = 0
     big = 1
@@ -623,6 +622,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     dcv = np.empty(bigm, dtype=np.int64)
     keepc = np.empty(bigm, dtype=np.int8)
     lpa = np.empty(bigm, dtype=np.int32)
+    pos = np.empty(bigm, dtype=np.int64)
     left = np.empty(PB.shape[0], dtype=np.int64)
     mark = np.zeros(cnt.shape[0], dtype=np.int32)
     for a in range(nd.shape[0]):
@@ -709,25 +709,20 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 looked = True
             base = np.uint64(t0[a] + s * m)
             ib = mark[PB[os_ + np.uint64(s)]]
-            if k * 4 < m:
-                for o0 in range(m):
-                    o = np.uint64(o0)
-                    t = base + o
-                    if status[t] == 0:
-                        idx_out[na] = np.int64(t)
-                        la_out[na] = lpa[o]
-                        lb_out[na] = ib
-                        hn_out[na] = hn32[t]
-                        na += np.uint64(1)
-                continue
+            # the row's remaining columns (one store each, the position advanced by 0
+            # or 1), then the outputs copied from them (no chain through the position)
+            kk = 0
             for o0 in range(m):
-                o = np.uint64(o0)
-                t = base + o
-                idx_out[na] = np.int64(t)
-                la_out[na] = lpa[o]
-                lb_out[na] = ib
-                hn_out[na] = hn32[t]
-                na += np.uint64(status[t] == 0)
+                pos[kk] = o0
+                kk += np.int64(status[base + np.uint64(o0)] == 0)
+            for u0 in range(kk):
+                u = np.uint64(u0)
+                o = np.uint64(pos[u])
+                idx_out[na + u] = np.int64(base + o)
+                la_out[na + u] = lpa[o]
+                lb_out[na + u] = ib
+                hn_out[na + u] = hn32[base + o]
+            na += np.uint64(kk)
     return np.int64(na), nl, nr, nu
 
 
