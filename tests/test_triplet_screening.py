@@ -932,6 +932,47 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
         assert seen.all()  # active, L-hat and R-hat all occurred
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_path_pass_fused_first_evaluation_is_the_evaluation(seed):
+    """The anchor-block path pass that also evaluates the new reduced problem at the
+    reference gives the separate evaluation's objective, gradient, sums and per-pair
+    weights (to rounding), screens the same triplets as the pass on the sphere's centre,
+    and is handed out only at its reference."""
+    from solvers.triplet_screening.pathscreen import PathScreen
+    from solvers.triplet_screening.state import _Ref, _Run
+
+    X, y = _data(300 + seed, n=40)
+    prob = ts.TripletProblem(X, y, k=math.inf)
+    assert prob.data.blocks is not None
+    p = ts.path(X, y, triplets=prob, n_lambdas=4, tol=1e-10, screening=None)
+    lam0, lam1, M0 = p.lambdas[2], p.lambdas[3], p.Ms[2]
+    ref = _Ref(M=M0, lam=lam0, eps=math.sqrt(2.0 * max(p.gap[2], 0.0) / lam0))
+    runs = []
+    for fuse in (True, False):
+        ps = PathScreen(prob.data, prob.gamma, 4)
+        run = _Run(prob, lam1, active_set=False)
+        run.path_screen(ps, ref, fuse=fuse)
+        assert (ps.first is not None) == fuse
+        runs.append(run)
+    fused, plain = runs
+    np.testing.assert_array_equal(fused.status, plain.status)
+    assert fused.nL > 0 and fused.nR > 0 and fused.unscr.idx.size > 0
+    assert fused.first_eval(M0 * (1 + 1e-12)) is None      # not at its reference
+    fused.path_screen(PathScreen(prob.data, prob.gamma, 4), ref, fuse=True)
+    e1 = fused.first_eval(M0)
+    assert fused.first_eval(M0) is None                     # handed out once
+    e2 = plain.evaluate(M0, plain.unscr)
+    assert e1.P == pytest.approx(e2.P, rel=1e-12)
+    assert e1.loss == pytest.approx(e2.loss, rel=1e-12, abs=1e-12)
+    assert e1.asum == pytest.approx(e2.asum, rel=1e-12)
+    assert e1.a2 == pytest.approx(e2.a2, rel=1e-12)
+    scale = np.abs(e2.A).max()
+    np.testing.assert_allclose(e1.A, e2.A, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(e1.G, e2.G, rtol=0, atol=1e-12 * scale)
+    # and the objective is the full one at M0 (it lies in the sphere)
+    assert e1.P == pytest.approx(prob.primal(M0, lam1), rel=1e-12)
+
+
 def test_gram_weighted_sum_with_mostly_zero_weights():
     """The Gram route's weighted sum (which skips zero weights: the L-hat fold's pair
     counts are mostly zero) is ``sum_p w_p F_p F_p^T``, with weights on a few pairs, on

@@ -81,10 +81,10 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
 def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
                      Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
                      ps: PathScreen | None, extras: dict, Ma: np.ndarray | None = None,
-                     kinds: Sequence[str] | None = None) -> bool:
+                     kinds: Sequence[str] | None = None, fuse: bool = False) -> bool:
     """Regularisation-path screening at iteration 0 with the spheres ``kinds`` (default
     ``opts.screening``); returns whether anything changed (``Ma``: as in
-    :meth:`._Run.spheres_at`)."""
+    :meth:`._Run.spheres_at`; ``fuse``: as in :meth:`._Run.path_screen`)."""
     n_t = run.data.n_t
     changed = 0
     kinds = list(opts.screening if kinds is None else kinds)
@@ -92,7 +92,7 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
         kinds.remove("rrpb")
         run.notes.append("path screening skipped at this lambda (backing off)")
     elif ps is not None and ref is not None and "rrpb" in kinds:
-        c = run.path_screen(ps, ref)
+        c = run.path_screen(ps, ref, fuse)
         extras["rate_range"] = c / n_t
         extras["by_sphere"]["rrpb"] = c / n_t
         changed += c
@@ -134,12 +134,17 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
     # RRPB with the sphere rule needs only the reference: path screening first, then
     # the first evaluation (and the spheres that need it) on the reduced problem, whose
-    # optimum is the full one's (no pass over all triplets).
+    # optimum is the full one's (no pass over all triplets). The path pass evaluates it
+    # at the reference when it can (anchor blocks): M0 lies in the RRPB sphere.
     pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
                        and opts.rule == "sphere") else []
+    ev = None
     if pre:
-        _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
-    ev = run.evaluate(M, run.unscr, margins=aset)
+        _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre,
+                         fuse=True)
+        ev = run.first_eval(M)
+    if ev is None:
+        ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
         _refresh(run, ev)
     P_full, D, gap_r, exact = _certify(run, M, ev)

@@ -76,6 +76,7 @@ class PathScreen:
         self.data = data
         self.incremental = incremental
         self.newest: sph.Sphere | None = None
+        self.first: tuple | None = None
         self.c = 1.0 - gamma
         n_t = data.n_t
         self.status = np.zeros(n_t, dtype=np.int8)   # 0 active, 1 L-hat, 2 R-hat
@@ -106,15 +107,20 @@ class PathScreen:
     def active(self) -> np.ndarray:
         return self.sub.idx
 
-    def advance(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> int:
+    def advance(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float,
+                loss: tuple[float, bool] | None = None) -> int:
         """Screening at ``lam`` from the reference ``(M0, lam_ref, eps)``; returns the
         number of triplets evaluated (active or expired). :attr:`sub` becomes the active
         triplets (their pairs compacted when few remain in use, :meth:`_Data.restrict`)
-        and :attr:`newest` the reference's RRPB sphere at ``lam``."""
+        and :attr:`newest` the reference's RRPB sphere at ``lam``. With ``loss = (gamma,
+        hinge)`` the anchor-block pass also evaluates the new reduced problem's loss at
+        ``M0`` (which lies in the sphere), and :attr:`first` holds ``(loss, sum alpha,
+        sum alpha^2, per-pair weights of sub's pairs)`` (else None)."""
         data = self.data
         idx, la, lb, hn = self._bufs
         sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
         self.newest = sp
+        self.first = None
         if self.incremental:
             rid = len(self.refs)
             if rid >= self.ref_count.size:
@@ -128,15 +134,25 @@ class PathScreen:
                                         self.cnt, idx, la, lb, hn)
             self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
         else:
-            q, b = data.quad(sp.center), data.blocks
+            b = data.blocks
             args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                     self.cnt, idx, la, lb, hn)
-            if b is not None:
+            if b is not None and loss is not None:
+                # the rule on cs times the reference's margins, the loss at the reference
+                w = np.empty(data.n_pairs)
+                first = (sph.path_scale(float(lam_ref), float(lam)), float(loss[0]),
+                         bool(loss[1]), w)
+                na, nl, nr, nu, ls, asum, a2 = _path_rule_blocks(
+                    data.quad(M0), *b, *args, self._used, first)
+                used = self._used[:nu].copy()
+                self.first = (ls, asum, a2, w)
+            elif b is not None:
                 # the pairs in use and the local pair ids come out of the same call
-                na, nl, nr, nu = _path_rule_blocks(q, *b, *args, self._used)
+                na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b, *args,
+                                                   self._used)[:4]
                 used = self._used[:nu].copy()
             else:
-                na, nl, nr = _path_rule(q, data.pa, data.pb, *args)
+                na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = RULE_WEIGHT * data.n_t
         # views of the scratch buffers: the subset lives until the next advance
@@ -145,6 +161,8 @@ class PathScreen:
         else:
             self.sub = data.in_use(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
                                    used, la[:na], lb[:na])
+        if self.first is not None:  # the weights of the subset's own pairs
+            self.first = (*self.first[:3], self.first[3][self.sub.pairs])
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)

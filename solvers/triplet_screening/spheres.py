@@ -161,19 +161,23 @@ def cdgb_sphere(M_alpha: np.ndarray, gap_d: float, lam: float) -> Sphere:
     return Sphere("cdgb", M_alpha, float(np.sqrt(max(gap_d, 0.0) / lam)))
 
 
+def path_scale(lam0: float, lam1: float) -> float:
+    """``(lam0 + lam1) / (2 lam1)``: the RPB and RRPB centres are this multiple of the
+    reference at ``lam0`` (so their per-pair forms are this multiple of the reference's)."""
+    return (lam0 + lam1) / (2.0 * lam1)
+
+
 def rpb_sphere(M0_opt: np.ndarray, lam0: float, lam1: float) -> Sphere:
     """Regularisation path bound (Thm 3.7); ``M0_opt`` must be the exact optimum at ``lam0``."""
-    c = (lam0 + lam1) / (2.0 * lam1)
     r = abs(lam0 - lam1) / (2.0 * lam1) * fnorm(M0_opt)
-    return Sphere("rpb", c * M0_opt, r)
+    return Sphere("rpb", path_scale(lam0, lam1) * M0_opt, r)
 
 
 def rrpb_sphere(M0: np.ndarray, lam0: float, lam1: float, eps: float) -> Sphere:
     """Relaxed regularisation path bound (Thm 3.10), ``||M0 - M0*|| <= eps``."""
-    c = (lam0 + lam1) / (2.0 * lam1)
     dl = abs(lam0 - lam1)
     r = dl / (2.0 * lam1) * fnorm(M0) + (dl + lam0 + lam1) / (2.0 * lam1) * max(eps, 0.0)
-    return Sphere("rrpb", c * M0, r)
+    return Sphere("rrpb", path_scale(lam0, lam1) * M0, r)
 
 
 def make_sphere(kind: str, lam: float, M: np.ndarray, *, grad: np.ndarray | None = None,

@@ -13,6 +13,7 @@ import numpy as np
 from . import spheres as sph
 from .kernels import (
     _apply_codes,
+    _eval_tail,
     _extra_screened,
     _inside_all,
     _sphere_rule,
@@ -136,6 +137,8 @@ class _Run:
         self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
         self.last_radius = math.inf
+        #: (reference, parts) of the evaluation the path pass fused (first_eval)
+        self._first: tuple[np.ndarray, tuple] | None = None
         if backoff and self.dyn.get("skip", 0) > 0:
             self.dyn["skip"] -= 1
             self.dynamic_on = False
@@ -205,9 +208,7 @@ class _Run:
         prof = self.prof
         prof["pair_forms"] += t * (1.0 - share)
         prof["loss_pass"] += t * share
-        P = loss + 0.5 * lam * mm + (1.0 - 0.5 * self.gamma) * self.nL - mh
-        ev = _Eval(P=P, loss=loss, G=G, A=A, asum=asum + self.nL,
-                   a2=a2 + self.nL, margins=mout if margins else None)
+        ev = self._make_eval(loss, asum, a2, A, G, mm, mh, mout if margins else None)
         if fused is not None and nl + nr and (
                 not self.backoff or self._fused_gain(sub, nl + nr, self._armed_iteration)
                 >= PAY_MARGIN * self._commit_cost(sub)):
@@ -527,13 +528,17 @@ class _Run:
                                ref=r_rpb if kind == "rpb" else r) for kind in kinds]
         return [sp for sp in out if sp is not None]
 
-    def path_screen(self, ps: PathScreen, ref: _Ref) -> int:
+    def path_screen(self, ps: PathScreen, ref: _Ref, fuse: bool = False) -> int:
         """Path screening with the RRPB sphere of the previous lambda's solution, state
-        carried along the path (:class:`.pathscreen.PathScreen`)."""
+        carried along the path (:class:`.pathscreen.PathScreen`). ``fuse``: the pass
+        also evaluates the new reduced problem at the reference (where it can, see
+        :meth:`.PathScreen.advance`), which :meth:`first_eval` hands out."""
         t0 = time.thread_time()
         v0 = ps.visited
         self._status_changes()
-        ps.advance(self.lam, ref.M, ref.lam, ref.eps)
+        ps.advance(self.lam, ref.M, ref.lam, ref.eps,
+                   (self.gamma, self.hinge) if fuse and not self.active_set else None)
+        self._first = (ref.M, ps.first) if ps.first is not None else None
         self.last_radius = float(ps.newest.radius)
         self.visits += ps.visited - v0
         self.status = ps.status.copy()
@@ -556,6 +561,33 @@ class _Run:
         lg["seconds"].append(dt)
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
+
+    def first_eval(self, M: np.ndarray) -> _Eval | None:
+        """The evaluation at ``M`` that the path pass fused (:meth:`path_screen`), once,
+        if ``M`` is its reference and nothing was screened since; else None. Its pass
+        visited every triplet once (counted as screening); the weighted sum is timed as
+        pair forms."""
+        first, self._first = self._first, None
+        if first is None or self.unscr is not self.work or not np.array_equal(first[0], M):
+            return None
+        loss, asum, a2, w = first[1]
+        self.n_evals += 1
+        t0 = time.thread_time()
+        A = self.unscr.forms.assemble(w)
+        G, mm, mh = _eval_tail(A, self.HL, M, self.lam)
+        self.prof["pair_forms"] += time.thread_time() - t0
+        return self._make_eval(loss, asum, a2, A, G, mm, mh)
+
+    def _make_eval(self, loss: float, asum: float, a2: float, A: np.ndarray,
+                   G: np.ndarray, mm: float, mh: float,
+                   margins: np.ndarray | None = None) -> _Eval:
+        """The reduced objective's evaluation from the loss pass over the remaining
+        triplets (``A`` and ``G`` with the folded L-hat included, ``mm = <M, M>``,
+        ``mh = <M, H_L>``): each L-hat triplet adds ``1 - gamma/2 - <M, H_t>`` and
+        ``alpha = 1``."""
+        P = loss + 0.5 * self.lam * mm + (1.0 - 0.5 * self.gamma) * self.nL - mh
+        return _Eval(P=P, loss=loss, G=G, A=A, asum=asum + self.nL, a2=a2 + self.nL,
+                     margins=margins)
 
     def compare(self, specs: Sequence[tuple[str, str]], M: np.ndarray, ref: _Ref | None
                 ) -> dict[str, float]:
