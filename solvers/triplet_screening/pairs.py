@@ -32,9 +32,11 @@ PAIR_COMPACTION = 1.0
 
 #: Path screening takes the anchor-block pass (:func:`.kernels._path_rule_blocks`) when
 #: the rows of the blocks hold at least this many triplets on average. Measured on this
-#: 2-core machine, per lambda against the pair-id pass (:func:`.kernels._path_rule`),
-#: four lambdas of a path: wine with all triplets (rows of ~119) 1.9-2.2x faster,
-#: digits k = 20 (rows of 20) 1.15-1.6x, digits k = 10 (rows of 10) 1.13x overall.
+#: 2-core machine, per lambda (best of 9 at four lambdas of a path) against the pair-id
+#: pass (:func:`.kernels._path_rule`) followed by :func:`.kernels._compact_pairs`: wine
+#: with all triplets (rows of ~119) 1.8-1.9 against 8.0 ms, digits PCA 20 with k = 20
+#: (rows of 20) 1.7-1.8 against 5.2-5.5 ms, digits PCA 16 with k = 10 (rows of 10)
+#: 0.6-0.7 against 1.3 ms.
 BLOCK_ROW = 8
 
 

@@ -24,14 +24,22 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   triplets still in the problem and those whose interval expired
   (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
 
-Measured on this 2-core machine (wine, all 1,232,288 triplets, d = 13, four lambdas
-along the path): the pair-id pass costs 4.0-4.7 ms per lambda, about 3.5 ns per
-triplet, the anchor-block pass 1.7-2.5 ms (its rule loop ~1 ms, the compaction the
-rest); the range-based scan evaluates ~49 % of the triplets per lambda (the intervals
-of a 0.9-ratio path mostly end within one step) yet costs ~10 ms, its scattered state
-(thresholds, references, their counts) making each visit ~5x dearer; and it screens
-1-2 triplets more out of 1.04 M. So per lambda is the default and the range-based
-scan an option (``path(..., range_screening=True)``).
+On a path the anchor-block pass also evaluates the new reduced problem at the
+reference, the solve's starting point (``advance(..., loss=...)``): the sphere's centre
+is ``cs M0`` (:func:`.spheres.path_scale`), so the rule needs only M0's margins, which
+give the loss too, and M0 lies in the sphere, so the screened triplets are on their
+fixed pieces there. That replaces the solve's first evaluation (a loss pass over the
+remaining triplets and the per-pair forms at M0).
+
+Measured on this 2-core machine (four lambdas along the path, best of 9, per lambda):
+wine with all 1,232,288 triplets (d = 13), the pair-id pass with the pair compaction
+8.0 ms, the anchor-block pass 1.8-1.9 ms (2.3-2.5 ms with the first evaluation); digits
+PCA 20, k = 20 (718,800 triplets): 5.2-5.5 against 1.7-1.8 ms (2.1-2.2 ms). Earlier, on
+wine with all triplets, the range-based scan evaluated ~49 % of the triplets per lambda
+(the intervals of a 0.9-ratio path mostly end within one step) yet cost ~10 ms, its
+scattered state (thresholds, references, their counts) making each visit ~5x dearer;
+and it screened 1-2 triplets more out of 1.04 M. So per lambda is the default and the
+range-based scan an option (``path(..., range_screening=True)``).
 
 Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
 reference (the newest one, or for the range-based scan the one that screened it), a

@@ -120,8 +120,11 @@ def _targets_table(tols, progress, targets=TARGETS, n_lambdas: int = 300) -> Ben
         "compiled call, and runs of iterations with no screening event in between are one "
         "compiled call too; their thread time is split by the CPU cycle counter. Path "
         "screening: one fused pass per lambda (RRPB sphere "
-        "rule, status update, L-hat pair counts, compaction), by anchor blocks (SIMD rule "
-        "loop) for these triplet sets; pair forms through the points (no stored pair "
+        "rule, status update, L-hat pair counts, compaction of the triplets and of the "
+        "pairs in use), by anchor blocks (SIMD rule loop) for these triplet sets, which "
+        "also evaluates the new reduced problem at the previous solution, the solve's "
+        "first evaluation (its loss pass is counted as screening here); pair forms "
+        "through the points (no stored pair "
         "differences), every pair out of use dropped; dynamic screening adaptive "
         "(DGB inside the loss pass when the gap ball has shrunk), backing off when it "
         "does not pay.")
