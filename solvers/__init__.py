@@ -19,7 +19,11 @@ engine) and :mod:`solvers.prox` (proximal operators and projections).
 
 import importlib
 
-from .base import ConvergenceWarning, History, IterationState, NumericalError, Result
+from . import _jitcache
+
+_jitcache.install()  # before any module compiles with cache=True
+
+from .base import ConvergenceWarning, History, IterationState, NumericalError, Result  # noqa: E402
 
 __version__ = "0.1.0"
 

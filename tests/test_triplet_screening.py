@@ -1157,12 +1157,13 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch):
     _same_trace(res[False], res[True])
 
 
-def test_compiled_loop_cache_is_keyed_on_the_sources_it_inlines():
-    """numba's disk cache checks only burst.py's time stamp; the compiled loop carries a
-    hash of every module it inlines in its closure, which numba's cache key includes, so
-    an edit to any of them compiles it anew instead of loading a stale build."""
+def test_compiled_loop_cache_is_keyed_on_every_solver_source():
+    """The compiled loop inlines code and constants from seven modules; numba keys its
+    disk cache on the package's source hash too (solvers._jitcache, tested end to end
+    in test_jitcache.py), so an edit to any of them compiles it anew."""
+    from solvers import _jitcache
     from solvers.triplet_screening import burst
 
-    cells = [c.cell_contents for c in burst._pgd_burst.py_func.__closure__]
-    assert burst._sources_stamp() in cells
-    assert len(burst._sources_stamp()) == 16
+    loc = burst._pgd_burst._cache._impl._locator
+    assert getattr(type(loc), "_dualscope", False)
+    assert loc.get_source_stamp()[1] == _jitcache.sources_hash()

@@ -19,31 +19,24 @@ due (:meth:`._Run.dynamic_screening`), after the step to an iterate outside a sc
 sphere (its full objective needs the screened triplets) or with a non-finite
 certificate, at convergence and at ``max_iter``. So the iterates, the certificates and
 the history are the Python loop's, bit for bit (tested); only the per-iteration times
-come from the CPU's cycle counter, scaled to the burst's measured time.
+come from the CPU's cycle counter, scaled to the burst's measured time. Its numba cache
+is keyed on every solver source (:mod:`solvers._jitcache`): it inlines code and constants
+from seven modules.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from .. import base as _base_mod
-from .. import pgd as _pgd_mod
-from .. import prox as _prox_mod
 from ..base import Monitor, NumericalError, certified_row, relative_gap
 from ..pgd import PGD, accepts, bb_step, step_products
 from ..prox import _psd_split, _psd_sq_norm
-from . import kernels as _kernels_mod
-from . import spheres as _spheres_mod
-from . import state as _state_mod
-from . import triplets as _triplets_mod
 from .kernels import _cycles, _evaluate, _inside_all
 from .pairs import _Eval
 from .spheres import dual_value, pos_sq_vec
@@ -84,134 +77,113 @@ def _plus_sq_impl(A):  # pragma: no cover - compiled
     return lambda A: _psd_sq_norm(A)
 
 
-def _sources_stamp() -> str:
-    """A hash of the sources :func:`_pgd_burst` compiles in. numba's on-disk cache checks
-    only the defining file's time stamp, not the functions and constants it inlines from
-    other modules; keyed on this hash, an edit to any of them compiles anew."""
-    h = hashlib.sha256()
-    for mod in (_base_mod, _pgd_mod, _prox_mod, _kernels_mod, _spheres_mod, _state_mod,
-                _triplets_mod):
-        h.update(Path(mod.__file__).read_bytes())
-    return h.hexdigest()[:16]
-
-
-def _make_burst(stamp: str) -> Any:
-    """:func:`_pgd_burst`, with ``stamp`` (:func:`_sources_stamp`) in its closure: numba
-    keys its cache on the closure's values, so changed sources are never served stale."""
-
-    @njit(cache=True)
-    def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
-                   hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
-                   it_max, arm, rows, best_M, dual_M):  # pragma: no cover - compiled
-        # Iterations it, it + 1, ... of the loop (see the module docstring). State in:
-        # the iterate x with its evaluation (P, G, A, asum, a2: L-hat included), the step,
-        # the GLL window hist[:nh], best = [best P, best D], gap_r (the last reduced gap).
-        # arm = (fused, dynamic on, backoff, remaining triplets, previous lambda's
-        # iterations or -1, pay_min, last radius, other rounds, adaptive, screen_every):
-        # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
-        # rows[k] = (best P, D row, gap row, reduced P, step, cycle count) of the k-th
-        # iteration run; best_M / dual_M receive the iterates of a new best P / best D.
-        # Returns (reason, iterations recorded, steps taken, evaluations, x, P, G, A, asum,
-        # a2, step, nh, gap_r, D, new best M?, new dual point?, cycles of eig, forms, loss).
-        _ = stamp  # in the closure, so in numba's cache key (see _make_burst)
-        fused, dyn_on, backoff, n_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
-        n_rec = 0
-        n_steps = 0
-        n_evals = 0
-        c_eig = 0
-        c_forms = 0
-        c_loss = 0
-        got_M = False
-        got_D = False
-        D = best[1]
-        mem = hist.shape[0]
-        reason = MAXED
-        while it <= it_max:
-            # _Run.can_pay: could a screening round pay at this iteration?
-            left = max(it, SCREEN_EVERY) if prev < 0 else max(prev - it, it // 2, 1)
-            can_pay = dyn_on and ((not backoff) or n_sub * left >= pay_min)
-            if fused and can_pay and \
-                    math.sqrt(2.0 * max(gap_r, 0.0) / lam) <= FUSED_SHRINK * last_r:
-                reason = ARM  # _Run.arm_fused may arm a round for this step
-                break
-            # the step of PGD.step
-            ref = hist[0]
-            for k in range(1, nh):
-                ref = max(ref, hist[k])
-            scale = 1e-12 * max(1.0, abs(P))
-            for _ in range(max_halvings):
-                c0 = _cycles()
-                x_new = _plus(x - step * G)
-                c_eig += _cycles() - c0
-                loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-                    src, x_new, n_pairs, la, lb, gamma, hinge, np.empty(0), None, HL, lam)
-                c_forms += cf
-                c_loss += cl
-                P_new = loss + 0.5 * lam * mm + (1.0 - 0.5 * gamma) * nL - mh
-                n_evals += 1
-                dec, sy, yy, ss = step_products(x, x_new, G, G_new)
-                if accepts(P_new, ref, sigma, dec, scale):
-                    break
-                step *= 0.5
-            n_steps += 1
-            if not np.isfinite(P_new):
-                reason = NONFINITE
-                break
-            step = bb_step(sy, yy, ss, step)
-            x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
-            if nh < mem:
-                hist[nh] = P
-                nh += 1
-            else:
-                for k in range(mem - 1):
-                    hist[k] = hist[k + 1]
-                hist[mem - 1] = P
-            # the certificate of _certify and _record
+@njit(cache=True)
+def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
+               hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
+               it_max, arm, rows, best_M, dual_M):  # pragma: no cover - compiled
+    # Iterations it, it + 1, ... of the loop (see the module docstring). State in:
+    # the iterate x with its evaluation (P, G, A, asum, a2: L-hat included), the step,
+    # the GLL window hist[:nh], best = [best P, best D], gap_r (the last reduced gap).
+    # arm = (fused, dynamic on, backoff, remaining triplets, previous lambda's
+    # iterations or -1, pay_min, last radius, other rounds, adaptive, screen_every):
+    # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
+    # rows[k] = (best P, D row, gap row, reduced P, step, cycle count) of the k-th
+    # iteration run; best_M / dual_M receive the iterates of a new best P / best D.
+    # Returns (reason, iterations recorded, steps taken, evaluations, x, P, G, A, asum,
+    # a2, step, nh, gap_r, D, new best M?, new dual point?, cycles of eig, forms, loss).
+    fused, dyn_on, backoff, n_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
+    n_rec = 0
+    n_steps = 0
+    n_evals = 0
+    c_eig = 0
+    c_forms = 0
+    c_loss = 0
+    got_M = False
+    got_D = False
+    D = best[1]
+    mem = hist.shape[0]
+    reason = MAXED
+    while it <= it_max:
+        # _Run.can_pay: could a screening round pay at this iteration?
+        left = max(it, SCREEN_EVERY) if prev < 0 else max(prev - it, it // 2, 1)
+        can_pay = dyn_on and ((not backoff) or n_sub * left >= pay_min)
+        if fused and can_pay and \
+                math.sqrt(2.0 * max(gap_r, 0.0) / lam) <= FUSED_SHRINK * last_r:
+            reason = ARM  # _Run.arm_fused may arm a round for this step
+            break
+        # the step of PGD.step
+        ref = hist[0]
+        for k in range(1, nh):
+            ref = max(ref, hist[k])
+        scale = 1e-12 * max(1.0, abs(P))
+        for _ in range(max_halvings):
             c0 = _cycles()
-            ap2 = _plus_sq(A)
+            x_new = _plus(x - step * G)
             c_eig += _cycles() - c0
-            D = dual_value(asum, a2, ap2, gamma, lam)
-            inside = n_reg == 0 or _inside_all(C, rr, cn, x.reshape(-1), n_reg)
-            if not (inside and np.isfinite(D)):
-                reason = PENDING  # the full objective or the error is the Python loop's
+            loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
+                src, x_new, n_pairs, la, lb, gamma, hinge, np.empty(0), None, HL, lam)
+            c_forms += cf
+            c_loss += cl
+            P_new = loss + 0.5 * lam * mm + (1.0 - 0.5 * gamma) * nL - mh
+            n_evals += 1
+            dec, sy, yy, ss = step_products(x, x_new, G, G_new)
+            if accepts(P_new, ref, sigma, dec, scale):
                 break
-            gap_r = _pad(P - D, P)
-            if P < best[0]:
-                best[0] = P
-                best_M.reshape(-1)[:] = x.reshape(-1)
-                got_M = True
-            if D > best[1]:
-                best[1] = D
-                dual_M.reshape(-1)[:] = x.reshape(-1)
-                got_D = True
-            d_row, g_row = certified_row(best[0], best[1])
-            rows[n_rec, 0] = best[0]
-            rows[n_rec, 1] = d_row
-            rows[n_rec, 2] = g_row
-            rows[n_rec, 3] = P
-            rows[n_rec, 4] = step
-            rows[n_rec, 5] = float(_cycles())
-            n_rec += 1
-            it += 1
-            if relative_gap(g_row, best[0]) <= tol:
-                reason = STOP
+            step *= 0.5
+        n_steps += 1
+        if not np.isfinite(P_new):
+            reason = NONFINITE
+            break
+        step = bb_step(sy, yy, ss, step)
+        x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
+        if nh < mem:
+            hist[nh] = P
+            nh += 1
+        else:
+            for k in range(mem - 1):
+                hist[k] = hist[k + 1]
+            hist[mem - 1] = P
+        # the certificate of _certify and _record
+        c0 = _cycles()
+        ap2 = _plus_sq(A)
+        c_eig += _cycles() - c0
+        D = dual_value(asum, a2, ap2, gamma, lam)
+        inside = n_reg == 0 or _inside_all(C, rr, cn, x.reshape(-1), n_reg)
+        if not (inside and np.isfinite(D)):
+            reason = PENDING  # the full objective or the error is the Python loop's
+            break
+        gap_r = _pad(P - D, P)
+        if P < best[0]:
+            best[0] = P
+            best_M.reshape(-1)[:] = x.reshape(-1)
+            got_M = True
+        if D > best[1]:
+            best[1] = D
+            dual_M.reshape(-1)[:] = x.reshape(-1)
+            got_D = True
+        d_row, g_row = certified_row(best[0], best[1])
+        rows[n_rec, 0] = best[0]
+        rows[n_rec, 1] = d_row
+        rows[n_rec, 2] = g_row
+        rows[n_rec, 3] = P
+        rows[n_rec, 4] = step
+        rows[n_rec, 5] = float(_cycles())
+        n_rec += 1
+        it += 1
+        if relative_gap(g_row, best[0]) <= tol:
+            reason = STOP
+            break
+        if rounds and can_pay:
+            # _Run.dynamic_screening: a round may be due after this iteration
+            if adaptive:
+                due = math.sqrt(2.0 * max(gap_r, 0.0) / lam) <= ADAPTIVE_SHRINK * last_r
+            else:
+                due = (it - 1) % every == 0
+            if due:
+                reason = ROUND
                 break
-            if rounds and can_pay:
-                # _Run.dynamic_screening: a round may be due after this iteration
-                if adaptive:
-                    due = math.sqrt(2.0 * max(gap_r, 0.0) / lam) <= ADAPTIVE_SHRINK * last_r
-                else:
-                    due = (it - 1) % every == 0
-                if due:
-                    reason = ROUND
-                    break
-        return (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D,
-                got_M, got_D, c_eig, c_forms, c_loss)
-
-    return _pgd_burst
-
-
-_pgd_burst = _make_burst(_sources_stamp())
+    return (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D,
+            got_M, got_D, c_eig, c_forms, c_loss)
 
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
