@@ -550,14 +550,18 @@ def test_path_with_screening_matches_naive_path():
         assert (l0 - l1) / l0 * lam0 / (lam0 - lam1) < 0.01
 
 
-@pytest.mark.parametrize("screening", [("rrpb",), ("rrpb", "pgb")])
-def test_anchor_block_path_matches_naive_path(screening):
-    """All triplets (rows of ~20: the anchor-block path pass, every pair out of use
-    dropped): the screened path reaches the naive path's optimum at every lambda."""
+@pytest.mark.parametrize(("screening", "diagonal", "loss"), [
+    (("rrpb",), False, "smoothed_hinge"), (("rrpb", "pgb"), False, "smoothed_hinge"),
+    (("rrpb",), True, "smoothed_hinge"), (("rrpb",), False, "hinge")])
+def test_anchor_block_path_matches_naive_path(screening, diagonal, loss):
+    """All triplets (rows of ~20: the anchor-block path pass with the first evaluation
+    fused, every pair out of use dropped): the screened path reaches the naive path's
+    optimum at every lambda, full and diagonal metrics, both losses."""
     X, y = _data(14, n=30)
-    prob = ts.TripletProblem(X, y, k=math.inf)
+    prob = ts.TripletProblem(X, y, k=math.inf, diagonal=diagonal, loss=loss)
     assert prob.data.blocks is not None
-    kw = dict(triplets=prob, n_lambdas=20, tol=1e-9, backoff=False)
+    kw = dict(triplets=prob, n_lambdas=20, tol=1e-9, backoff=False, diagonal=diagonal,
+              loss=loss)
     naive = ts.path(X, y, screening=None, **kw)
     p = ts.path(X, y, screening=screening, **kw)
     n = min(len(p.lambdas), len(naive.lambdas))
@@ -932,8 +936,10 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
         assert seen.all()  # active, L-hat and R-hat all occurred
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_path_pass_fused_first_evaluation_is_the_evaluation(seed):
+@pytest.mark.parametrize(("seed", "diagonal", "loss"), [
+    (0, False, "smoothed_hinge"), (1, False, "smoothed_hinge"), (2, True, "smoothed_hinge"),
+    (3, False, "hinge")])
+def test_path_pass_fused_first_evaluation_is_the_evaluation(seed, diagonal, loss):
     """The anchor-block path pass that also evaluates the new reduced problem at the
     reference gives the separate evaluation's objective, gradient, sums and per-pair
     weights (to rounding), screens the same triplets as the pass on the sphere's centre,
@@ -942,9 +948,10 @@ def test_path_pass_fused_first_evaluation_is_the_evaluation(seed):
     from solvers.triplet_screening.state import _Ref, _Run
 
     X, y = _data(300 + seed, n=40)
-    prob = ts.TripletProblem(X, y, k=math.inf)
+    prob = ts.TripletProblem(X, y, k=math.inf, diagonal=diagonal, loss=loss)
     assert prob.data.blocks is not None
-    p = ts.path(X, y, triplets=prob, n_lambdas=4, tol=1e-10, screening=None)
+    p = ts.path(X, y, triplets=prob, n_lambdas=4, tol=1e-10, screening=None,
+                diagonal=diagonal, loss=loss)
     lam0, lam1, M0 = p.lambdas[2], p.lambdas[3], p.Ms[2]
     ref = _Ref(M=M0, lam=lam0, eps=math.sqrt(2.0 * max(p.gap[2], 0.0) / lam0))
     runs = []
