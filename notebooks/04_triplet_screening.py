@@ -451,10 +451,12 @@ for loss in ("smoothed_hinge", "hinge"):
 # (RRPB rule, status update, the L-hat pair counts, compaction of what remains). The
 # default triplets are stored in *anchor blocks* (one anchor $i$; rows of same-class $j$
 # sharing one list of other-class $l$), so the rule reads each anchor's pair forms
-# contiguously and runs as SIMD code: about 1.5 ns per triplet here, about one loss
-# pass. The per-pair forms go through the points ($z_i = (M + M^\top) x_i$, one gathered
-# row per pair), so dropping the pairs no remaining triplet uses costs two index arrays.
-# Inside each $\lambda$, once the
+# contiguously and runs as one flat SIMD loop per anchor, with the compaction of the
+# triplets and of the pairs still in use in the same pass: 1.8-1.9 ms per $\lambda$ for
+# wine's 1.2 M triplets, a little less than one loss pass (~2.3 ms); it also gives the
+# solve its first evaluation, at the previous solution. The per-pair forms go through
+# the points ($z_i = (M + M^\top) x_i$, one gathered row per pair), so dropping the
+# pairs no remaining triplet uses costs two index arrays. Inside each $\lambda$, once the
 # duality-gap ball has shrunk, the DGB sphere is applied *inside the next loss pass*:
 # re-centred at the new point with radius $r + \|M_{new} - M\|$ it still contains the
 # optimum, and the margins it needs are the ones the loss pass computes anyway.
@@ -498,7 +500,7 @@ assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-tripl
 # bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
 # per-triplet work (the triplet visits) and, with the anchor-block path pass, most of the
 # time too: on this 2-core machine `dualscope bench triplet_screening` measured
-# 3.7-3.9× for RRPB on wine with all triplets at tol 1e-6 and 5.8-5.9× at 1e-9 (the
+# 3.9-4.2× for RRPB on wine with all triplets at tol 1e-6 and 5.9-6.4× at 1e-9 (the
 # issue's target is 3×; the authors' C++ gets 4.65× over a naive pass some 40× slower
 # per triplet than ours). What screening cannot remove is the per-iteration part: the
 # $d\times d$ eigendecompositions and the per-pair forms of the pairs still in use

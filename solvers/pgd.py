@@ -80,6 +80,12 @@ def bb_step(sy: float, yy: float, ss: float, step: float) -> float:  # pragma: n
     return step
 
 
+def nonfinite(k: int, step: float) -> NumericalError:
+    """The error of a step that reached a non-finite objective (:meth:`PGD.step`, and a
+    model's compiled loop that runs the same steps)."""
+    return NumericalError(f"PGD: non-finite objective at iteration {k} (step {step:.3e})")
+
+
 def _contiguous(a: np.ndarray) -> np.ndarray:
     return a if (a.dtype == np.float64 and a.flags.c_contiguous) else \
         np.ascontiguousarray(a, dtype=np.float64)
@@ -157,8 +163,7 @@ class PGD:
                 break
             self.step_size *= 0.5
         if not math.isfinite(ev_new.P):
-            raise NumericalError(f"PGD: non-finite objective at iteration {self.k} "
-                                 f"(step {self.step_size:.3e})")
+            raise nonfinite(self.k, self.step_size)
         self.step_size = float(bb_step(sy, yy, ss, self.step_size))
         self.x, self.ev, self.aux = x_new, ev_new, aux
         self._hist.append(float(ev_new.P))

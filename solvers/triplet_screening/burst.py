@@ -26,22 +26,20 @@ from seven modules.
 
 from __future__ import annotations
 
-import math
 import time
-from typing import Any
 
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from ..base import Monitor, NumericalError, certified_row, relative_gap
-from ..pgd import PGD, accepts, bb_step, step_products
+from ..base import Monitor, certified_row, relative_gap
+from ..pgd import PGD, accepts, bb_step, nonfinite, step_products
 from ..prox import _psd_split, _psd_sq_norm
-from .kernels import _cycles, _evaluate, _inside_all
+from .kernels import _cycles, _evaluate, _inside_all, _reduced_primal
 from .pairs import _Eval
-from .spheres import dual_value, pos_sq_vec
+from .spheres import dgb_radius, dual_value, pos_sq_vec
 from .state import ADAPTIVE_SHRINK, FUSED_SHRINK, _Opts, _pad, _Run
-from .triplets import SCREEN_EVERY
+from .triplets import _iters_left
 
 __all__: list[str] = []
 
@@ -105,10 +103,10 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
     reason = MAXED
     while it <= it_max:
         # _Run.can_pay: could a screening round pay at this iteration?
-        left = max(it, SCREEN_EVERY) if prev < 0 else max(prev - it, it // 2, 1)
+        left = _iters_left(prev, it)
         can_pay = dyn_on and ((not backoff) or n_sub * left >= pay_min)
         if fused and can_pay and \
-                math.sqrt(2.0 * max(gap_r, 0.0) / lam) <= FUSED_SHRINK * last_r:
+                dgb_radius(gap_r, lam) <= FUSED_SHRINK * last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
         # the step of PGD.step
@@ -124,7 +122,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
                 src, x_new, n_pairs, la, lb, gamma, hinge, np.empty(0), None, HL, lam)
             c_forms += cf
             c_loss += cl
-            P_new = loss + 0.5 * lam * mm + (1.0 - 0.5 * gamma) * nL - mh
+            P_new = _reduced_primal(loss, lam, mm, gamma, nL, mh)
             n_evals += 1
             dec, sy, yy, ss = step_products(x, x_new, G, G_new)
             if accepts(P_new, ref, sigma, dec, scale):
@@ -176,7 +174,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
         if rounds and can_pay:
             # _Run.dynamic_screening: a round may be due after this iteration
             if adaptive:
-                due = math.sqrt(2.0 * max(gap_r, 0.0) / lam) <= ADAPTIVE_SHRINK * last_r
+                due = dgb_radius(gap_r, lam) <= ADAPTIVE_SHRINK * last_r
             else:
                 due = (it - 1) % every == 0
             if due:
@@ -272,13 +270,8 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
         if stop:
             reason = STOP
     if reason == NONFINITE:
-        _raise_nonfinite(eng)
+        raise nonfinite(eng.k, eng.step_size)
     return int(reason), it + int(n_rec), float(gap_r), float(D)
-
-
-def _raise_nonfinite(eng: PGD) -> Any:
-    raise NumericalError(f"PGD: non-finite objective at iteration {eng.k} "
-                         f"(step {eng.step_size:.3e})")
 
 
 @njit(cache=True)

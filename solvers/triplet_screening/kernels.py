@@ -291,7 +291,13 @@ def _assemble_full(F, w, A):  # pragma: no cover - compiled
             t = wp * F[p, i]
             for j in range(d):
                 A[i, j] += t * F[p, j]
-    for i in range(d):
+    _symmetrize(A)
+
+
+@njit(cache=True)
+def _symmetrize(A):  # pragma: no cover - compiled
+    # A <- (A + A^T) / 2, in place
+    for i in range(A.shape[0]):
         for j in range(i):
             s = 0.5 * (A[i, j] + A[j, i])
             A[i, j] = s
@@ -417,11 +423,7 @@ def _weighted_sum_impl(src, w, M, sparse):  # pragma: no cover - compiled
             V = np.empty_like(X)
             _gram_weights(X, w, pi, pj, V, sparse)
             A = X.T @ V
-            for i in range(A.shape[0]):
-                for j in range(i):
-                    s = 0.5 * (A[i, j] + A[j, i])
-                    A[i, j] = s
-                    A[j, i] = s
+            _symmetrize(A)
             return A
         return gram
     if M.ndim == 1:
@@ -472,6 +474,14 @@ def _evaluate(src, M, n_pairs, la, lb, gamma, hinge, mout, rule, HL,
     c3 = _cycles()
     G, mm, mh = _eval_tail(A, HL, M, lam)
     return loss, asum, a2, nl, nr, A, G, mm, mh, (c1 - c0) + (c3 - c2), c2 - c1
+
+
+@njit(cache=True)
+def _reduced_primal(loss, lam, mm, gamma, nL, mh):  # pragma: no cover - compiled
+    # The reduced objective from the loss over the remaining triplets, <M, M> and
+    # <M, H_L>: each of the nL L-hat triplets adds 1 - gamma/2 - <M, H_t> (written once:
+    # _Run._make_eval and the compiled loop)
+    return loss + 0.5 * lam * mm + (1.0 - 0.5 * gamma) * nL - mh
 
 
 @njit(cache=True)

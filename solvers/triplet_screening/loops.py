@@ -61,7 +61,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     log = {k: np.asarray(v) for k, v in run.log.items()}
     res = TripletResult(
         M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
-        radius=math.sqrt(2.0 * max(fields["gap"], 0.0) / lam), loss_value=loss_value,
+        radius=float(sph.dgb_radius(fields["gap"], lam)), loss_value=loss_value,
         n_triplets=data.n_t, screening_log=log, step=float(step),
         triplet_visits=int(run.visits), profile=dict(run.prof), notes=tuple(run.notes),
         fingerprint=prob.fingerprint(), method=opts.method,

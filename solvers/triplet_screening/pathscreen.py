@@ -129,6 +129,7 @@ class PathScreen:
         sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
         self.newest = sp
         self.first = None
+        first = None
         if self.incremental:
             rid = len(self.refs)
             if rid >= self.ref_count.size:
@@ -148,12 +149,12 @@ class PathScreen:
             if b is not None and loss is not None:
                 # the rule on cs times the reference's margins, the loss at the reference
                 w = np.empty(data.n_pairs)
-                first = (sph.path_scale(float(lam_ref), float(lam)), float(loss[0]),
-                         bool(loss[1]), w)
+                fuse = (sph.path_scale(float(lam_ref), float(lam)), float(loss[0]),
+                        bool(loss[1]), w)
                 na, nl, nr, nu, ls, asum, a2 = _path_rule_blocks(
-                    data.quad(M0), *b, *args, self._used, first)
+                    data.quad(M0), *b, *args, self._used, fuse)
                 used = self._used[:nu].copy()
-                self.first = (ls, asum, a2, w)
+                first = (ls, asum, a2, w)
             elif b is not None:
                 # the pairs in use and the local pair ids come out of the same call
                 na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b, *args,
@@ -169,8 +170,8 @@ class PathScreen:
         else:
             self.sub = data.in_use(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
                                    used, la[:na], lb[:na])
-        if self.first is not None:  # the weights of the subset's own pairs
-            self.first = (*self.first[:3], self.first[3][self.sub.pairs])
+        if first is not None:  # with the weights of the subset's own pairs
+            self.first = (*first[:3], first[3][self.sub.pairs])
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)

@@ -26,6 +26,7 @@ on full matrices ``(d, d)`` and on diagonal metrics stored as vectors ``(d,)``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,9 +152,16 @@ def pgb_sphere(M: np.ndarray, grad: np.ndarray, lam: float) -> Sphere:
     return Sphere("pgb", Qp, float(np.sqrt(max(r2, 0.0))))
 
 
+@njit(cache=True)
+def dgb_radius(gap: float, lam: float) -> float:  # pragma: no cover - compiled
+    """``sqrt(2 gap / lam)`` (gap clamped at 0): the duality-gap ball's radius (Thm 3.5),
+    compiled so the compiled solver loop's screening tests compute it alike."""
+    return math.sqrt(2.0 * max(gap, 0.0) / lam)
+
+
 def dgb_sphere(M: np.ndarray, gap: float, lam: float) -> Sphere:
     """Duality gap bound (Thm 3.5): ``||M* - M||^2 <= 2 gap / lam`` (gap clamped at 0)."""
-    return Sphere("dgb", M, float(np.sqrt(2.0 * max(gap, 0.0) / lam)))
+    return Sphere("dgb", M, float(dgb_radius(gap, lam)))
 
 
 def cdgb_sphere(M_alpha: np.ndarray, gap_d: float, lam: float) -> Sphere:
@@ -203,7 +211,7 @@ def make_sphere(kind: str, lam: float, M: np.ndarray, *, grad: np.ndarray | None
         return cdgb_sphere(Ma, gap_d, lam)
     if kind == "rrpb":
         if ref is None:
-            return rrpb_sphere(M, lam, lam, float(np.sqrt(2.0 * max(gap, 0.0) / lam)))
+            return rrpb_sphere(M, lam, lam, float(dgb_radius(gap, lam)))
         return rrpb_sphere(ref[0], ref[1], lam, ref[2])
     if kind == "rpb":
         return None if ref is None else rpb_sphere(ref[0], ref[1], lam)

@@ -16,6 +16,7 @@ from .kernels import (
     _eval_tail,
     _extra_screened,
     _inside_all,
+    _reduced_primal,
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub, kkt_alpha
@@ -23,7 +24,7 @@ from .pathscreen import PAY_MARGIN, PathScreen
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
-from .triplets import SCREEN_EVERY, _pad
+from .triplets import SCREEN_EVERY, _iters_left, _pad
 
 # ---------------------------------------------------------------------------
 # One solve at a fixed lambda
@@ -224,7 +225,7 @@ class _Run:
         """Arm a fused round for the next evaluation of the remaining set (see
         :meth:`evaluate`): ``M`` and its reduced duality gap give the ball
         ``B(M, sqrt(2 gap / lam))`` (DGB, Theorem 3.5), which contains the optimum."""
-        r = math.sqrt(2.0 * max(gap, 0.0) / self.lam)
+        r = float(sph.dgb_radius(gap, self.lam))
         if not r <= FUSED_SHRINK * self.last_radius:
             return
         if self.backoff and (self._fused_gain(self.unscr, self.unscr.idx.size, iteration)
@@ -309,9 +310,7 @@ class _Run:
         longer than the previous one is expected to go on), or without a previous
         lambda as many as done so far (at least ``SCREEN_EVERY``)."""
         prev = self.dyn.get("iters")
-        if prev is None:
-            return max(iteration, SCREEN_EVERY)
-        return max(int(prev) - iteration, iteration // 2, 1)
+        return int(_iters_left(-1 if prev is None else int(prev), iteration))
 
     def dynamic_round(self, n_before: int, n_spheres: int, removed: int,
                       iteration: int) -> None:
@@ -349,7 +348,7 @@ class _Run:
         if not (kinds and self.dynamic_on and iteration > 0):
             return None
         if opts.adaptive:
-            due = math.sqrt(2.0 * max(gap, 0.0) / self.lam) <= ADAPTIVE_SHRINK * self.last_radius
+            due = sph.dgb_radius(gap, self.lam) <= ADAPTIVE_SHRINK * self.last_radius
         else:
             due = iteration % opts.screen_every == 0
         if not (due and self.worth_screening(len(kinds), self.iters_left(iteration))):
@@ -585,7 +584,7 @@ class _Run:
         triplets (``A`` and ``G`` with the folded L-hat included, ``mm = <M, M>``,
         ``mh = <M, H_L>``): each L-hat triplet adds ``1 - gamma/2 - <M, H_t>`` and
         ``alpha = 1``."""
-        P = loss + 0.5 * self.lam * mm + (1.0 - 0.5 * self.gamma) * self.nL - mh
+        P = float(_reduced_primal(loss, self.lam, mm, self.gamma, float(self.nL), mh))
         return _Eval(P=P, loss=loss, G=G, A=A, asum=asum + self.nL, a2=a2 + self.nL,
                      margins=margins)
 
@@ -621,8 +620,6 @@ class _Run:
             L, R = _rule_masks(self.data, allsub, sp, rule, self.gamma, sp.halfspace)
             out[f"{kind}:{rule}"] = float(L.sum() + R.sum()) / self.data.n_t
         return out
-
-
 
 
 @dataclass

@@ -62,9 +62,19 @@ _GAP_PAD = 1e-11
 
 @njit(cache=True)
 def _pad(gap: float, P: float) -> float:  # pragma: no cover - compiled
-    # the reduced gap padded against rounding (compiled: the compiled loop uses it too;
-    # beside _GAP_PAD, which numba's cache would not see change in another file)
+    # the reduced gap padded against rounding (compiled: the compiled loop uses it too)
     return max(gap, 0.0) + _GAP_PAD * max(1.0, abs(P))
+
+
+@njit(cache=True)
+def _iters_left(prev: int, iteration: int) -> int:  # pragma: no cover - compiled
+    # Iterations still expected at this lambda (_Run.iters_left; compiled: the compiled
+    # loop's screening tests use it too): the previous lambda's count ``prev`` minus
+    # those done, and at least half the iterations done so far, or without a previous
+    # lambda (prev < 0) as many as done so far, at least SCREEN_EVERY.
+    if prev < 0:
+        return max(iteration, SCREEN_EVERY)
+    return max(prev - iteration, iteration // 2, 1)
 
 
 _GLL_MEMORY = 10
