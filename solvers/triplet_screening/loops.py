@@ -99,7 +99,7 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
         kinds.remove("rrpb")
     if kinds and ev is not None and not run.worth_screening(len(kinds)):
         kinds = []
-    spheres = run.spheres_at(kinds, M, ev, gap, D, ref, True, Ma)
+    spheres = run.spheres_at(kinds, M, ev, gap, D, ref, True, Ma) if kinds else []
     if spheres:
         before = len(run.log["new_L"])
         changed += run.screen(spheres, opts.rule, Aneg, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -231,10 +232,22 @@ def _check_screening(screening: Any, *, allow_rpb: bool = False) -> tuple[str, .
     if screening is None or screening is False:
         return ()
     if isinstance(screening, str):
-        screening = tuple(s for s in screening.replace("+", ",").split(",") if s.strip())
-        screening = tuple(s.strip().lower() for s in screening)
-        if screening in (("none",), ()):
-            return ()
+        return _screening_from_str(screening, allow_rpb)
+    return _screening_kinds(screening, allow_rpb)
+
+
+@functools.lru_cache(maxsize=64)
+def _screening_from_str(screening: str, allow_rpb: bool) -> tuple[str, ...]:
+    # "rrpb+pgb", "rrpb, pgb", "none": parsed once per string (the page and sweeps
+    # pass the same few strings at every solve; errors are raised, never cached)
+    kinds = tuple(s.strip().lower() for s in screening.replace("+", ",").split(",")
+                  if s.strip())
+    if kinds in (("none",), ()):
+        return ()
+    return _screening_kinds(kinds, allow_rpb)
+
+
+def _screening_kinds(screening: Any, allow_rpb: bool) -> tuple[str, ...]:
     try:
         kinds = tuple(screening)
     except TypeError as exc:
