@@ -211,10 +211,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     n_reg = reg.n
     x = np.ascontiguousarray(eng.x, dtype=float)
     ev = eng.ev
-    mem = eng._hist.maxlen or len(eng._hist)
-    hist = np.zeros(mem)
-    hv = list(eng._hist)
-    hist[:len(hv)] = hv
+    hist, nh0 = eng.window()
     it_max = min(opts.max_iter, it + CHUNK - 1)
     rows = np.empty((max(it_max - it + 1, 0), 6))
     best = np.array([run.best_P, run.best_D])
@@ -226,7 +223,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     G0, A0 = np.ascontiguousarray(ev.G, dtype=float), np.ascontiguousarray(ev.A, dtype=float)
     out = _pgd_burst(sub.forms.src, sub.pairs.size, sub.la, sub.lb, run.gamma, run.hinge,
                      run.HL, run.lam, float(run.nL), x, float(ev.P), G0, A0,
-                     float(ev.asum), float(ev.a2), float(eng.step_size), hist, len(hv),
+                     float(ev.asum), float(ev.a2), float(eng.step_size), hist, nh0,
                      eng.sigma, eng.max_halvings, reg.C.reshape(reg.r.size, -1), reg.r,
                      reg.cn, n_reg, opts.tol, best, float(gap_r), it, it_max, arm,
                      rows, best_M, dual_M)
@@ -234,18 +231,10 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     t1, c1 = mon.elapsed(), _cycles_now()
     (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D, got_M, got_D,
      c_eig, c_forms, c_loss) = out
-    # the engine, as after as many PGD.step calls
-    if n_steps:
-        eng.x = x
-        # (the loss alone is not kept: nothing reads it after the step)
-        eng.ev = _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
-                       a2=float(a2))
-        eng.aux = None
-        eng._hist.clear()
-        eng._hist.extend(hist[:nh].tolist())
-    eng.step_size = float(step)
-    eng.k += int(n_steps)
-    eng.n_evals += int(n_evals)
+    # the engine, as after as many PGD.step calls (the loss alone is not kept: nothing
+    # reads it after the step)
+    eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
+                        a2=float(a2)), step, hist, nh, n_steps, n_evals)
     # the run: counters, profile (thread time split by the cycles of each part)
     n = sub.idx.size
     run.visits += n * int(n_evals)

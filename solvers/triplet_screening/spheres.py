@@ -102,10 +102,6 @@ def fnorm(A: np.ndarray) -> float:
     return float(np.sqrt(np.vdot(A, A)))
 
 
-def is_psd_like(A: np.ndarray) -> bool:
-    return A.ndim == 1 and bool(np.all(A >= 0))
-
-
 @dataclass(frozen=True, eq=False)
 class Sphere:
     """A ball ``{X : ||X - center||_F <= radius}`` known to contain the optimum.

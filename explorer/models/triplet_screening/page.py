@@ -72,7 +72,7 @@ FINDINGS = (
     "a naive pass ~40× slower per triplet than ours); wine k = 10: 1.9–2.1× / 1.6–2.1× (0.9 s "
     "for the screened path at 1e-6, against 5.6–6.1 s for the authors' C++ on this machine; "
     "between screening events the iterations run in one compiled call); digits (PCA 16–20, "
-    "k = 10–20): 1.2–1.3× at 1e-6 and 1.4–1.5× at 1e-9. There a λ takes only 6–11 "
+    "k = 10–20): 1.2–1.35× at 1e-6 and 1.4–1.57× at 1e-9. There a λ takes only 6–11 "
     "iterations, only 40–70 % of the triplets can be screened at its start, and each pair "
     "serves only 7–14 triplets (78 on wine with k = ∞), so the per-pair forms, which "
     "screening shrinks little, are a third of the time. "
