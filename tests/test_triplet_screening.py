@@ -936,48 +936,90 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
         assert seen.all()  # active, L-hat and R-hat all occurred
 
 
+def _same_eval(e1, e2, P_full=None):
+    """Two evaluations at one point agree to rounding (and with the full objective)."""
+    assert e1.P == pytest.approx(e2.P, rel=1e-12)
+    assert e1.asum == pytest.approx(e2.asum, rel=1e-12, abs=1e-12)
+    assert e1.a2 == pytest.approx(e2.a2, rel=1e-12, abs=1e-12)
+    scale = max(np.abs(e2.A).max(), 1e-300)
+    np.testing.assert_allclose(e1.A, e2.A, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(e1.G, e2.G, rtol=0, atol=1e-12 * scale)
+    if P_full is not None:
+        assert e1.P == pytest.approx(P_full, rel=1e-12)
+
+
 @pytest.mark.parametrize(("seed", "diagonal", "loss"), [
     (0, False, "smoothed_hinge"), (1, False, "smoothed_hinge"), (2, True, "smoothed_hinge"),
     (3, False, "hinge")])
-def test_path_pass_fused_first_evaluation_is_the_evaluation(seed, diagonal, loss):
-    """The anchor-block path pass that also evaluates the new reduced problem at the
-    reference gives the separate evaluation's objective, gradient, sums and per-pair
-    weights (to rounding), screens the same triplets as the pass on the sphere's centre,
-    and is handed out only at its reference."""
+def test_carried_evaluation_is_the_next_lambdas_first(monkeypatch, seed, diagonal, loss):
+    """A path's next lambda starts from the previous solve's last evaluation at its
+    solution (``_Ref.ev``) instead of a pass: what a solve hands over (compiled loop or
+    Python loop, with and without screening) is the full data term at its solution,
+    and after path screening at the next lambda it is that reduced problem's
+    evaluation there (to rounding) and the full objective. Refused off the spheres and
+    with an active set."""
+    from solvers.triplet_screening import burst
+    from solvers.triplet_screening.loops import _run_solve
     from solvers.triplet_screening.pathscreen import PathScreen
-    from solvers.triplet_screening.state import _Ref, _Run
+    from solvers.triplet_screening.state import _Opts, _Ref, _Run
 
     X, y = _data(300 + seed, n=40)
     prob = ts.TripletProblem(X, y, k=math.inf, diagonal=diagonal, loss=loss)
-    assert prob.data.blocks is not None
     p = ts.path(X, y, triplets=prob, n_lambdas=4, tol=1e-10, screening=None,
                 diagonal=diagonal, loss=loss)
-    lam0, lam1, M0 = p.lambdas[2], p.lambdas[3], p.Ms[2]
-    ref = _Ref(M=M0, lam=lam0, eps=math.sqrt(2.0 * max(p.gap[2], 0.0) / lam0))
-    runs = []
-    for fuse in (True, False):
-        ps = PathScreen(prob.data, prob.gamma, 4)
-        run = _Run(prob, lam1, active_set=False)
-        run.path_screen(ps, ref, fuse=fuse)
-        assert (ps.first is not None) == fuse
-        runs.append(run)
-    fused, plain = runs
-    np.testing.assert_array_equal(fused.status, plain.status)
-    assert fused.nL > 0 and fused.nR > 0 and fused.unscr.idx.size > 0
-    assert fused.first_eval(M0 * (1 + 1e-12)) is None      # not at its reference
-    fused.path_screen(PathScreen(prob.data, prob.gamma, 4), ref, fuse=True)
-    e1 = fused.first_eval(M0)
-    assert fused.first_eval(M0) is None                     # handed out once
-    e2 = plain.evaluate(M0, plain.unscr)
-    assert e1.P == pytest.approx(e2.P, rel=1e-12)
-    assert e1.loss == pytest.approx(e2.loss, rel=1e-12, abs=1e-12)
-    assert e1.asum == pytest.approx(e2.asum, rel=1e-12)
-    assert e1.a2 == pytest.approx(e2.a2, rel=1e-12)
-    scale = np.abs(e2.A).max()
-    np.testing.assert_allclose(e1.A, e2.A, rtol=0, atol=1e-12 * scale)
-    np.testing.assert_allclose(e1.G, e2.G, rtol=0, atol=1e-12 * scale)
-    # and the objective is the full one at M0 (it lies in the sphere)
-    assert e1.P == pytest.approx(prob.primal(M0, lam1), rel=1e-12)
+    lam0, lam1 = p.lambdas[2], p.lambdas[3]
+    for enabled in (False, True):
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        for screening in ((), ("pgb", "dgb")):
+            opts = _Opts(screening=screening, rule="sphere", active_set=False,
+                         method="pgd", tol=1e-10, max_iter=5000, callback=None,
+                         want_alpha=False, backoff=False)
+            res, ex = _run_solve(prob, lam0, p.Ms[1].copy(), opts, None, None)
+            A, loss_v, asum, a2 = ex["carry"]
+            full = _Run(prob, lam0, active_set=False).evaluate(res.M, prob.data.everything)
+            assert loss_v == pytest.approx(full.P - 0.5 * lam0 * np.vdot(res.M, res.M),
+                                           rel=1e-12)
+            assert (asum, a2) == (pytest.approx(full.asum, rel=1e-12, abs=1e-12),
+                                  pytest.approx(full.a2, rel=1e-12, abs=1e-12))
+            np.testing.assert_allclose(A, full.A, rtol=0,
+                                       atol=1e-12 * np.abs(full.A).max())
+    M0 = res.M
+    ref = _Ref(M=M0, lam=lam0, eps=math.sqrt(2.0 * max(res.gap, 0.0) / lam0),
+               ev=ex["carry"])
+    run = _Run(prob, lam1, active_set=False)
+    run.path_screen(PathScreen(prob.data, prob.gamma, 4), ref)
+    assert run.nL > 0 and run.nR > 0 and run.unscr.idx.size > 0
+    _same_eval(run.carried_eval(M0, ref.ev), run.evaluate(M0, run.unscr),
+               prob.primal(M0, lam1))
+    assert run.carried_eval(3.0 * M0, ref.ev) is None       # outside the RRPB sphere
+    aset = _Run(prob, lam1, active_set=True)
+    assert aset.carried_eval(M0, ref.ev) is None
+
+
+@pytest.mark.parametrize("kind", ["dgb", "gb", "pgb"])
+@pytest.mark.parametrize(("diagonal", "loss"), [(False, "smoothed_hinge"),
+                                                (True, "smoothed_hinge"),
+                                                (False, "hinge")])
+def test_a_round_at_an_exact_iterate_keeps_its_evaluation(kind, diagonal, loss):
+    """After a screening round at ``M`` (which lies in the new sphere: its centre for
+    DGB, its boundary for GB) the reduced objective's evaluation at ``M`` is the one
+    before the round (to rounding): the solver keeps it instead of a new pass."""
+    from solvers.triplet_screening import spheres as sph
+    from solvers.triplet_screening.state import _Run
+    from solvers.triplet_screening.triplets import _pad
+
+    X, y = _data(41, n=40)
+    prob = ts.TripletProblem(X, y, k=math.inf, diagonal=diagonal, loss=loss)
+    lam = prob.lambda_max() * 0.2
+    M = ts.solve(X, y, lam, triplets=prob, tol=1e-5, screening=None, diagonal=diagonal,
+                 loss=loss).M
+    run = _Run(prob, lam, active_set=False)
+    ev = run.evaluate(M, run.unscr)
+    gap = _pad(ev.P - run.dual_value(ev), ev.P)
+    sp = sph.make_sphere(kind, lam, M, grad=ev.G, gap=gap)
+    assert run.screen([sp], "sphere", None, 1) > 0
+    assert run.still_exact(M, True) and not run.still_exact(M, False)
+    _same_eval(ev, run.evaluate(M, run.unscr), prob.primal(M, lam))
 
 
 def test_gram_weighted_sum_with_mostly_zero_weights():

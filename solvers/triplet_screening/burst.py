@@ -78,7 +78,7 @@ def _plus_sq_impl(A):  # pragma: no cover - compiled
 @njit(cache=True)
 def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
                hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
-               it_max, arm, rows, best_M, dual_M):  # pragma: no cover - compiled
+               it_max, arm, rows, best_M, best_A, dual_M):  # pragma: no cover - compiled
     # Iterations it, it + 1, ... of the loop (see the module docstring). State in:
     # the iterate x with its evaluation (P, G, A, asum, a2: L-hat included), the step,
     # the GLL window hist[:nh], best = [best P, best D], gap_r (the last reduced gap).
@@ -86,7 +86,9 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
     # iterations or -1, pay_min, last radius, other rounds, adaptive, screen_every):
     # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
     # rows[k] = (best P, D row, gap row, reduced P, step, cycle count) of the k-th
-    # iteration run; best_M / dual_M receive the iterates of a new best P / best D.
+    # iteration run; best_M / dual_M receive the iterates of a new best P / best D,
+    # best_A the A of best_M and best[2:4] its sum alpha and sum alpha^2 (every
+    # recorded iterate is exact: its A is the full one's).
     # Returns (reason, iterations recorded, steps taken, evaluations, x, P, G, A, asum,
     # a2, step, nh, gap_r, D, new best M?, new dual point?, cycles of eig, forms, loss).
     fused, dyn_on, backoff, n_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
@@ -154,6 +156,9 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
         if P < best[0]:
             best[0] = P
             best_M.reshape(-1)[:] = x.reshape(-1)
+            best_A.reshape(-1)[:] = A.reshape(-1)
+            best[2] = asum
+            best[3] = a2
             got_M = True
         if D > best[1]:
             best[1] = D
@@ -214,8 +219,9 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     hist, nh0 = eng.window()
     it_max = min(opts.max_iter, it + CHUNK - 1)
     rows = np.empty((max(it_max - it + 1, 0), 6))
-    best = np.array([run.best_P, run.best_D])
+    best = np.array([run.best_P, run.best_D, 0.0, 0.0])
     best_M = np.empty_like(x)
+    best_A = np.empty_like(x)
     dual_M = np.empty_like(x)
     t0, c0 = mon.elapsed(), _cycles_now()
     pc = time.thread_time
@@ -226,7 +232,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
                      float(ev.asum), float(ev.a2), float(eng.step_size), hist, nh0,
                      eng.sigma, eng.max_halvings, reg.C.reshape(reg.r.size, -1), reg.r,
                      reg.cn, n_reg, opts.tol, best, float(gap_r), it, it_max, arm,
-                     rows, best_M, dual_M)
+                     rows, best_M, best_A, dual_M)
     tt = pc() - tt
     t1, c1 = mon.elapsed(), _cycles_now()
     (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D, got_M, got_D,
@@ -245,6 +251,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
         run.prof[key] += tt * min(c / span, 1.0)
     if got_M:
         run.best_P, run.best_M = float(best[0]), best_M
+        run.best_parts = (best_A, float(best[2]), float(best[3]))
     if got_D:
         run.best_D = float(best[1])
         run.keep_dual(dual_M)

@@ -612,8 +612,7 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, status, cnt,
-                      idx_out, la_out, lb_out, hn_out, used_out,
-                      first=None):  # pragma: no cover - compiled
+                      idx_out, la_out, lb_out, hn_out, used_out):  # pragma: no cover - compiled
     # :func:`_path_rule` followed by :func:`_compact_pairs` of its output, in one call, for
     # triplets stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the
     # triplets t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
@@ -621,14 +620,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     # PA[offd[a] + o]). Same status, pair counts, remaining triplets in the same order;
     # their pair ids are local to the pairs still in use, listed in used_out (increasing
     # global ids, as _compact_pairs numbers them). Returns (number remaining, |L-hat|,
-    # |R-hat|, number of pairs in use, loss, sum alpha, sum alpha^2).
-    # ``first = (cs, gamma, hinge, w)`` fuses the first evaluation of the new lambda: q
-    # are then the forms at the reference M0, the sphere's centre is cs M0 (its margins
-    # cs times M0's), and the pass also returns the loss, sum alpha and sum alpha^2 at M0
-    # over the remaining triplets and puts their per-pair weights (as _loss_pass, by
-    # global pair id) in w. M0 lies in the sphere, so the screened triplets are on their
-    # fixed pieces there: this is the evaluation of the new reduced problem at M0.
-    # Without it (None) numba compiles those parts away.
+    # |R-hat|, number of pairs in use).
     # 1. Per anchor, over data that stays in cache: the margins q[PA[.]] - q[PB[s]] of the
     #    whole block into a flat buffer, then the rule on the block as one flat loop (no
     #    gathers, no stores that depend on the outcome, long enough for SIMD code;
@@ -656,19 +648,6 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     pos = np.empty(bigm, dtype=np.int64)
     left = np.empty(PB.shape[0], dtype=np.int64)
     mark = np.zeros(cnt.shape[0], dtype=np.int32)
-    loss = 0.0
-    asum = 0.0
-    a2 = 0.0
-    if first is not None:
-        cs, gamma, hinge, w = first
-        ig = 1.0 / gamma if gamma > 0.0 else 0.0
-        hg = 0.5 * gamma
-        ab = np.empty(big)
-        acol = np.empty(bigm)
-        for p in range(w.shape[0]):
-            w[p] = 0.0
-    else:
-        cs = 1.0
     for a in range(nd.shape[0]):
         m = nd[a]
         nsa = ns[a]
@@ -689,7 +668,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
             u = np.uint64(u0)
             t = base + u
             mu = mb[u]
-            isL, isR = _rule_sides(cs * mu, r * np.float64(hn32[t]), c, slack)
+            isL, isR = _rule_sides(mu, r * np.float64(hn32[t]), c, slack)
             dL = isL - np.int64(status[t] == 1)
             db[u] = np.int8(dL)
             kb[u] = np.int8(1 - isL - isR)
@@ -697,29 +676,8 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
             cl += isL
             cr += isR
             ch |= dL
-            if first is not None:
-                al, ell = _kkt_loss(mu, ig, hg, hinge)
-                kf = np.float64(1 - isL - isR)
-                al *= kf
-                ab[u] = al
-                loss += kf * ell
-                asum += al
-                a2 += al * al
         nl += cl
         nr += cr
-        if first is not None:  # the weights: row and column sums of alpha
-            for o in range(m):
-                acol[o] = 0.0
-            for s in range(nsa):
-                b0 = s * m
-                ra = 0.0
-                for o in range(m):
-                    x = ab[b0 + o]
-                    ra += x
-                    acol[o] += x
-                w[PB[os_ + np.uint64(s)]] -= ra
-            for o in range(m):
-                w[PA[od + np.uint64(o)]] += acol[o]
         # row sums (L-hat changes, what remains) and column sums (L-hat changes) and
         # which columns keep a triplet; the L-hat changes only when the block has any
         for o in range(m):
@@ -789,7 +747,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 lb_out[na + u] = ib
                 hn_out[na + u] = hn32[base + o]
             na += np.uint64(kk)
-    return np.int64(na), nl, nr, nu, loss, asum, a2
+    return np.int64(na), nl, nr, nu
 
 
 @njit(cache=True)

@@ -75,16 +75,19 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         **fields,
     )
     extras["rate_final"] = (run.nL + run.nR) / data.n_t
+    # the data term's parts at M, exact (the next lambda's first evaluation, _Ref.ev)
+    extras["carry"] = None if run.best_parts is None else (*run.best_parts[:1], loss_value,
+                                                          *run.best_parts[1:])
     return res, extras
 
 
 def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
                      Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
                      ps: PathScreen | None, extras: dict, Ma: np.ndarray | None = None,
-                     kinds: Sequence[str] | None = None, fuse: bool = False) -> bool:
+                     kinds: Sequence[str] | None = None) -> bool:
     """Regularisation-path screening at iteration 0 with the spheres ``kinds`` (default
     ``opts.screening``); returns whether anything changed (``Ma``: as in
-    :meth:`._Run.spheres_at`; ``fuse``: as in :meth:`._Run.path_screen`)."""
+    :meth:`._Run.spheres_at`)."""
     n_t = run.data.n_t
     changed = 0
     kinds = list(opts.screening if kinds is None else kinds)
@@ -92,7 +95,7 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
         kinds.remove("rrpb")
         run.notes.append("path screening skipped at this lambda (backing off)")
     elif ps is not None and ref is not None and "rrpb" in kinds:
-        c = run.path_screen(ps, ref, fuse)
+        c = run.path_screen(ps, ref)
         extras["rate_range"] = c / n_t
         extras["by_sphere"]["rrpb"] = c / n_t
         changed += c
@@ -134,15 +137,17 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
     # RRPB with the sphere rule needs only the reference: path screening first, then
     # the first evaluation (and the spheres that need it) on the reduced problem, whose
-    # optimum is the full one's (no pass over all triplets). The path pass evaluates it
-    # at the reference when it can (anchor blocks): M0 lies in the RRPB sphere.
+    # optimum is the full one's (no pass over all triplets). On a path the previous
+    # lambda's last evaluation at M0 is that first evaluation (_Ref.ev): M0 lies in the
+    # RRPB sphere, so the screened triplets are on their fixed pieces there
+    # (:meth:`._Run.carried_eval`).
     pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
                        and opts.rule == "sphere") else []
-    ev = None
     if pre:
-        _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre,
-                         fuse=True)
-        ev = run.first_eval(M)
+        _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
+    ev = None
+    if ref is not None and ref.ev is not None and np.array_equal(ref.M, M):
+        ev = run.carried_eval(M, ref.ev)
     if ev is None:
         ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
@@ -155,7 +160,8 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         if opts.rule == "linear":
             A_try = M - step * ev.G
             Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
-        if _first_screening(run, M, ev, gap_r, D, Aneg, opts, ref, ps, extras, kinds=rest):
+        if _first_screening(run, M, ev, gap_r, D, Aneg, opts, ref, ps, extras,
+                            kinds=rest) and not run.still_exact(M, exact):
             ev = run.evaluate(M, run.unscr, margins=aset)
             if aset:
                 _refresh(run, ev)
@@ -175,14 +181,16 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
              and not aset)
     kinds = tuple(k for k in opts.screening if k != "rrpb") if fused else opts.screening
 
-    def dynamic_round(it, M, ev, gap_r, D, Aneg):
-        """The dynamic screening round after iteration ``it`` (when one is due)."""
+    def dynamic_round(it, M, ev, gap_r, D, Aneg, exact):
+        """The dynamic screening round after iteration ``it`` (when one is due); ``ev``
+        is the evaluation at ``M``, ``exact`` whether it is the full objective's."""
         removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg, kinds=kinds)
         if removed is not None:
             if removed:
-                ev = run.evaluate(M, run.unscr, margins=aset)
-                if aset:
-                    _refresh(run, ev)
+                if not run.still_exact(M, exact):
+                    ev = run.evaluate(M, run.unscr, margins=aset)
+                    if aset:
+                        _refresh(run, ev)
                 eng.reset(ev)
             extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
 
@@ -200,7 +208,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
                 it = nxt - 1
                 if reason == ROUND:
-                    dynamic_round(it, M, eng.ev, gap_r, D, None)
+                    dynamic_round(it, M, eng.ev, gap_r, D, None, True)
                 continue
             it = nxt
             if reason == PENDING:  # the step of iteration `it` is done: certify it here
@@ -210,7 +218,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
                     break
                 if can_pay:
-                    dynamic_round(it, M, ev, gap_r, D, None)
+                    dynamic_round(it, M, ev, gap_r, D, None, exact)
                 continue
             # ARM: a fused round may be armed at iteration `it`: the loop below runs it
         can_pay = run.dynamic_on and run.can_pay(it)
@@ -245,7 +253,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
             break
         if can_pay:
-            dynamic_round(it, M, ev, gap_r, D, Aneg)
+            dynamic_round(it, M, ev, gap_r, D, Aneg, exact)
     return run.best_M, eng.step_size
 
 
@@ -272,6 +280,7 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
     ``alpha = (indices, values)`` (the dual solver's iterate); 1 on L-hat, 0 on R-hat."""
     if P_full < run.best_P or run.best_M is None:
         run.best_P, run.best_M = float(P_full), M.copy()
+        run.best_parts = (ev.A, ev.asum, ev.a2) if (exact and not run.active_set) else None
     if float(D) > run.best_D:
         run.best_D = float(D)
         run.keep_dual(M if alpha is None else alpha)

@@ -24,22 +24,18 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   triplets still in the problem and those whose interval expired
   (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
 
-On a path the anchor-block pass also evaluates the new reduced problem at the
-reference, the solve's starting point (``advance(..., loss=...)``): the sphere's centre
-is ``cs M0`` (:func:`.spheres.path_scale`), so the rule needs only M0's margins, which
-give the loss too, and M0 lies in the sphere, so the screened triplets are on their
-fixed pieces there. That replaces the solve's first evaluation (a loss pass over the
-remaining triplets and the per-pair forms at M0).
+The solve's first evaluation at the reference needs no pass: the previous lambda's
+last evaluation there is the new reduced problem's (:attr:`.state._Ref.ev`).
 
 Measured on this 2-core machine (four lambdas along the path, best of 9, per lambda):
 wine with all 1,232,288 triplets (d = 13), the pair-id pass with the pair compaction
-8.0 ms, the anchor-block pass 1.8-1.9 ms (2.3-2.5 ms with the first evaluation); digits
-PCA 20, k = 20 (718,800 triplets): 5.2-5.5 against 1.7-1.8 ms (2.1-2.2 ms). Earlier, on
-wine with all triplets, the range-based scan evaluated ~49 % of the triplets per lambda
-(the intervals of a 0.9-ratio path mostly end within one step) yet cost ~10 ms, its
-scattered state (thresholds, references, their counts) making each visit ~5x dearer;
-and it screened 1-2 triplets more out of 1.04 M. So per lambda is the default and the
-range-based scan an option (``path(..., range_screening=True)``).
+8.0 ms, the anchor-block pass 1.8-1.9 ms; digits PCA 20, k = 20 (718,800 triplets):
+5.2-5.5 against 1.7-1.8 ms. Earlier, on wine with all triplets, the range-based scan
+evaluated ~49 % of the triplets per lambda (the intervals of a 0.9-ratio path mostly
+end within one step) yet cost ~10 ms, its scattered state (thresholds, references,
+their counts) making each visit ~5x dearer; and it screened 1-2 triplets more out of
+1.04 M. So per lambda is the default and the range-based scan an option
+(``path(..., range_screening=True)``).
 
 Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
 reference (the newest one, or for the range-based scan the one that screened it), a
@@ -84,7 +80,6 @@ class PathScreen:
         self.data = data
         self.incremental = incremental
         self.newest: sph.Sphere | None = None
-        self.first: tuple | None = None
         self.c = 1.0 - gamma
         n_t = data.n_t
         self.status = np.zeros(n_t, dtype=np.int8)   # 0 active, 1 L-hat, 2 R-hat
@@ -115,21 +110,15 @@ class PathScreen:
     def active(self) -> np.ndarray:
         return self.sub.idx
 
-    def advance(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float,
-                loss: tuple[float, bool] | None = None) -> int:
+    def advance(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> int:
         """Screening at ``lam`` from the reference ``(M0, lam_ref, eps)``; returns the
         number of triplets evaluated (active or expired). :attr:`sub` becomes the active
         triplets (their pairs compacted when few remain in use, :meth:`_Data.restrict`)
-        and :attr:`newest` the reference's RRPB sphere at ``lam``. With ``loss = (gamma,
-        hinge)`` the anchor-block pass also evaluates the new reduced problem's loss at
-        ``M0`` (which lies in the sphere), and :attr:`first` holds ``(loss, sum alpha,
-        sum alpha^2, per-pair weights of sub's pairs)`` (else None)."""
+        and :attr:`newest` the reference's RRPB sphere at ``lam``."""
         data = self.data
         idx, la, lb, hn = self._bufs
         sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
         self.newest = sp
-        self.first = None
-        first = None
         if self.incremental:
             rid = len(self.refs)
             if rid >= self.ref_count.size:
@@ -146,19 +135,10 @@ class PathScreen:
             b = data.blocks
             args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                     self.cnt, idx, la, lb, hn)
-            if b is not None and loss is not None:
-                # the rule on cs times the reference's margins, the loss at the reference
-                w = np.empty(data.n_pairs)
-                fuse = (sph.path_scale(float(lam_ref), float(lam)), float(loss[0]),
-                        bool(loss[1]), w)
-                na, nl, nr, nu, ls, asum, a2 = _path_rule_blocks(
-                    data.quad(M0), *b, *args, self._used, fuse)
-                used = self._used[:nu].copy()
-                first = (ls, asum, a2, w)
-            elif b is not None:
+            if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
                 na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b, *args,
-                                                   self._used)[:4]
+                                                   self._used)
                 used = self._used[:nu].copy()
             else:
                 na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args)
@@ -170,8 +150,6 @@ class PathScreen:
         else:
             self.sub = data.in_use(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
                                    used, la[:na], lb[:na])
-        if first is not None:  # with the weights of the subset's own pairs
-            self.first = (*first[:3], first[3][self.sub.pairs])
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)

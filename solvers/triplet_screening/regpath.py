@@ -155,6 +155,7 @@ def path(
     notes: list[str] = []
     lam = lam0
     prev: TripletResult | None = None
+    carry = None
     terminated = "n_lambdas"
     for t in range(n_lambdas):
         if lam_min is not None and lam < lam_min:
@@ -166,7 +167,8 @@ def path(
         else:
             M0 = prev.M.copy()
             ref = _Ref(M=np.array(prev.M), lam=prev.lam,
-                       eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
+                       eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam),
+                       ev=carry)
             step0 = prev.step * prev.lam / lam
         with single_threaded_blas():  # ~1 ms per lambda
             res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,
@@ -204,7 +206,7 @@ def path(
             if crit < 0.01:
                 terminated = "rule"
                 break
-        prev = res
+        prev, carry = res, ex["carry"]
         lam = lam * ratio
     n_r = max([len(d) for d in rows["dynamic"]] + [1])
     dyn = np.full((len(rows["dynamic"]), n_r), np.nan)

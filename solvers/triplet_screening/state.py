@@ -33,11 +33,19 @@ from .triplets import SCREEN_EVERY, _iters_left, _pad
 
 @dataclass
 class _Ref:
-    """Reference solution of the previous lambda (RRPB / RPB / range screening)."""
+    """Reference solution of the previous lambda (RRPB / RPB / range screening).
+
+    ``ev``: the data term's parts at ``M`` when the previous solve evaluated them
+    exactly (``M`` inside every sphere that screened there, no working set):
+    ``(A, loss, sum alpha, sum alpha^2)`` with ``A = sum_t alpha_t H_t`` over all
+    triplets and ``alpha`` the KKT map at ``M``. Lambda enters the objective only
+    through ``lam ||M||^2 / 2``, so they are the next lambda's evaluation at ``M`` too
+    (:meth:`_Run.carried_eval`)."""
 
     M: np.ndarray
     lam: float
     eps: float
+    ev: tuple[np.ndarray, float, float, float] | None = None
 
 
 #: Costs of a screening round in loss-pass visits (a loss pass costs 2-2.3 ns per
@@ -138,8 +146,6 @@ class _Run:
         self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
         self.last_radius = math.inf
-        #: (reference, parts) of the evaluation the path pass fused (first_eval)
-        self._first: tuple[np.ndarray, tuple] | None = None
         if backoff and self.dyn.get("skip", 0) > 0:
             self.dyn["skip"] -= 1
             self.dynamic_on = False
@@ -149,6 +155,9 @@ class _Run:
         self.best_P = math.inf
         self.best_D = -math.inf
         self.best_M: np.ndarray | None = None
+        #: (A, sum alpha, sum alpha^2) of the data term at best_M when it was evaluated
+        #: exactly (the next lambda's first evaluation, see _Ref.ev), else None
+        self.best_parts: tuple[np.ndarray, float, float] | None = None
         #: the dual point of best_D: (M or (indices, alpha), status version)
         self._best_dual: tuple[Any, int] | None = None
         self._status_version = 0
@@ -390,6 +399,14 @@ class _Run:
     def exact(self, M: np.ndarray) -> bool:
         return self.regions.contains_all(M)
 
+    def still_exact(self, M: np.ndarray, was_exact: bool) -> bool:
+        """After a screening round at ``M``: whether the evaluation there before the
+        round is still the reduced objective's. It is when it was exact and ``M`` lies
+        in every sphere, the new ones too: the triplets just screened are then on their
+        fixed pieces at ``M``, where their loss, ``alpha`` and ``H_t`` terms are what
+        the fold of L-hat gives (an active set's working set is rebuilt instead)."""
+        return was_exact and not self.active_set and self.exact(M)
+
     def full_primal(self, M: np.ndarray, P_red: float) -> tuple[float, bool]:
         if self.exact(M):
             return P_red, True
@@ -527,17 +544,13 @@ class _Run:
                                ref=r_rpb if kind == "rpb" else r) for kind in kinds]
         return [sp for sp in out if sp is not None]
 
-    def path_screen(self, ps: PathScreen, ref: _Ref, fuse: bool = False) -> int:
+    def path_screen(self, ps: PathScreen, ref: _Ref) -> int:
         """Path screening with the RRPB sphere of the previous lambda's solution, state
-        carried along the path (:class:`.pathscreen.PathScreen`). ``fuse``: the pass
-        also evaluates the new reduced problem at the reference (where it can, see
-        :meth:`.PathScreen.advance`), which :meth:`first_eval` hands out."""
+        carried along the path (:class:`.pathscreen.PathScreen`)."""
         t0 = time.thread_time()
         v0 = ps.visited
         self._status_changes()
-        ps.advance(self.lam, ref.M, ref.lam, ref.eps,
-                   (self.gamma, self.hinge) if fuse and not self.active_set else None)
-        self._first = (ref.M, ps.first) if ps.first is not None else None
+        ps.advance(self.lam, ref.M, ref.lam, ref.eps)
         self.last_radius = float(ps.newest.radius)
         self.visits += ps.visited - v0
         self.status = ps.status.copy()
@@ -561,21 +574,19 @@ class _Run:
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
 
-    def first_eval(self, M: np.ndarray) -> _Eval | None:
-        """The evaluation at ``M`` that the path pass fused (:meth:`path_screen`), once,
-        if ``M`` is its reference and nothing was screened since; else None. Its pass
-        visited every triplet once (counted as screening); the weighted sum is timed as
-        pair forms."""
-        first, self._first = self._first, None
-        if first is None or self.unscr is not self.work or not np.array_equal(first[0], M):
+    def carried_eval(self, M: np.ndarray, parts: tuple[np.ndarray, float, float, float]
+                     ) -> _Eval | None:
+        """The evaluation at ``M`` from the data term's parts there (:attr:`_Ref.ev`),
+        without a pass: valid when ``M`` lies in every sphere that screened at this
+        lambda (the screened triplets are then on their fixed pieces at ``M``, so the
+        reduced objective and its gradient there are the full ones); else None."""
+        if self.active_set or not self.exact(M):
             return None
-        loss, asum, a2, w = first[1]
-        self.n_evals += 1
-        t0 = time.thread_time()
-        A = self.unscr.forms.assemble(w)
-        G, mm, mh = _eval_tail(A, self.HL, M, self.lam)
-        self.prof["pair_forms"] += time.thread_time() - t0
-        return self._make_eval(loss, asum, a2, A, G, mm, mh)
+        A, loss, asum, a2 = parts
+        A = np.array(A)
+        G, mm, _ = _eval_tail(A, self.data.zeros(), M, self.lam)
+        return _Eval(P=float(loss + 0.5 * self.lam * mm), loss=float("nan"), G=G, A=A,
+                     asum=float(asum), a2=float(a2))
 
     def _make_eval(self, loss: float, asum: float, a2: float, A: np.ndarray,
                    G: np.ndarray, mm: float, mh: float,
