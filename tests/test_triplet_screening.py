@@ -554,9 +554,10 @@ def test_path_with_screening_matches_naive_path():
     (("rrpb",), False, "smoothed_hinge"), (("rrpb", "pgb"), False, "smoothed_hinge"),
     (("rrpb",), True, "smoothed_hinge"), (("rrpb",), False, "hinge")])
 def test_anchor_block_path_matches_naive_path(screening, diagonal, loss):
-    """All triplets (rows of ~20: the anchor-block path pass with the first evaluation
-    fused, every pair out of use dropped): the screened path reaches the naive path's
-    optimum at every lambda, full and diagonal metrics, both losses."""
+    """All triplets (rows of ~20: the anchor-block path pass, every pair out of use
+    dropped, each lambda starting from the previous one's last evaluation): the
+    screened path reaches the naive path's optimum at every lambda, full and diagonal
+    metrics, both losses."""
     X, y = _data(14, n=30)
     prob = ts.TripletProblem(X, y, k=math.inf, diagonal=diagonal, loss=loss)
     assert prob.data.blocks is not None
@@ -822,6 +823,84 @@ def test_screening_backs_off_when_it_cannot_pay_and_says_so():
 
 
 # ----------------------------------------------------------------- path pass and fused rounds
+
+
+@pytest.mark.parametrize("k", [5, math.inf])
+def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
+    """The back-off of path screening: the pass runs when the visits it saves (loss
+    passes and pair forms over the last solve's evaluations) reach its cost (the fitted
+    model: anchor blocks or the pair-id pass), both for the share it would screen; the
+    share is taken as 1 first, then measured on a fixed sample of the triplets with
+    the reference's sphere (close to the pass's own share); each skip is noted with
+    its numbers. Along a path: a tight tolerance (many evaluations per lambda)
+    screens, a loose one sits out."""
+    from solvers.triplet_screening import pathscreen as pth
+    from solvers.triplet_screening.rules import _rule_masks
+
+    X, y = _data(31, n=40)
+    prob = ts.TripletProblem(X, y, k=k)
+    d = prob.data
+    n_t = d.n_t
+    ps = pth.PathScreen(d, prob.gamma, 40)
+    if k == math.inf:
+        assert d.blocks is not None
+        assert ps.pass_cost(0.25) == pytest.approx(
+            pth.BLOCK_TRIPLET_WEIGHT * n_t + pth.BLOCK_ROW_WEIGHT * d.blocks.PB.size
+            + pth.KEEP_WEIGHT * 0.75 * n_t + pth.PATH_OVERHEAD)
+    else:
+        assert d.blocks is None
+        assert ps.pass_cost(0.25) == pytest.approx(pth.PAIR_PASS_WEIGHT * n_t
+                                                   + pth.PATH_OVERHEAD)
+    ps.account(3)
+    assert ps.gain(0.5) == pytest.approx(
+        3 * (0.5 * n_t + 2 * pth.PAIR_WEIGHT * d.d * 0.25 * d.n_pairs))
+    lam = 0.5 * prob.lambda_max()
+    prev = ts.solve(X, y, lam, triplets=prob, screening=None, tol=1e-10)
+    at = (0.6 * lam, prev.M, lam, math.sqrt(2 * max(prev.gap, 0.0) / lam))
+    true = pth.PathScreen(d, prob.gamma, 40)
+    true.advance(*at)
+    share = 1.0 - true.active.size / n_t
+    assert 0.2 < share < 0.9
+    for sample in (n_t, 48):  # no sample (a small problem), then a sample of 48
+        monkeypatch.setattr(pth, "SAMPLE", sample)
+        monkeypatch.setattr(pth, "PROBE_MIN", n_t if sample == n_t else 0)
+        ps = pth.PathScreen(d, prob.gamma, 40)
+        seen = set()
+        for evals in range(1, 200):
+            ps.account(evals)
+            note = ps.skip(*at)
+            best = ps.gain(1.0) >= ps.pass_cost(1.0)
+            if not best:
+                assert note and f"at most {ps.gain(1.0):,.0f}" in note
+                assert f"{ps.pass_cost(1.0):,.0f}" in note
+                seen.add("best")
+                continue
+            if sample == n_t:
+                assert note is None
+                seen.add("run")
+                break
+            sp = ts.rrpb_sphere(*at[1:3], at[0], at[3])
+            L, R = _rule_masks(d, ps._probe, sp, "sphere", prob.gamma, None)
+            est = float(L.sum() + R.sum()) / sample
+            assert abs(est - share) < 0.25
+            assert (note is None) == (ps.gain(est) >= ps.pass_cost(est))
+            if note:
+                assert f"{est:.0%} of a sample of {sample}" in note
+                seen.add("sampled")
+            else:
+                seen.add("run")
+                break
+        assert seen == ({"best", "run"} if sample == n_t else {"best", "sampled", "run"})
+    # along a path (the notes count the lambdas without the pass)
+    tight = ts.path(X, y, triplets=prob, tol=1e-10, n_lambdas=12, screening=("rrpb",))
+    loose = ts.path(X, y, triplets=prob, tol=1e-2, n_lambdas=12, screening=("rrpb",))
+    for p in (tight, loose):
+        passes = int(np.sum(p.rate_path[1:] > 0))
+        skips = sum("path screening skipped" in n for n in p.notes)
+        assert passes + skips == len(p.lambdas) - 1
+    if k == math.inf:  # the pair-id pass (k = 5) costs more than so few triplets save
+        assert np.mean(tight.rate_path[1:] > 0) > 0.5
+    assert sum("path screening skipped" in n for n in loose.notes) > 0
 
 
 @pytest.mark.parametrize("diagonal", [False, True])

@@ -52,7 +52,10 @@ across lambdas (:mod:`.pathscreen`): one fused pass per lambda (rule, status
 update, L-hat pair counts, compaction), or with ``range_screening=True`` the
 range-based extension (Theorem 4.1) that re-evaluates only the active and expired
 triplets. Screening backs off when, counted in loss-pass visits, a round cannot
-save more than it costs (``backoff=True``; ``result.notes`` says so).
+save more than it costs (``backoff=True``; ``result.notes`` says so); along a path,
+the per-lambda pass runs when the share it screened last time, times the
+evaluations of the last solve, is predicted to save more loss-pass visits than the
+pass costs (a model fitted to its measured cost).
 
 The solver returns the best certified iterate: the lowest full primal seen,
 with ``gap = min P - max D`` over the certified iterates (every dual point is

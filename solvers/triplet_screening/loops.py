@@ -44,9 +44,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     fields = mon.result_fields()
     run.finish_dynamic(int(fields["n_iter"]))
     if ps is not None and run.backoff:
-        note = ps.account(run.n_evals)
-        if note:
-            run.notes.append(note)
+        ps.account(run.n_evals)
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
     if opts.want_alpha:
@@ -91,9 +89,15 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
     n_t = run.data.n_t
     changed = 0
     kinds = list(opts.screening if kinds is None else kinds)
-    if ps is not None and ref is not None and "rrpb" in kinds and run.backoff and ps.skip():
+    why = None
+    if ps is not None and ref is not None and "rrpb" in kinds and run.backoff:
+        t0, v0 = time.thread_time(), ps.visited
+        why = ps.skip(run.lam, ref.M, ref.lam, ref.eps)
+        run.prof["screening"] += time.thread_time() - t0
+        run.visits += ps.visited - v0
+    if why:
         kinds.remove("rrpb")
-        run.notes.append("path screening skipped at this lambda (backing off)")
+        run.notes.append(why)
     elif ps is not None and ref is not None and "rrpb" in kinds:
         c = run.path_screen(ps, ref)
         extras["rate_range"] = c / n_t
@@ -154,6 +158,11 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         _refresh(run, ev)
     P_full, D, gap_r, exact = _certify(run, M, ev)
     rest = [k for k in opts.screening if k not in pre]
+    if rest and run.backoff and max(P_full - D, 0.0) <= opts.tol * max(1.0, abs(P_full)):
+        # the starting point meets tol (as at lam_max, where a path starts from the
+        # exact solution): no iteration follows to profit from screening
+        rest = []
+        run.notes.append("screening skipped: the starting point already meets tol")
     if rest:
         # halfspace of the linear rule at iteration 0: from a trial gradient step
         Aneg = None

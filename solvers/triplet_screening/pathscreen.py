@@ -49,22 +49,55 @@ import numpy as np
 
 from . import spheres as sph
 from .kernels import _path_rule, _path_rule_blocks, _path_scan
-from .pairs import _Data
+from .pairs import _Data, _Sub
+from .rules import _rule_masks
 
 __all__: list[str] = []
 
-#: Cost of path screening in loss-pass visits (a loss pass costs 2-2.3 ns per triplet on
-#: this 2-core machine). Per lambda: ``RULE_WEIGHT`` per triplet (the fused rule pass,
-#: ~3 ns). Range-based: ``SCAN_WEIGHT`` per evaluated triplet (scattered reads and writes
-#: of its state) plus ``PASS_WEIGHT`` per triplet for the threshold pass.
-RULE_WEIGHT = 1.5
+#: Cost of path screening in loss-pass visits, fitted (least squares, relative) to its
+#: thread time at each lambda of whole paths (digits PCA 16 and 20 with k = 10 and 20,
+#: wine with k = 10 and all triplets, tol 1e-6 and 1e-9; 807 lambdas; a loss pass
+#: taking 1.3-1.8 ns per triplet on this 2-core machine): the pass with what follows it
+#: (the forms of the sphere's centre, the fold of L-hat, the new subset). The
+#: anchor-block pass: ``BLOCK_TRIPLET_WEIGHT`` per triplet (margins and rule),
+#: ``BLOCK_ROW_WEIGHT`` per row of a block (sums, pair counts, pairs in use),
+#: ``KEEP_WEIGHT`` per triplet that remains (compaction) and ``PATH_OVERHEAD``; the
+#: model is within -16 % .. +14 % of the measured cost at the 10th-90th percentiles
+#: on every set but wine with k = 10 (-29 % .. +14 %). The pair-id pass:
+#: ``PAIR_PASS_WEIGHT`` per triplet (median of digits PCA 16 with k = 5, PCA 20 with
+#: k = 6, wine with k = 5) and ``PATH_OVERHEAD``. Range-based: ``SCAN_WEIGHT`` per
+#: evaluated triplet (scattered reads and writes of its state) plus ``PASS_WEIGHT``
+#: per triplet for the threshold pass.
+BLOCK_TRIPLET_WEIGHT = 0.5
+BLOCK_ROW_WEIGHT = 32.0
+KEEP_WEIGHT = 2.1
+PAIR_PASS_WEIGHT = 7.0
+PATH_OVERHEAD = 34_000
 SCAN_WEIGHT = 6.0
 PASS_WEIGHT = 0.5
+#: Cost of the per-pair forms and weighted sums in loss-pass visits per pair and
+#: dimension (what a screened triplet also saves, :func:`visits_saved`).
+PAIR_WEIGHT = 0.15
 #: Margin a screening round's best-case gain must clear (dynamic screening, see
 #: :meth:`._Run.worth_screening`).
 PAY_MARGIN = 2.0
-#: Longest run of lambdas path screening sits out after it did not pay.
-MAX_SKIP = 16
+#: Before a pass over more than ``PROBE_MIN`` triplets, the share it would screen is
+#: estimated on a fixed random sample of ``SAMPLE`` of them (the same rule and sphere;
+#: standard error under 1.6 points), which costs ~0.05 ms (2 % of the pass on digits
+#: PCA 20 with k = 20; 4,096 triplets, ~8,000 pairs, took 0.15-0.2 ms).
+SAMPLE = 1024
+PROBE_MIN = 65_536
+
+
+def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float) -> float:
+    """Loss-pass visits saved by removing ``removed`` of ``n`` triplets (on ``n_pairs``
+    pairs in dimension ``d``) from ``evals`` evaluations: their loss passes and the
+    forms of the pairs they alone used, estimated as half their share of the pairs
+    (measured along whole paths with path screening at every lambda: 1.1-1.7 visits
+    per screened triplet and evaluation; this gives 1.02-1.36, more on sets whose
+    pairs serve fewer triplets)."""
+    pairs = 0.5 * n_pairs * removed / max(n, 1)
+    return evals * (removed + 2 * PAIR_WEIGHT * d * pairs)
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -101,8 +134,8 @@ class PathScreen:
         # cost accounting (reported by the path) and the back-off state
         self.visited = 0
         self._last_cost = 0.0
-        self._skip = 0
-        self._fails = 0
+        self._evals = 0                   # evaluations of the last solve
+        self._probe: _Sub | None = None   # the sample the share is estimated on
         self._n_acc = 0
         self.advanced = False
 
@@ -143,7 +176,7 @@ class PathScreen:
             else:
                 na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
-            self._last_cost = RULE_WEIGHT * data.n_t
+            self._last_cost = self.pass_cost()
         # views of the scratch buffers: the subset lives until the next advance
         if self.incremental or b is None:
             self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
@@ -156,38 +189,66 @@ class PathScreen:
         self.advanced = True
         return int(ev)
 
-    def skip(self) -> bool:
-        """Whether path screening backs off at this lambda (see :meth:`account`)."""
-        self.advanced = False
-        if self._skip > 0:
-            self._skip -= 1
-            return True
-        return False
+    def pass_cost(self, share: float = 1.0) -> float:
+        """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of
+        the triplets (the model of ``BLOCK_TRIPLET_WEIGHT``; after a range-based scan,
+        that scan's cost)."""
+        if self.incremental and self._n_acc > 1:
+            return self._last_cost
+        n_t = self.data.n_t
+        b = self.data.blocks
+        if b is None or self.incremental:
+            return PAIR_PASS_WEIGHT * n_t + PATH_OVERHEAD
+        return (BLOCK_TRIPLET_WEIGHT * n_t + BLOCK_ROW_WEIGHT * b.PB.size
+                + KEEP_WEIGHT * (1.0 - share) * n_t + PATH_OVERHEAD)
 
-    def account(self, n_evals: int) -> str | None:
-        """After a lambda screened by :meth:`advance`: did path screening pay? Gain: the
-        screened triplets times the loss passes run at this lambda (visits saved); cost:
-        the pass, in the same units (``RULE_WEIGHT`` loss-pass visits per triplet; for
-        the range-based scan ``SCAN_WEIGHT`` per evaluated triplet and ``PASS_WEIGHT``
-        per triplet, its first scan, which builds the state, not counted). When the gain
-        is below the cost, path screening sits out the next 1, 2, 4, ... (at most
-        ``MAX_SKIP``) lambdas, doubling while it keeps not paying, and a note says so.
+    def gain(self, share: float) -> float:
+        """Loss-pass visits the pass saves when it screens ``share`` of the triplets,
+        over as many evaluations as the last solve ran (:func:`visits_saved`)."""
+        d = self.data
+        return visits_saved(share * d.n_t, d.n_t, d.n_pairs, d.d, max(self._evals, 1))
+
+    def skip(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> str | None:
+        """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``
+        sits out, and why (None: it runs). It runs when it is predicted to pay: the
+        visits it saves (:meth:`gain`) at least its cost (:meth:`pass_cost`), both for
+        the share of the triplets it would screen. That share is taken as 1 first; if
+        that pays and the problem has more than ``PROBE_MIN`` triplets, it is measured
+        on a fixed random sample of ``SAMPLE`` of them with the reference's sphere.
         Counts, not clocks: the decisions do not depend on the machine's load."""
-        if not self.advanced:
-            return None
         self.advanced = False
-        self._n_acc += 1
-        if self.incremental and self._n_acc == 1:
+        data = self.data
+        n_t = data.n_t
+        evals = max(self._evals, 1)
+        gain, cost = self.gain(1.0), self.pass_cost(1.0)
+        if gain < cost:
+            return (f"path screening skipped at this lambda: at most {gain:,.0f} triplet "
+                    f"visits of loss passes and pair forms to save ({evals} evaluation(s) "
+                    f"at the last lambda) against about {cost:,.0f} for the pass")
+        if n_t <= PROBE_MIN:
             return None
-        gain = float(self.data.n_t - self.active.size) * max(n_evals, 1)
-        if gain >= self._last_cost:
-            self._fails = 0
+        if self._probe is None:
+            pick = np.random.default_rng(0).choice(n_t, SAMPLE, replace=False)
+            self._probe = data.compact(np.sort(pick))
+        sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
+        L, R = _rule_masks(data, self._probe, sp, "sphere", 1.0 - self.c, None)
+        self.visited += SAMPLE
+        share = float(L.sum() + R.sum()) / SAMPLE
+        gain, cost = self.gain(share), self.pass_cost(share)
+        if gain >= cost:
             return None
-        self._fails += 1
-        self._skip = min(2 ** (self._fails - 1), MAX_SKIP)
-        return (f"path screening sits out the next {self._skip} lambda(s): it saved about "
-                f"{gain:,.0f} triplet visits of loss passes and cost about "
-                f"{self._last_cost:,.0f}")
+        return (f"path screening skipped at this lambda: about {gain:,.0f} triplet visits "
+                f"of loss passes and pair forms to save ({share:.0%} of a sample of "
+                f"{SAMPLE:,} triplets screened, {evals} evaluation(s) at the last lambda) "
+                f"against about {cost:,.0f} for the pass")
+
+    def account(self, n_evals: int) -> None:
+        """After each lambda: the evaluations its solve ran (what :meth:`skip`
+        predicts with) and whether :meth:`advance` screened at it."""
+        self._evals = int(n_evals)
+        if self.advanced:
+            self.advanced = False
+            self._n_acc += 1
 
     def spheres(self, lam: float) -> list[sph.Sphere]:
         """The RRPB balls at ``lam`` of every reference that still certifies a triplet."""

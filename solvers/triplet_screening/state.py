@@ -20,7 +20,7 @@ from .kernels import (
     _sphere_rule,
 )
 from .pairs import _Eval, _Sub, kkt_alpha
-from .pathscreen import PAY_MARGIN, PathScreen
+from .pathscreen import PAIR_WEIGHT, PAY_MARGIN, PathScreen, visits_saved
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
@@ -52,10 +52,9 @@ class _Ref:
 #: triplet on this 2-core machine), measured on wine and digits: the fixed work
 #: (spheres, bookkeeping, Python; ~0.1 ms), per remaining triplet the rule pass and the
 #: status update with compaction (~8 ns), per pair and dimension the forms of a
-#: sphere's centre.
+#: sphere's centre (``PAIR_WEIGHT``, :mod:`.pathscreen`).
 ROUND_OVERHEAD = 40_000
 RULE_WEIGHT = 3.5
-PAIR_WEIGHT = 0.15
 #: Adaptive dynamic screening: a round is due when the duality-gap ball's radius
 #: ``sqrt(2 gap / lam)`` is below this share of the last screening sphere's radius.
 ADAPTIVE_SHRINK = 0.5
@@ -247,10 +246,8 @@ class _Run:
         """Loss-pass visits a fused round removing ``removed`` of ``sub``'s triplets saves
         over the evaluations still expected: their loss passes, and the per-pair forms
         of the pairs they alone used (estimated as half their share of the pairs)."""
-        n = max(sub.idx.size, 1)
         evals = self.iters_left(iteration) * float(self.dyn.get("evals_per_iter", 1.0))
-        pairs = 0.5 * sub.pairs.size * removed / n
-        return evals * (removed + 2 * PAIR_WEIGHT * self.data.d * pairs)
+        return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals)
 
     def _commit_cost(self, sub: _Sub) -> float:
         """Cost of applying a fused round over ``sub`` in loss-pass visits: the status
@@ -319,7 +316,8 @@ class _Run:
         longer than the previous one is expected to go on), or without a previous
         lambda as many as done so far (at least ``SCREEN_EVERY``)."""
         prev = self.dyn.get("iters")
-        return int(_iters_left(-1 if prev is None else int(prev), iteration))
+        # the compiled function's Python source: no dispatch from Python (~0.6 us a call)
+        return _iters_left.py_func(-1 if prev is None else int(prev), int(iteration))
 
     def dynamic_round(self, n_before: int, n_spheres: int, removed: int,
                       iteration: int) -> None:

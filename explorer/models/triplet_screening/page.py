@@ -101,6 +101,8 @@ VARIANTS = {
 PATH_METHODS = {
     "naive": {"screening": None, "active_set": False},
     "screened (RRPB+PGB)": {"screening": ("rrpb", "pgb"), "active_set": False},
+    "screened, no back-off (RRPB+PGB)": {"screening": ("rrpb", "pgb"), "active_set": False,
+                                         "backoff": False},
     "active set": {"screening": None, "active_set": True, "method": "pgd"},
     "active set + screening (RRPB+PGB)": {"screening": ("rrpb", "pgb"), "active_set": True,
                                           "method": "pgd"},
@@ -276,8 +278,10 @@ def _rates_caption(pr) -> str:
 
 def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=(),
               active_set: bool | None = None, method: str | None = None,
-              termination: bool = True, budget: float = PATH_BUDGET):
-    """``ts.path`` for the page's problem from λ_max to the current λ, with a time budget."""
+              backoff: bool | None = None, termination: bool = True,
+              budget: float = PATH_BUDGET):
+    """``ts.path`` for the page's problem from λ_max to the current λ, with a time budget
+    (``active_set``, ``method``, ``backoff``: the sidebar's unless given)."""
     prob, lam, _ = _setup(problem, c)
     p = c.params
     t0 = time.perf_counter()
@@ -294,7 +298,8 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
                  n_lambdas=n_lambdas, lam_min=lam * (1 - 1e-12), screening=screening,
                  rule=p["rule"], compare=compare,
                  active_set=bool(p["active_set"]) if active_set is None else active_set,
-                 method=p["method"] if method is None else method, tol=c.tol,
+                 method=p["method"] if method is None else method,
+                 backoff=bool(p["backoff"]) if backoff is None else backoff, tol=c.tol,
                  max_iter=c.max_iter, termination=termination, callback=progress)
     bar.empty()
     return pr, time.perf_counter() - t0
@@ -368,6 +373,8 @@ def comparison(problem, res, c) -> None:
                      "speed-up vs active set": round(t_as / t, 2),
                      "triplet visits [M]": round(v / 1e6, 3),
                      "visits: naive / this": round(v_naive / v, 2),
+                     "λ without path screening (back-off)": sum(
+                         "path screening skipped" in note for note in pr.notes),
                      "mean final screening rate": round(float(np.mean(pr.rate_final[1:n]))
                                                         if n > 1 else 0.0, 4),
                      **_where(pr.profile),
