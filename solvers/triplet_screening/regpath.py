@@ -72,7 +72,11 @@ def path(
     ``lam_0 = lam_max`` (every triplet in L*, exact optimum ``[sum H]_+ / lam_0``);
     each next lambda is warm-started from the previous solution, which is the
     RRPB reference for path screening (``eps = sqrt(2 gap / lam)``), followed by
-    dynamic screening (``dynamic``, as in :func:`solve`). The path stops by the paper's rule
+    dynamic screening (``dynamic``, as in :func:`solve`). Its first evaluation is the
+    previous lambda's last one at that solution (lambda enters the objective only
+    through ``lam ||M||^2 / 2``), not a new pass. With ``backoff=True`` path screening
+    runs at a lambda only when predicted to pay (:meth:`.PathScreen.skip`; the
+    others are noted in ``notes``). The path stops by the paper's rule
     ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01``
     (``termination=True``), after ``n_lambdas`` values or below ``lam_min``.
 
