@@ -507,7 +507,7 @@ assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-tripl
 # bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
 # per-triplet work (the triplet visits) and, with the anchor-block path pass, most of the
 # time too: on this 2-core machine `dualscope bench triplet_screening` measured
-# 3.9-4.2× for RRPB on wine with all triplets at tol 1e-6 and 5.9-6.4× at 1e-9 (the
+# 3.7-4.0× for RRPB on wine with all triplets at tol 1e-6 and 5.9-6.1× at 1e-9 (the
 # issue's target is 3×; the authors' C++ gets 4.65× over a naive pass some 40× slower
 # per triplet than ours). What screening cannot remove is the per-iteration part: the
 # $d\times d$ eigendecompositions and the per-pair forms of the pairs still in use
