@@ -901,6 +901,10 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
     if k == math.inf:  # the pair-id pass (k = 5) costs more than so few triplets save
         assert np.mean(tight.rate_path[1:] > 0) > 0.5
     assert sum("path screening skipped" in n for n in loose.notes) > 0
+    # the range-based scan runs its first two times whatever the prediction
+    rng = ts.path(X, y, triplets=prob, tol=1e-2, n_lambdas=4, termination=False,
+                  screening=("rrpb",), range_screening=True)
+    assert np.all(rng.rate_range[1:3] > 0)
 
 
 @pytest.mark.parametrize("diagonal", [False, True])

@@ -214,9 +214,13 @@ class PathScreen:
         visits it saves (:meth:`gain`) at least its cost (:meth:`pass_cost`), both for
         the share of the triplets it would screen. That share is taken as 1 first; if
         that pays and the problem has more than ``PROBE_MIN`` triplets, it is measured
-        on a fixed random sample of ``SAMPLE`` of them with the reference's sphere.
+        on a fixed random sample of ``SAMPLE`` of them with the reference's sphere. The
+        range-based scan always runs its first two times (the first builds its state,
+        the second measures what a scan costs once it has one).
         Counts, not clocks: the decisions do not depend on the machine's load."""
         self.advanced = False
+        if self.incremental and self._n_acc < 2:
+            return None  # the range-based scan's first two: its state, and its cost
         data = self.data
         n_t = data.n_t
         evals = max(self._evals, 1)
