@@ -251,6 +251,28 @@ def test_agrees_with_cvxpy_and_certificate_brackets_it(seed, loss, diagonal):
     assert np.all(r.history.primal >= r.history.dual - 1e-12 * np.abs(r.history.primal))
 
 
+@pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
+def test_path_agrees_with_cvxpy_at_every_lambda(seed, loss, diagonal):
+    """Along a screened path every lambda after the first starts from the previous one's
+    last evaluation (and path screening may sit out): at each lambda the certified
+    objective matches cvxpy, the certificate brackets it and the metric lies within
+    the certified radius."""
+    X, y = _data(40 + seed)
+    prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
+    p = _quiet(ts.path, X, y, triplets=prob, loss=loss, diagonal=diagonal, tol=1e-9,
+               n_lambdas=8, termination=False, backoff=seed % 2 == 0, max_iter=50_000)
+    assert len(p.lambdas) == 8 and p.converged.all()
+    for t in range(1, 8):
+        lam = p.lambdas[t]
+        c = ref.solve(X, y, lam, triplets=prob)
+        scale = max(1.0, abs(c.value))
+        assert abs(p.primal[t] - c.value) / scale <= 1e-6
+        assert p.dual[t] <= c.value + 1e-7 * scale <= p.primal[t] + 2e-7 * scale
+        assert p.primal[t] == pytest.approx(prob.primal(p.Ms[t], lam), rel=1e-12)
+        radius = math.sqrt(2.0 * max(p.gap[t], 0.0) / lam)
+        assert np.linalg.norm(p.Ms[t] - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+
+
 def test_cvxpy_agreement_at_about_5000_triplets():
     from explorer.datasets import load_real
 

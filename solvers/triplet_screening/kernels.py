@@ -511,23 +511,32 @@ def _pair_diff(q, la, lb, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _number_marked(mark, used_out):  # pragma: no cover - compiled
+    # The pairs marked in use (mark[p] != 0) numbered in increasing global id: mark[p]
+    # becomes the local id (-1 out of use), used_out[:count] the global ids; returns
+    # the count (_compact_pairs and the anchor-block path pass number them alike)
+    nu = 0
+    for p in range(mark.shape[0]):
+        if mark[p] != 0:
+            mark[p] = nu
+            used_out[nu] = p
+            nu += 1
+        else:
+            mark[p] = -1
+    return nu
+
+
+@njit(cache=True)
 def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
     # The pairs used by triplets given by their (global) pair ids la, lb, and the
     # triplets' local pair ids (the path scan passes its contiguous output directly).
-    mark = np.full(n_pairs, -1, dtype=np.int32)
+    mark = np.zeros(n_pairs, dtype=np.int32)
     n = la.shape[0]
     for t in range(n):
-        mark[la[t]] = 0
-        mark[lb[t]] = 0
-    cnt = 0
-    for p in range(n_pairs):
-        if mark[p] == 0:
-            mark[p] = cnt
-            cnt += 1
-    pairs = np.empty(cnt, dtype=np.int64)
-    for p in range(n_pairs):
-        if mark[p] >= 0:
-            pairs[mark[p]] = p
+        mark[la[t]] = 1
+        mark[lb[t]] = 1
+    used = np.empty(n_pairs, dtype=np.int64)
+    pairs = used[:_number_marked(mark, used)].copy()
     nla = np.empty(n, dtype=np.int32)
     nlb = np.empty(n, dtype=np.int32)
     for t in range(n):
@@ -709,14 +718,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 cnt[PA[od + np.uint64(o)]] += dcv[o]
             if keepc[o] != 0:
                 mark[PA[od + np.uint64(o)]] = 1
-    nu = 0
-    for p in range(mark.shape[0]):
-        if mark[p] != 0:
-            mark[p] = nu
-            used_out[nu] = p
-            nu += 1
-        else:
-            mark[p] = -1
+    nu = _number_marked(mark, used_out)
     na = np.uint64(0)
     for a in range(nd.shape[0]):
         m = nd[a]

@@ -18,7 +18,7 @@ from .pairs import _diff, _Eval, kkt_alpha
 from .pathscreen import PathScreen
 from .problem import TripletProblem
 from .results import TripletResult
-from .state import _Opts, _pad, _Ref, _Run
+from .state import _Carry, _Opts, _pad, _Ref, _Run
 from .triplets import _GLL_MEMORY
 
 
@@ -74,8 +74,11 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     )
     extras["rate_final"] = (run.nL + run.nR) / data.n_t
     # the data term's parts at M, exact (the next lambda's first evaluation, _Ref.ev)
-    extras["carry"] = None if run.best_parts is None else (*run.best_parts[:1], loss_value,
-                                                          *run.best_parts[1:])
+    if run.best_parts is None:
+        extras["carry"] = None
+    else:
+        A, asum, a2 = run.best_parts
+        extras["carry"] = _Carry(A, loss_value, asum, a2)
     return res, extras
 
 

@@ -167,7 +167,7 @@ def cdgb_sphere(M_alpha: np.ndarray, gap_d: float, lam: float) -> Sphere:
 
 def path_scale(lam0: float, lam1: float) -> float:
     """``(lam0 + lam1) / (2 lam1)``: the RPB and RRPB centres are this multiple of the
-    reference at ``lam0`` (so their per-pair forms are this multiple of the reference's)."""
+    reference at ``lam0``."""
     return (lam0 + lam1) / (2.0 * lam1)
 
 

@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,21 +31,30 @@ from .triplets import SCREEN_EVERY, _iters_left, _pad
 # ---------------------------------------------------------------------------
 
 
+class _Carry(NamedTuple):
+    """The data term's parts at a point, over all triplets: ``A = sum_t alpha_t H_t``,
+    the loss, ``sum alpha`` and ``sum alpha^2`` (``alpha`` the KKT map there)."""
+
+    A: np.ndarray
+    loss: float
+    asum: float
+    a2: float
+
+
 @dataclass
 class _Ref:
     """Reference solution of the previous lambda (RRPB / RPB / range screening).
 
-    ``ev``: the data term's parts at ``M`` when the previous solve evaluated them
-    exactly (``M`` inside every sphere that screened there, no working set):
-    ``(A, loss, sum alpha, sum alpha^2)`` with ``A = sum_t alpha_t H_t`` over all
-    triplets and ``alpha`` the KKT map at ``M``. Lambda enters the objective only
+    ``ev``: the data term's parts at ``M`` (:class:`_Carry`) when the previous solve
+    evaluated them exactly (``M`` inside every sphere that screened there, no working
+    set). Lambda enters the objective only
     through ``lam ||M||^2 / 2``, so they are the next lambda's evaluation at ``M`` too
     (:meth:`_Run.carried_eval`)."""
 
     M: np.ndarray
     lam: float
     eps: float
-    ev: tuple[np.ndarray, float, float, float] | None = None
+    ev: _Carry | None = None
 
 
 #: Costs of a screening round in loss-pass visits (a loss pass costs 2-2.3 ns per
@@ -572,19 +581,17 @@ class _Run:
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
 
-    def carried_eval(self, M: np.ndarray, parts: tuple[np.ndarray, float, float, float]
-                     ) -> _Eval | None:
+    def carried_eval(self, M: np.ndarray, parts: _Carry) -> _Eval | None:
         """The evaluation at ``M`` from the data term's parts there (:attr:`_Ref.ev`),
         without a pass: valid when ``M`` lies in every sphere that screened at this
         lambda (the screened triplets are then on their fixed pieces at ``M``, so the
         reduced objective and its gradient there are the full ones); else None."""
         if self.active_set or not self.exact(M):
             return None
-        A, loss, asum, a2 = parts
-        A = np.array(A)
+        A = np.array(parts.A)
         G, mm, _ = _eval_tail(A, self.data.zeros(), M, self.lam)
-        return _Eval(P=float(loss + 0.5 * self.lam * mm), loss=float("nan"), G=G, A=A,
-                     asum=float(asum), a2=float(a2))
+        return _Eval(P=float(parts.loss + 0.5 * self.lam * mm), loss=float("nan"), G=G,
+                     A=A, asum=float(parts.asum), a2=float(parts.a2))
 
     def _make_eval(self, loss: float, asum: float, a2: float, A: np.ndarray,
                    G: np.ndarray, mm: float, mh: float,
