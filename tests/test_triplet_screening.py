@@ -153,7 +153,7 @@ def test_fused_evaluation_matches_its_parts_written_out(loss, diagonal):
     margins, KKT weights, losses, A = sum alpha H + H_L and G = lam M - A written out
     with the explicit H_t, with the margins kept and the sphere rule applied, on a
     subset of the triplets; its cycle counts split the time, both are non-negative."""
-    from solvers.triplet_screening.pairs import _Forms
+    from solvers.triplet_screening.pairs import NO_BLOCKS, _Forms
     from solvers.triplet_screening.spheres import RULE_SLACK
 
     X, y = _data(1, n=30, d=4)
@@ -187,7 +187,7 @@ def test_fused_evaluation_matches_its_parts_written_out(loss, diagonal):
             code = np.full(idx.size, -1, dtype=np.int8)
             rule = (sub.hn, r, c, RULE_SLACK, code) if with_rule else None
             loss_v, asum, a2, nl, nr, A, G, mm, mh, cf, cl = f.evaluate(
-                M, sub.la, sub.lb, gamma, prob.hinge, mout, rule, HL, lam)
+                M, sub.la, sub.lb, NO_BLOCKS, gamma, prob.hinge, mout, rule, HL, lam)
             assert loss_v == pytest.approx(_loss(m_ref, loss, gamma).sum(), rel=1e-10)
             assert asum == pytest.approx(a_ref.sum(), rel=1e-12)
             assert a2 == pytest.approx((a_ref ** 2).sum(), rel=1e-12)
@@ -874,8 +874,14 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
         assert ps.pass_cost(0.25) == pytest.approx(pth.PAIR_PASS_WEIGHT * n_t
                                                    + pth.PATH_OVERHEAD)
     ps.account(3)
+    # the saving is what a loss pass costs now (in anchor blocks: cheaper per triplet)
+    # less what it costs over the remaining half by pair ids, plus the pair forms
+    from solvers.triplet_screening.pairs import BLOCK_PASS_ROW, BLOCK_PASS_TRIPLET
+    now = (BLOCK_PASS_TRIPLET * n_t + BLOCK_PASS_ROW * d.blocks.PB.size
+           if k == math.inf else n_t)
+    assert d.everything.pass_visits == pytest.approx(now)
     assert ps.gain(0.5) == pytest.approx(
-        3 * (0.5 * n_t + 2 * pth.PAIR_WEIGHT * d.d * 0.25 * d.n_pairs))
+        3 * (now - 0.5 * n_t + 2 * pth.PAIR_WEIGHT * d.d * 0.25 * d.n_pairs))
     lam = 0.5 * prob.lambda_max()
     prev = ts.solve(X, y, lam, triplets=prob, screening=None, tol=1e-10)
     at = (0.6 * lam, prev.M, lam, math.sqrt(2 * max(prev.gap, 0.0) / lam))
@@ -913,15 +919,19 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
                 seen.add("run")
                 break
         assert seen == ({"best", "run"} if sample == n_t else {"best", "sampled", "run"})
-    # along a path (the notes count the lambdas without the pass)
-    tight = ts.path(X, y, triplets=prob, tol=1e-10, n_lambdas=12, screening=("rrpb",))
-    loose = ts.path(X, y, triplets=prob, tol=1e-2, n_lambdas=12, screening=("rrpb",))
+    # along a path (the notes count the lambdas without the pass); with all triplets in
+    # anchor blocks a loss pass is cheap, so the pass pays only on a larger problem
+    monkeypatch.undo()
+    Xp, yp = _data(31, n=80) if k == math.inf else (X, y)
+    probp = ts.TripletProblem(Xp, yp, k=k)
+    tight = ts.path(Xp, yp, triplets=probp, tol=1e-10, n_lambdas=12, screening=("rrpb",))
+    loose = ts.path(Xp, yp, triplets=probp, tol=1e-2, n_lambdas=12, screening=("rrpb",))
     for p in (tight, loose):
         passes = int(np.sum(p.rate_path[1:] > 0))
         skips = sum("path screening skipped" in n for n in p.notes)
         assert passes + skips == len(p.lambdas) - 1
     if k == math.inf:  # the pair-id pass (k = 5) costs more than so few triplets save
-        assert np.mean(tight.rate_path[1:] > 0) > 0.5
+        assert np.sum(tight.rate_path[1:] > 0) > np.sum(loose.rate_path[1:] > 0)
     assert sum("path screening skipped" in n for n in loose.notes) > 0
     # the range-based scan runs its first two times whatever the prediction
     rng = ts.path(X, y, triplets=prob, tol=1e-2, n_lambdas=4, termination=False,
@@ -1039,6 +1049,67 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
             np.testing.assert_array_equal(o2[1][:na], la)
             np.testing.assert_array_equal(o2[2][:na], lb)
         assert seen.all()  # active, L-hat and R-hat all occurred
+
+
+@pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
+def test_block_loss_pass_equals_the_pair_id_pass(loss):
+    """The loss pass in anchor blocks gives the pair-id pass's loss, sum alpha, sum
+    alpha^2, per-pair weights, margins and rule codes (to rounding: its sums run in
+    another order) on the default triplets of all pairs and on uneven custom blocks;
+    a full evaluation through the problem's blocks equals one by pair ids."""
+    from solvers.triplet_screening.kernels import _block_loss_pass, _loss_pass
+    from solvers.triplet_screening.pairs import NO_BLOCKS, _anchor_blocks, _Data
+    from solvers.triplet_screening.spheres import RULE_SLACK
+
+    X, y = _data(5, n=36)
+    T = ts.triplets(X, y, k=math.inf)
+    same0 = [j for j in range(36) if y[j] == y[0] and j != 0][:3]
+    oth0 = [l for l in range(36) if y[l] != y[0]]
+    same1 = [j for j in range(36) if y[j] == y[1] and j != 1][:2]
+    oth1 = [l for l in range(36) if y[l] != y[1]][:4]
+    T3 = np.array([(0, j, l) for j in same0[:2] for l in oth0[:2]]
+                  + [(1, j, l) for j in same1 for l in oth1]
+                  + [(0, j, l) for j in same0 for l in oth0[2:5]])
+    rng = np.random.default_rng(3)
+    gamma = 0.05
+    hinge = loss == "hinge"
+    for Tx in (T, T3):
+        dx = _Data(X, Tx, False)
+        bx = _anchor_blocks(Tx, dx.pa, dx.pb)
+        assert bx is not None
+        n = len(Tx)
+        for _ in range(4):
+            M = _psd(rng, X.shape[1])
+            q = dx.quad(M / np.median(np.abs(dx.margins(M))))
+            r = float(rng.uniform(0.0, 1.0) / np.median(dx.hn))
+            out = []
+            for blocked in (False, True):
+                w, mout = np.empty(dx.n_pairs), np.empty(n)
+                code = np.full(n, -1, dtype=np.int8)
+                rule = (dx.hn, r, 1.0 - gamma, RULE_SLACK, code)
+                if blocked:
+                    res = _block_loss_pass(q, bx, gamma, hinge, w, mout, rule)
+                else:
+                    res = _loss_pass(q, dx.pa, dx.pb, gamma, hinge, w, mout, rule)
+                out.append((res, w, mout, code))
+            (r1, w1, m1, c1), (r2, w2, m2, c2) = out
+            np.testing.assert_allclose(r2[:3], r1[:3], rtol=1e-12)
+            assert r2[3:] == r1[3:] and 0 < r2[3] + r2[4] < n
+            np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-12 * np.abs(w1).max())
+            np.testing.assert_array_equal(m2, m1)
+            np.testing.assert_array_equal(c2, c1)
+            assert 0 < np.count_nonzero(r1[1]) and np.ptp(m1) > 0
+    prob = ts.TripletProblem(X, y, k=math.inf, loss=loss)
+    d = prob.data
+    assert d.everything.blocks.nd.size == 36
+    M = _psd(rng, X.shape[1])
+    HL = _psd(rng, X.shape[1])
+    for keep in (False, True):
+        res = [d.forms.evaluate(M, d.pa, d.pb, blk, prob.gamma, prob.hinge,
+                                np.empty(d.n_t if keep else 0), None, HL, 1.5)
+               for blk in (NO_BLOCKS, d.everything.blocks)]
+        for a, b in zip(res[0][:9], res[1][:9], strict=True):
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
 def _same_eval(e1, e2, P_full=None):

@@ -76,14 +76,15 @@ def _plus_sq_impl(A):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
+def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
                hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
                it_max, arm, rows, best_M, best_A, dual_M):  # pragma: no cover - compiled
     # Iterations it, it + 1, ... of the loop (see the module docstring). State in:
     # the iterate x with its evaluation (P, G, A, asum, a2: L-hat included), the step,
     # the GLL window hist[:nh], best = [best P, best D], gap_r (the last reduced gap).
-    # arm = (fused, dynamic on, backoff, remaining triplets, previous lambda's
-    # iterations or -1, pay_min, last radius, other rounds, adaptive, screen_every):
+    # arm = (fused, dynamic on, backoff, a loss pass's visits (_Sub.pass_visits),
+    # previous lambda's iterations or -1, pay_min, last radius, other rounds, adaptive,
+    # screen_every):
     # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
     # rows[k] = (best P, D row, gap row, reduced P, step, cycle count) of the k-th
     # iteration run; best_M / dual_M receive the iterates of a new best P / best D,
@@ -91,7 +92,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
     # recorded iterate is exact: its A is the full one's).
     # Returns (reason, iterations recorded, steps taken, evaluations, x, P, G, A, asum,
     # a2, step, nh, gap_r, D, new best M?, new dual point?, cycles of eig, forms, loss).
-    fused, dyn_on, backoff, n_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
+    fused, dyn_on, backoff, v_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
     n_rec = 0
     n_steps = 0
     n_evals = 0
@@ -106,7 +107,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
     while it <= it_max:
         # _Run.can_pay: could a screening round pay at this iteration?
         left = _iters_left(prev, it)
-        can_pay = dyn_on and ((not backoff) or n_sub * left >= pay_min)
+        can_pay = dyn_on and ((not backoff) or v_sub * left >= pay_min)
         if fused and can_pay and \
                 dgb_radius(gap_r, lam) <= FUSED_SHRINK * last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
@@ -121,7 +122,7 @@ def _pgd_burst(src, n_pairs, la, lb, gamma, hinge, HL, lam, nL, x, P, G, A, asum
             x_new = _plus(x - step * G)
             c_eig += _cycles() - c0
             loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-                src, x_new, n_pairs, la, lb, gamma, hinge, np.empty(0), None, HL, lam)
+                src, x_new, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
             c_forms += cf
             c_loss += cl
             P_new = _reduced_primal(loss, lam, mm, gamma, nL, mh)
@@ -209,7 +210,7 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     sub = run.work
     run.can_pay(it)  # refreshes the cached threshold (_pay_min) of the current subset
     prev = run.dyn.get("iters")
-    arm = (bool(fused), bool(run.dynamic_on), bool(run.backoff), int(sub.idx.size),
+    arm = (bool(fused), bool(run.dynamic_on), bool(run.backoff), float(sub.pass_visits),
            -1 if prev is None else int(prev), float(run._pay_min), float(run.last_radius),
            bool(rounds), bool(opts.adaptive), int(opts.screen_every))
     reg = run.regions
@@ -227,8 +228,8 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     pc = time.thread_time
     tt = pc()
     G0, A0 = np.ascontiguousarray(ev.G, dtype=float), np.ascontiguousarray(ev.A, dtype=float)
-    out = _pgd_burst(sub.forms.src, sub.pairs.size, sub.la, sub.lb, run.gamma, run.hinge,
-                     run.HL, run.lam, float(run.nL), x, float(ev.P), G0, A0,
+    out = _pgd_burst(sub.forms.src, sub.pairs.size, sub.la, sub.lb, sub.blocks, run.gamma,
+                     run.hinge, run.HL, run.lam, float(run.nL), x, float(ev.P), G0, A0,
                      float(ev.asum), float(ev.a2), float(eng.step_size), hist, nh0,
                      eng.sigma, eng.max_halvings, reg.C.reshape(reg.r.size, -1), reg.r,
                      reg.cn, n_reg, opts.tol, best, float(gap_r), it, it_max, arm,

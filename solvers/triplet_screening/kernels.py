@@ -92,6 +92,71 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     return loss, asum, a2, nl, nr
 
 
+@njit(cache=True, fastmath=True)
+def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
+    # :func:`_loss_pass` over all triplets stored in anchor blocks ``blk``
+    # (:class:`.pairs._Blocks`: anchor a owns the triplets t0[a] + s * nd[a] + o with
+    # pair ids PB[offs[a] + s] and PA[offd[a] + o]), same results. Per anchor the forms
+    # of its other-class pairs are gathered once; each row is then a contiguous loop
+    # (no gathers, SIMD code) whose weights go to a row sum in a register and to column
+    # sums, scattered once per row and once per column. The pair-id pass scatters twice
+    # per triplet, and the scatter-adds of a row all hit the same pair, a chain through
+    # memory. Measured (best of 15): 0.78 against 1.47 ns per triplet on digits PCA 20
+    # with k = 20 (rows of 20), 0.38 against 1.8 on wine with all triplets (rows of
+    # ~119), 1.06 against 1.27 on digits PCA 16 with k = 10 (rows of 10).
+    for p in range(w.shape[0]):
+        w[p] = 0.0
+    keep = mout.shape[0] > 0
+    nl = 0
+    nr = 0
+    loss = 0.0
+    asum = 0.0
+    a2 = 0.0
+    ig = 1.0 / gamma if gamma > 0.0 else 0.0
+    hg = 0.5 * gamma
+    if rule is not None:
+        hn, r, c, slack, code = rule
+    t0, ns, nd, offs, offd, PA, PB = blk
+    big = 1
+    for a in range(nd.shape[0]):
+        big = max(big, nd[a])
+    qd = np.empty(big)
+    cs = np.empty(big)
+    for a in range(nd.shape[0]):
+        m = nd[a]
+        od = np.uint64(offd[a])
+        os_ = np.uint64(offs[a])
+        for o in range(m):
+            qd[o] = q[PA[od + np.uint64(o)]]
+            cs[o] = 0.0
+        base = np.uint64(t0[a])
+        for s in range(ns[a]):
+            ib = np.uint64(PB[os_ + np.uint64(s)])
+            qs = q[ib]
+            b0 = base + np.uint64(s * m)
+            rs = 0.0
+            for o in range(m):
+                t = b0 + np.uint64(o)
+                mg = qd[o] - qs
+                if keep:
+                    mout[t] = mg
+                if rule is not None:
+                    isL, isR = _rule_sides(mg, r * hn[t], c, slack)
+                    code[t] = 2 * isR + isL
+                    nl += isL
+                    nr += isR
+                al, ell = _kkt_loss(mg, ig, hg, hinge)
+                loss += ell
+                asum += al
+                a2 += al * al
+                cs[o] += al
+                rs += al
+            w[ib] -= rs
+        for o in range(m):
+            w[PA[od + np.uint64(o)]] += cs[o]
+    return loss, asum, a2, nl, nr
+
+
 @njit(cache=True, inline="always")
 def _ell(u, gamma, hinge):  # pragma: no cover - compiled
     # Loss of a triplet with u = 1 - margin: hinge max(0, u), or the smoothed
@@ -456,11 +521,12 @@ def _wsum(src, w, M):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _evaluate(src, M, n_pairs, la, lb, gamma, hinge, mout, rule, HL,
+def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, rule, HL,
               lam):  # pragma: no cover - compiled
     # The reduced objective's parts at M over the triplets (la, lb) (local pair ids of
     # the n_pairs pairs of src): the loss pass (:func:`_loss_pass`, with its margins
-    # and its rule) between the pair forms and their weighted sum; then
+    # and its rule; :func:`_block_loss_pass` when ``blk``, the anchor blocks of these
+    # triplets, has any) between the pair forms and their weighted sum; then
     # A = sum_p w_p F_p F_p^T + HL and G = lam M - A. Returns (loss, sum alpha,
     # sum alpha^2, |L-hat|, |R-hat|, A, G, <M, M>, <M, HL>, cycles of the forms and
     # the weighted sum, cycles of the loss pass).
@@ -468,7 +534,10 @@ def _evaluate(src, M, n_pairs, la, lb, gamma, hinge, mout, rule, HL,
     q = _forms(src, M, n_pairs)
     c1 = _cycles()
     w = np.empty(n_pairs)
-    loss, asum, a2, nl, nr = _loss_pass(q, la, lb, gamma, hinge, w, mout, rule)
+    if blk[2].shape[0] > 0:
+        loss, asum, a2, nl, nr = _block_loss_pass(q, blk, gamma, hinge, w, mout, rule)
+    else:
+        loss, asum, a2, nl, nr = _loss_pass(q, la, lb, gamma, hinge, w, mout, rule)
     c2 = _cycles()
     A = _weighted_sum(src, w, M, False)
     c3 = _cycles()

@@ -56,6 +56,19 @@ class _Blocks(NamedTuple):
     PB: np.ndarray
 
 
+#: No anchor blocks (the loss pass goes by pair ids): empty arrays of the block dtypes.
+NO_BLOCKS = _Blocks(*(np.empty(0, dtype=np.int64) for _ in range(5)),
+                    np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32))
+
+#: Cost of a loss pass in anchor blocks (:func:`.kernels._block_loss_pass`) in visits of
+#: the pair-id pass: ``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row,
+#: fitted to its time (best of 15) on wine with all triplets (rows of ~119, 0.21 of the
+#: pair-id pass) and digits PCA 20 with k = 20 (rows of 20, 0.53); it gives 0.92 for
+#: digits PCA 16 with k = 10 (rows of 10; measured 0.84).
+BLOCK_PASS_TRIPLET = 0.15
+BLOCK_PASS_ROW = 7.5
+
+
 def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | None:
     """The anchor blocks of the triplets ``T`` (pair ids ``pa``, ``pb``) when they are
     stored that way (runs of one anchor, rows of one ``j`` sharing one list of ``l``),
@@ -134,16 +147,17 @@ class _Forms:
         """What the compiled route reads: ``(F,)`` per pair, ``(X, pi, pj)`` Gram."""
         return (self.F,) if self.mode == "pairs" else (self.Xc, self.pi, self.pj)
 
-    def evaluate(self, M: np.ndarray, la: np.ndarray, lb: np.ndarray, gamma: float,
-                 hinge: bool, mout: np.ndarray, rule: tuple | None, HL: np.ndarray,
-                 lam: float) -> tuple:
+    def evaluate(self, M: np.ndarray, la: np.ndarray, lb: np.ndarray, blk: _Blocks,
+                 gamma: float, hinge: bool, mout: np.ndarray, rule: tuple | None,
+                 HL: np.ndarray, lam: float) -> tuple:
         """The forms at ``M``, the loss pass over the triplets ``(la, lb)`` (local pair
-        ids) and the weighted sum in one compiled call (:func:`.kernels._evaluate`:
-        its arguments after ``M`` and the same results)."""
+        ids; in anchor blocks ``blk`` unless it is :data:`NO_BLOCKS`) and the weighted
+        sum in one compiled call (:func:`.kernels._evaluate`: its arguments after ``M``
+        and the same results)."""
         if not M.flags.c_contiguous:
             M = np.ascontiguousarray(M)
-        return _evaluate(self.src, M, self.pi.shape[0], la, lb, gamma, hinge, mout, rule, HL,
-                         lam)
+        return _evaluate(self.src, M, self.pi.shape[0], la, lb, blk, gamma, hinge, mout,
+                         rule, HL, lam)
 
     def quad(self, M: np.ndarray) -> np.ndarray:
         """``F_p^T M F_p`` (diagonal: ``F_p^T m``) for every pair, by the route."""
@@ -225,12 +239,14 @@ class _Data:
         self.forms = _Forms(self.F, self.pi, self.pj, self.Xc, diagonal)
         self.shape = (d,) if diagonal else (d, d)
         self._all: _Sub | None = None
+        _ = self.blocks
 
     @cached_property
     def blocks(self) -> _Blocks | None:
-        """The anchor blocks for path screening (None: the triplets are not stored so,
-        or their rows are shorter than :data:`BLOCK_ROW` on average). Found on first use:
-        a single solve never needs them."""
+        """The anchor blocks of the loss pass over all triplets and of path screening
+        (None: the triplets are not stored so, or their rows are shorter than
+        :data:`BLOCK_ROW` on average). Found with the problem (1.8-8 ms on the bench's
+        sets, 1-2 % of building the problem), so that no solve pays for it."""
         b = _anchor_blocks(self.T, self.pa, self.pb)
         return b if (b is not None and self.n_t >= BLOCK_ROW * b.PB.size) else None
 
@@ -297,7 +313,8 @@ class _Data:
         """All triplets as a subset (cached)."""
         if self._all is None:
             self._all = _Sub(np.arange(self.n_t), np.arange(self.n_pairs), self.pa, self.pb,
-                             self.hn, self.forms)
+                             self.hn, self.forms,
+                             NO_BLOCKS if self.blocks is None else self.blocks)
         return self._all
 
 
@@ -311,6 +328,15 @@ class _Sub:
     lb: np.ndarray
     hn: np.ndarray
     forms: _Forms
+    blocks: _Blocks = NO_BLOCKS   # all triplets in anchor blocks: the loss pass by blocks
+
+    @property
+    def pass_visits(self) -> float:
+        """Cost of a loss pass over these triplets in visits of the pair-id pass
+        (``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row in blocks)."""
+        if self.blocks.nd.size:
+            return BLOCK_PASS_TRIPLET * self.idx.size + BLOCK_PASS_ROW * self.blocks.PB.size
+        return float(self.idx.size)
 
     def quad(self, M: np.ndarray) -> np.ndarray:
         return self.forms.quad(M)

@@ -89,15 +89,19 @@ SAMPLE = 1024
 PROBE_MIN = 65_536
 
 
-def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float) -> float:
+def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
+                 now: float | None = None) -> float:
     """Loss-pass visits saved by removing ``removed`` of ``n`` triplets (on ``n_pairs``
     pairs in dimension ``d``) from ``evals`` evaluations: their loss passes and the
     forms of the pairs they alone used, estimated as half their share of the pairs
     (measured along whole paths with path screening at every lambda: 1.1-1.7 visits
     per screened triplet and evaluation; this gives 1.02-1.36, more on sets whose
-    pairs serve fewer triplets)."""
+    pairs serve fewer triplets). ``now``: what a loss pass over the ``n`` costs today
+    (default ``n``; less when they are all in anchor blocks, :attr:`.pairs._Sub.pass_visits`),
+    the remaining ones going by pair ids (so removing few can save nothing or less)."""
     pairs = 0.5 * n_pairs * removed / max(n, 1)
-    return evals * (removed + 2 * PAIR_WEIGHT * d * pairs)
+    loss = removed if now is None else now - (n - removed)
+    return evals * (loss + 2 * PAIR_WEIGHT * d * pairs)
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -206,7 +210,8 @@ class PathScreen:
         """Loss-pass visits the pass saves when it screens ``share`` of the triplets,
         over as many evaluations as the last solve ran (:func:`visits_saved`)."""
         d = self.data
-        return visits_saved(share * d.n_t, d.n_t, d.n_pairs, d.d, max(self._evals, 1))
+        return visits_saved(share * d.n_t, d.n_t, d.n_pairs, d.d, max(self._evals, 1),
+                            d.everything.pass_visits)
 
     def skip(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> str | None:
         """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``

@@ -219,7 +219,7 @@ class _Run:
         lam = self.lam
         t0 = pc()
         loss, asum, a2, nl, nr, A, G, mm, mh, c_forms, c_loss = sub.forms.evaluate(
-            M, sub.la, sub.lb, self.gamma, self.hinge, mout, rule, self.HL, lam)
+            M, sub.la, sub.lb, sub.blocks, self.gamma, self.hinge, mout, rule, self.HL, lam)
         # one compiled call: its thread time is split by the cycles of its phases
         t = pc() - t0
         share = c_loss / (c_forms + c_loss) if c_forms + c_loss > 0 else 0.0
@@ -256,7 +256,8 @@ class _Run:
         over the evaluations still expected: their loss passes, and the per-pair forms
         of the pairs they alone used (estimated as half their share of the pairs)."""
         evals = self.iters_left(iteration) * float(self.dyn.get("evals_per_iter", 1.0))
-        return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals)
+        return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals,
+                            sub.pass_visits)
 
     def _commit_cost(self, sub: _Sub) -> float:
         """Cost of applying a fused round over ``sub`` in loss-pass visits: the status
@@ -317,7 +318,7 @@ class _Run:
         if self._pay_sub is not sub:
             self._pay_sub = sub
             self._pay_min = PAY_MARGIN * min(self._round_cost(1), self._commit_cost(sub))
-        return sub.idx.size * self.iters_left(iteration) >= self._pay_min
+        return sub.pass_visits * self.iters_left(iteration) >= self._pay_min
 
     def iters_left(self, iteration: int) -> int:
         """Iterations still expected at this lambda: the previous lambda's count minus
@@ -328,16 +329,17 @@ class _Run:
         # the compiled function's Python source: no dispatch from Python (~0.6 us a call)
         return _iters_left.py_func(-1 if prev is None else int(prev), int(iteration))
 
-    def dynamic_round(self, n_before: int, n_spheres: int, removed: int,
+    def dynamic_round(self, n_before: int, n_spheres: int, saved: float,
                       iteration: int) -> None:
         """Back-off rule of dynamic screening, from what the rounds achieved so far. A
-        round pays when the loss-pass work it saves (removed triplets x the iterations
+        round pays when the loss-pass work it saves (``saved`` visits a loss pass, the
+        removed triplets unless the pass went by anchor blocks before, x the iterations
         still expected at this lambda, :meth:`iters_left`) exceeds its cost
         (:meth:`_round_cost`), all counted in loss-pass visits, so the decisions (and
         the iterates) do not depend on the machine's load. Two rounds in a row that do
         not pay stop dynamic screening for this lambda; a lambda on which it did not pay
         in total skips it on the next three (all noted in the result)."""
-        gain = float(removed) * self.iters_left(iteration)
+        gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
         self._dyn_gain += gain
@@ -369,10 +371,11 @@ class _Run:
             due = iteration % opts.screen_every == 0
         if not (due and self.worth_screening(len(kinds), self.iters_left(iteration))):
             return None
-        n_before = self.unscr.idx.size
+        n_before, v_before = self.unscr.idx.size, self.unscr.pass_visits
         spheres = self.spheres_at(kinds, M, ev, gap, D, ref, False, Ma)
         removed = self.screen(spheres, opts.rule, halfspace, iteration)
-        self.dynamic_round(n_before, len(spheres), removed, iteration)
+        self.dynamic_round(n_before, len(spheres), v_before - self.unscr.pass_visits,
+                           iteration)
         return removed
 
     def worth_screening(self, n_spheres: int, iters: int | None = None) -> bool:
@@ -385,7 +388,7 @@ class _Run:
             return True
         if iters is None:
             iters = self.iters_left(0)
-        best_gain = float(self.unscr.idx.size) * max(iters, 1)
+        best_gain = self.unscr.pass_visits * max(iters, 1)
         cost = self._round_cost(n_spheres)
         if best_gain < PAY_MARGIN * cost:
             if not self._skip_noted:
