@@ -1112,6 +1112,57 @@ def test_block_loss_pass_equals_the_pair_id_pass(loss):
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
+def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monkeypatch):
+    """A lambda whose dynamic rounds did not pay skips them on the next 3 lambdas, 6
+    after a second such lambda in a row, 3 again once rounds paid; along a path the
+    other spheres' round at each lambda's start is under that back-off: it runs only
+    while dynamic screening is on and is counted as a round (so a sphere that screens
+    little is not tried at every lambda)."""
+    from solvers.triplet_screening import state
+    from solvers.triplet_screening.state import SKIP_LAMBDAS, _Run
+
+    X, y = _data(3, n=30)
+    prob = ts.TripletProblem(X, y, k=3)
+    lam = 0.1 * prob.lambda_max()
+    dyn: dict = {}
+
+    def lam_run(paid: bool | None) -> bool:
+        run = _Run(prob, lam, active_set=False, dynamic=dyn)
+        on = run.dynamic_on
+        if paid is not None:
+            run._dyn_cost, run._dyn_gain = 10.0, (20.0 if paid else 1.0)
+        run.finish_dynamic(5)
+        return on
+
+    assert lam_run(False)                               # did not pay: skip 3
+    assert [lam_run(None) for _ in range(SKIP_LAMBDAS)] == [False] * SKIP_LAMBDAS
+    assert lam_run(False)                               # again: skip 6
+    assert [lam_run(None) for _ in range(2 * SKIP_LAMBDAS)] == [False] * (2 * SKIP_LAMBDAS)
+    assert lam_run(True) and lam_run(False)             # paid, then not: skip 3 again
+    assert [lam_run(None) for _ in range(SKIP_LAMBDAS + 1)] == [False] * SKIP_LAMBDAS + [True]
+    # along a path (rounds made cheap enough to be tried on so small a problem)
+    monkeypatch.setattr(state, "ROUND_OVERHEAD", 0)
+    starts, counted = [], []
+    spheres_at, dynamic_round = _Run.spheres_at, _Run.dynamic_round
+
+    def spy_spheres(self, kinds, M, ev, gap, D, ref, first, *a):
+        if first:
+            starts.append(self.dynamic_on)
+        return spheres_at(self, kinds, M, ev, gap, D, ref, first, *a)
+
+    def spy_round(self, n_before, n_spheres, saved, iteration):
+        if iteration == 0:
+            counted.append(saved)
+        return dynamic_round(self, n_before, n_spheres, saved, iteration)
+
+    monkeypatch.setattr(_Run, "spheres_at", spy_spheres)
+    monkeypatch.setattr(_Run, "dynamic_round", spy_round)
+    p = ts.path(X, y, triplets=prob, tol=1e-8, n_lambdas=30, screening=("rrpb", "gb"))
+    assert starts and all(starts) and len(counted) == len(starts)
+    assert len(starts) < len(p.lambdas) - 1
+    assert sum("dynamic screening skipped" in n for n in p.notes) > 0
+
+
 def _same_eval(e1, e2, P_full=None):
     """Two evaluations at one point agree to rounding (and with the full objective)."""
     assert e1.P == pytest.approx(e2.P, rel=1e-12)

@@ -107,12 +107,16 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
         extras["by_sphere"]["rrpb"] = c / n_t
         changed += c
         kinds.remove("rrpb")
-    if kinds and ev is not None and not run.worth_screening(len(kinds)):
+    # the other spheres at the starting point: the first round of dynamic screening, so
+    # under its back-off (skipped while it is backed off, and counted in what it saves)
+    if kinds and ev is not None and not (run.dynamic_on and run.worth_screening(len(kinds))):
         kinds = []
     spheres = run.spheres_at(kinds, M, ev, gap, D, ref, True, Ma) if kinds else []
     if spheres:
         before = len(run.log["new_L"])
+        n_before, v_before = run.unscr.idx.size, run.unscr.pass_visits
         changed += run.screen(spheres, opts.rule, Aneg, 0)
+        run.dynamic_round(n_before, len(spheres), v_before - run.unscr.pass_visits, 0)
         for k in range(before, len(run.log["new_L"])):
             name = run.log["sphere"][k]
             extras["by_sphere"][name] = (run.log["new_L"][k] + run.log["new_R"][k]) / n_t

@@ -64,6 +64,9 @@ class _Ref:
 #: sphere's centre (``PAIR_WEIGHT``, :mod:`.pathscreen`).
 ROUND_OVERHEAD = 40_000
 RULE_WEIGHT = 3.5
+#: Lambdas without dynamic rounds after one on which they did not pay (doubling while
+#: that repeats, :meth:`_Run.finish_dynamic`).
+SKIP_LAMBDAS = 3
 #: Adaptive dynamic screening: a round is due when the duality-gap ball's radius
 #: ``sqrt(2 gap / lam)`` is below this share of the last screening sphere's radius.
 ADAPTIVE_SHRINK = 0.5
@@ -338,7 +341,8 @@ class _Run:
         (:meth:`_round_cost`), all counted in loss-pass visits, so the decisions (and
         the iterates) do not depend on the machine's load. Two rounds in a row that do
         not pay stop dynamic screening for this lambda; a lambda on which it did not pay
-        in total skips it on the next three (all noted in the result)."""
+        in total skips it on the next lambdas (:meth:`finish_dynamic`; all noted in the
+        result)."""
         gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
@@ -400,11 +404,18 @@ class _Run:
         return True
 
     def finish_dynamic(self, n_iter: int) -> None:
-        """End of this lambda: remember the iteration count and whether screening paid."""
+        """End of this lambda: remember the iteration count and whether screening paid.
+        A lambda whose rounds did not pay in total skips them on the next three lambdas,
+        twice as many after each further such lambda in a row (3, 6, 12, ...), and back
+        to three once rounds pay."""
         self.dyn["iters"] = n_iter
         self.dyn["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
-        if self.backoff and self._dyn_cost > 0 and self._dyn_gain < self._dyn_cost:
-            self.dyn["skip"] = 3
+        if self.backoff and self._dyn_cost > 0:
+            if self._dyn_gain < self._dyn_cost:
+                self.dyn["skip"] = self.dyn.get("next_skip", SKIP_LAMBDAS)
+                self.dyn["next_skip"] = 2 * self.dyn["skip"]
+            else:
+                self.dyn["next_skip"] = SKIP_LAMBDAS
 
     def exact(self, M: np.ndarray) -> bool:
         return self.regions.contains_all(M)
