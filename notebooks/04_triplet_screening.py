@@ -447,13 +447,17 @@ for loss in ("smoothed_hinge", "hinge"):
 # (features min-max scaled to $[-1, 1]$ as in the authors' data files, 1,232,288
 # triplets), naive against RRPB and RRPB+PGB, same tolerance, same $\lambda$ grid, CPU time.
 #
-# Path screening keeps its state along the path and costs one fused pass per $\lambda$
-# (RRPB rule, status update, the L-hat pair counts, compaction of what remains). The
-# default triplets are stored in *anchor blocks* (one anchor $i$; rows of same-class $j$
-# sharing one list of other-class $l$), so the rule reads each anchor's pair forms
-# contiguously and runs as one flat SIMD loop per anchor, with the compaction of the
-# triplets and of the pairs still in use in the same pass: 1.8-1.9 ms per $\lambda$ for
-# wine's 1.2 M triplets, a little less than one loss pass (~2.3 ms). It runs at a
+# The naive path is no strawman. Its loss pass reads the triplets in the same anchor
+# blocks: per anchor the pair forms of its other-class points are gathered once, each row
+# is a contiguous SIMD loop, and the per-pair weights are row and column sums scattered
+# once per row and column (0.4 ns per triplet on wine with all triplets, 1.8 ns by pair
+# ids, ~106 ns in the authors' C++). Path screening keeps its state along the path and
+# costs one fused pass per $\lambda$ (RRPB rule, status update, the L-hat pair counts,
+# compaction of what remains): the rule reads each anchor's pair forms contiguously and
+# runs as one flat SIMD loop per anchor, 1.8-1.9 ms per $\lambda$ for wine's 1.2 M
+# triplets, about four loss passes over all of them. What remains after screening is no
+# longer in blocks and goes by pair ids (~1.3 ns per triplet), so screening pays only
+# when it removes most triplets: about four fifths here, half on digits. It runs at a
 # $\lambda$ only when it is predicted to pay: the loss-pass work it saves over as many
 # evaluations as the last solve ran, for the share of a fixed sample of 1,024 triplets
 # it screens, against its cost (a model fitted to its measured cost; the path's notes
@@ -505,15 +509,17 @@ assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-tripl
 # **Reading the numbers.** Columns: CPU seconds of the whole path and where they went
 # (thread CPU seconds of the loss passes over the remaining triplets, screening
 # bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
-# per-triplet work (the triplet visits) and, with the anchor-block path pass, most of the
-# time too: on this 2-core machine `dualscope bench triplet_screening` measured
-# 3.7-4.0× for RRPB on wine with all triplets at tol 1e-6 and 5.9-6.1× at 1e-9 (the
-# issue's target is 3×; the authors' C++ gets 4.65× over a naive pass some 40× slower
-# per triplet than ours). What screening cannot remove is the per-iteration part: the
-# $d\times d$ eigendecompositions and the per-pair forms of the pairs still in use
-# (between screening events the iterations run in one compiled call, so Python's step
-# logic is gone from them). With `DUALSCOPE_NOTEBOOK_SMALL=1` this cell runs wine with
-# $k=10$, where that per-iteration part dominates and the gain is about 2×.
+# per-triplet work (the triplet visits), but against a naive pass this fast much less of
+# the time: on this 2-core machine `dualscope bench triplet_screening` measured
+# 1.10-1.15× for RRPB on wine with all triplets at tol 1e-6 and 1.50-1.51× at 1e-9
+# (0.9 s and 1.2 s; the naive path 1.0 s and 1.8-1.9 s; with the pair-id loss pass of
+# earlier versions it took 4.0 s and 7.4-7.8 s, and RRPB was 3.7-6.1× faster). The
+# authors' C++ gets 4.65× over a naive pass some 250× slower per triplet than ours. What
+# screening cannot remove is the per-iteration part: the $d\times d$ eigendecompositions
+# and the per-pair forms of the pairs still in use (between screening events the
+# iterations run in one compiled call, so Python's step logic is gone from them). With
+# `DUALSCOPE_NOTEBOOK_SMALL=1` this cell runs wine with $k=10$, where the gain is about
+# 1.7-1.8×.
 #
 # Where the screening rate comes from, per sphere, along the same path (Figures 4–5 of the
 # paper; RPB treats the previous solution as exact, a theoretical comparison only), and

@@ -10,7 +10,9 @@ pair ``(i, l)`` (``a = x_i - x_l``) and ``pb[t]`` for the pair ``(i, j)``
 so one pass over the triplets costs two gathers and, for the gradient, two
 scatter-adds into per-pair weights ``w`` with ``sum_t alpha_t H_t = sum_p w_p
 Delta_p Delta_p^T``. The loops below fuse margin, loss, KKT dual variable and
-scatter-add in a single sequential pass (numpy would need eight passes).
+scatter-add in a single sequential pass (numpy would need eight passes). Over all
+triplets stored in anchor blocks (:class:`.pairs._Blocks`) the pass goes block by block
+instead (:func:`_block_loss_pass`): contiguous rows, one scatter per row and column.
 """
 
 from __future__ import annotations

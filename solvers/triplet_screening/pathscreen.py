@@ -24,6 +24,13 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   triplets still in the problem and those whose interval expired
   (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
 
+What the pass must beat: without it the solve at ``lam`` runs on all triplets, whose
+loss pass goes by anchor blocks (:func:`.kernels._block_loss_pass`, 0.2-0.9 of a pair-id
+pass: :attr:`.pairs._Sub.pass_visits`), while the triplets it leaves go by pair ids; so
+its gain (:meth:`PathScreen.gain`) is what a loss pass costs now less what it costs over
+the remainder, and it needs to remove about half (digits PCA 20, k = 20) to four fifths
+(wine, all triplets) of the triplets before a loss pass gets cheaper at all.
+
 The solve's first evaluation at the reference needs no pass: the previous lambda's
 last evaluation there is the new reduced problem's (:attr:`.state._Ref.ev`).
 
