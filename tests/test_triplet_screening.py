@@ -1163,6 +1163,40 @@ def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monk
     assert sum("dynamic screening skipped" in n for n in p.notes) > 0
 
 
+@pytest.mark.parametrize("screening", [None, ("rrpb", "pgb")])
+def test_solve_from_init_starts_from_its_kept_evaluation(screening):
+    """``solve(init=res)`` starts at ``res.M`` with the data term's parts ``res`` kept
+    there: one loss pass fewer than the same start without them (also at the same
+    lambda with a tighter tol, and after pickling), the same iterates to rounding, the
+    first recorded primal the full objective at ``res.M``; with another loss (gamma)
+    the parts are not used."""
+    import pickle
+
+    X, y = _data(1, n=40)
+    prob = ts.TripletProblem(X, y, k=5)
+    n_t, lm = prob.n_triplets, prob.lambda_max()
+    r1 = ts.solve(X, y, 0.1 * lm, triplets=prob, screening=screening, tol=1e-6)
+    assert r1._carry is not None
+    bare = pickle.loads(pickle.dumps(r1))
+    assert bare._carry is not None
+    object.__setattr__(bare, "_carry", None)
+    for lam, tol in ((0.08 * lm, 1e-9), (0.1 * lm, 1e-10)):
+        kw = dict(triplets=prob, screening=screening, tol=tol)
+        r2 = ts.solve(X, y, lam, init=pickle.loads(pickle.dumps(r1)), **kw)
+        r3 = ts.solve(X, y, lam, init=bare, **kw)
+        saved = r3.triplet_visits - r2.triplet_visits  # all, or what RRPB left first
+        assert saved == n_t if screening is None else 0 < saved <= n_t
+        assert r2.n_iter == r3.n_iter and r2.converged and r3.converged
+        assert r2.primal == pytest.approx(r3.primal, rel=1e-12)
+        np.testing.assert_allclose(r2.M, r3.M, atol=1e-10 * np.abs(r3.M).max())
+        assert r2.history.primal[0] == pytest.approx(prob.primal(r1.M, lam), rel=1e-12)
+    other = ts.TripletProblem(X, y, k=5, gamma=0.1)
+    kw = dict(triplets=other, screening=screening, tol=1e-9, gamma=0.1)
+    r4 = ts.solve(X, y, 0.08 * lm, init=r1, **kw)
+    r5 = ts.solve(X, y, 0.08 * lm, init=bare, **kw)
+    assert r4.triplet_visits == r5.triplet_visits and r4.primal == r5.primal
+
+
 def _same_eval(e1, e2, P_full=None):
     """Two evaluations at one point agree to rounding (and with the full objective)."""
     assert e1.P == pytest.approx(e2.P, rel=1e-12)

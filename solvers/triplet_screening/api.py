@@ -118,7 +118,11 @@ def solve(
     max_iter : int
     init : TripletResult, optional
         Warm start (same triplets and metric type); if it was solved for the same
-        loss at another lambda it is RRPB's reference for path screening.
+        loss at another lambda it is RRPB's reference for path screening. With the
+        same loss the solve starts at ``init.M`` itself with the data term's parts it
+        kept there (``sum alpha H``, the loss, ``sum alpha``, ``sum alpha^2``; lambda
+        enters only through ``lam ||M||^2 / 2``), so its first evaluation needs no pass
+        over the triplets (as each lambda of :func:`path`).
     callback : callable, optional
         ``callback(state)`` per certified iteration; ``state.iterate`` holds ``M``
         and ``status`` (0 active, 1 L-hat, 2 R-hat, 3 outside the active set).
@@ -144,6 +148,7 @@ def solve(
                          "or diagonal setting")
     ref = None
     step0 = None
+    carry = None
     if init is None:
         M0 = prob.data.zeros()
     else:
@@ -155,18 +160,25 @@ def solve(
                 "init does not match this problem (other triplets, triplet order, data, "
                 "dimension or metric type)")
         M0 = prob.check_metric(init.M, "init.M")
-        M0 = sph.proj_pm(M0)[0]
-        step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
         p = init.params
-        if (p.get("loss") == prob.loss and p.get("gamma") == prob.gamma
-                and init.lam != lam and np.isfinite(init.gap)):
+        same_loss = p.get("loss") == prob.loss and p.get("gamma") == prob.gamma
+        # the data term's parts at init.M (the first evaluation, without a pass)
+        carry = getattr(init, "_carry", None) if same_loss else None
+        if carry is None:
+            M0 = sph.proj_pm(M0)[0]
+        else:
+            M0 = np.array(init.M)  # the solver's own PSD iterate, where carry was taken
+        step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
+        if same_loss and init.lam != lam and np.isfinite(init.gap):
             ref = _Ref(M=np.array(init.M), lam=float(init.lam),
-                       eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
+                       eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam),
+                       ev=carry)
+            carry = None
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback, backoff=backoff,
                  adaptive=v["dynamic"] == "adaptive")
     with single_threaded_blas():
-        res, _ = _run_solve(prob, lam, M0, opts, ref, step0)
+        res, _ = _run_solve(prob, lam, M0, opts, ref, step0, carry=carry)
     return res
 
 

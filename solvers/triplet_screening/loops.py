@@ -24,8 +24,12 @@ from .triplets import _GLL_MEMORY
 
 def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
-               compare: Sequence[tuple[str, str]] = ()):
-    """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``."""
+               compare: Sequence[tuple[str, str]] = (), carry: _Carry | None = None):
+    """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``. ``carry``:
+    the data term's parts at ``M0`` (as ``ref.ev``, for a start that is no RRPB
+    reference: :func:`.api.solve` from an ``init`` at the same lambda). The result keeps
+    its own parts at its ``M`` as ``_carry`` (None when not exact), for a solve that
+    starts there."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
                backoff=opts.backoff, keep_snapshots=opts.want_alpha)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
@@ -40,7 +44,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     if opts.method == "dual":
         M, step = _dual_loop(run, M0, opts, ref, ps, mon, extras)
     else:
-        M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras)
+        M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras, carry)
     fields = mon.result_fields()
     run.finish_dynamic(int(fields["n_iter"]))
     if ps is not None and run.backoff:
@@ -79,6 +83,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     else:
         A, asum, a2 = run.best_parts
         extras["carry"] = _Carry(A, loss_value, asum, a2)
+    object.__setattr__(res, "_carry", extras["carry"])
     return res, extras
 
 
@@ -132,7 +137,8 @@ def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, 
 
 
 def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
-              step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict):
+              step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict,
+              carry: _Carry | None = None):
     """Section 5's projected gradient (:class:`solvers.pgd.PGD`) with screening.
 
     Runs of iterations with no screening event in between go to one compiled call
@@ -158,7 +164,9 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
     ev = None
     if ref is not None and ref.ev is not None and np.array_equal(ref.M, M):
-        ev = run.carried_eval(M, ref.ev)
+        carry = ref.ev
+    if carry is not None:
+        ev = run.carried_eval(M, carry)
     if ev is None:
         ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
