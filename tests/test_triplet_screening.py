@@ -897,10 +897,10 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
         for evals in range(1, 200):
             ps.account(evals)
             note = ps.skip(*at)
-            best = ps.gain(1.0) >= ps.pass_cost(1.0)
+            best = ps.gain(1.0) >= pth.PATH_PAY_MARGIN * ps.pass_cost(1.0)
             if not best:
                 assert note and f"at most {ps.gain(1.0):,.0f}" in note
-                assert f"{ps.pass_cost(1.0):,.0f}" in note
+                assert f"{pth.PATH_PAY_MARGIN * ps.pass_cost(1.0):,.0f}" in note
                 seen.add("best")
                 continue
             if sample == n_t:
@@ -911,7 +911,7 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
             L, R = _rule_masks(d, ps._probe, sp, "sphere", prob.gamma, None)
             est = float(L.sum() + R.sum()) / sample
             assert abs(est - share) < 0.25
-            assert (note is None) == (ps.gain(est) >= ps.pass_cost(est))
+            assert (note is None) == (ps.gain(est) >= pth.PATH_PAY_MARGIN * ps.pass_cost(est))
             if note:
                 assert f"{est:.0%} of a sample of {sample}" in note
                 seen.add("sampled")
@@ -922,6 +922,7 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
     # along a path (the notes count the lambdas without the pass); with all triplets in
     # anchor blocks a loss pass is cheap, so the pass pays only on a larger problem
     monkeypatch.undo()
+    monkeypatch.setattr(pth, "PATH_PAY_MARGIN", 1.0)  # lambdas of 3-5 iterations here
     Xp, yp = _data(31, n=80) if k == math.inf else (X, y)
     probp = ts.TripletProblem(Xp, yp, k=k)
     tight = ts.path(Xp, yp, triplets=probp, tol=1e-10, n_lambdas=12, screening=("rrpb",))

@@ -88,6 +88,15 @@ PAIR_WEIGHT = 0.15
 #: Margin a screening round's best-case gain must clear (dynamic screening, see
 #: :meth:`._Run.worth_screening`).
 PAY_MARGIN = 2.0
+#: Path screening runs at a lambda when its predicted gain is at least this many times
+#: its predicted cost: the model is optimistic in situ (the pass is cache-cold, and the
+#: fused rounds and pair compaction that follow it are not in it). Measured per lambda
+#: along whole paths (wine with all triplets and k = 10, digits PCA 16 and 20, tol
+#: 1e-6 and 1e-9, RRPB against naive): where the predicted gain/cost was 1-1.5 the
+#: screened lambda took 0.81-1.10x the naive one's time (medians of the six runs),
+#: at 1.5-2 1.10-1.45x on five of them (0.96x on wine k = 10), at 2 and more
+#: 1.23-2.01x.
+PATH_PAY_MARGIN = 1.5
 #: Before a pass over more than ``PROBE_MIN`` triplets, the share it would screen is
 #: estimated on a fixed random sample of ``SAMPLE`` of them (the same rule and sphere;
 #: standard error under 1.6 points), which costs ~0.05 ms (2 % of the pass on digits
@@ -223,7 +232,8 @@ class PathScreen:
     def skip(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> str | None:
         """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``
         sits out, and why (None: it runs). It runs when it is predicted to pay: the
-        visits it saves (:meth:`gain`) at least its cost (:meth:`pass_cost`), both for
+        visits it saves (:meth:`gain`) at least ``PATH_PAY_MARGIN`` times its cost
+        (:meth:`pass_cost`), both for
         the share of the triplets it would screen. That share is taken as 1 first; if
         that pays and the problem has more than ``PROBE_MIN`` triplets, it is measured
         on a fixed random sample of ``SAMPLE`` of them with the reference's sphere. The
@@ -236,11 +246,12 @@ class PathScreen:
         data = self.data
         n_t = data.n_t
         evals = max(self._evals, 1)
-        gain, cost = self.gain(1.0), self.pass_cost(1.0)
+        gain, cost = self.gain(1.0), PATH_PAY_MARGIN * self.pass_cost(1.0)
         if gain < cost:
             return (f"path screening skipped at this lambda: at most {gain:,.0f} triplet "
                     f"visits of loss passes and pair forms to save ({evals} evaluation(s) "
-                    f"at the last lambda) against about {cost:,.0f} for the pass")
+                    f"at the last lambda) against about {cost:,.0f} for the pass (its cost "
+                    f"x {PATH_PAY_MARGIN:g})")
         if n_t <= PROBE_MIN:
             return None
         if self._probe is None:
@@ -250,13 +261,13 @@ class PathScreen:
         L, R = _rule_masks(data, self._probe, sp, "sphere", 1.0 - self.c, None)
         self.visited += SAMPLE
         share = float(L.sum() + R.sum()) / SAMPLE
-        gain, cost = self.gain(share), self.pass_cost(share)
+        gain, cost = self.gain(share), PATH_PAY_MARGIN * self.pass_cost(share)
         if gain >= cost:
             return None
         return (f"path screening skipped at this lambda: about {gain:,.0f} triplet visits "
                 f"of loss passes and pair forms to save ({share:.0%} of a sample of "
                 f"{SAMPLE:,} triplets screened, {evals} evaluation(s) at the last lambda) "
-                f"against about {cost:,.0f} for the pass")
+                f"against about {cost:,.0f} for the pass (its cost x {PATH_PAY_MARGIN:g})")
 
     def account(self, n_evals: int) -> None:
         """After each lambda: the evaluations its solve ran (what :meth:`skip`
