@@ -252,6 +252,35 @@ def test_agrees_with_cvxpy_and_certificate_brackets_it(seed, loss, diagonal):
 
 
 @pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
+def test_anchor_block_loss_pass_agrees_with_cvxpy(seed, loss, diagonal):
+    """All triplets of a small set (rows of ~13: the loss pass over all triplets goes by
+    anchor blocks): the naive solve and a screened path (back-off off, so the remainder
+    goes by pair ids after screening) agree with cvxpy, the certificate brackets it,
+    the reported primal is the full objective written out by pair ids, and the metric
+    lies within the certified radius."""
+    X, y = _data(70 + seed, n=20)
+    prob = ts.TripletProblem(X, y, k=math.inf, loss=loss, diagonal=diagonal)
+    assert prob.data.everything.blocks.nd.size == 20
+    lam = prob.lambda_max() * 10 ** np.random.default_rng(seed).uniform(-2.0, -0.7)
+    r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, diagonal=diagonal,
+               screening=None, tol=1e-9, max_iter=50_000)
+    p = _quiet(ts.path, X, y, triplets=prob, loss=loss, diagonal=diagonal, tol=1e-9,
+               lam_min=lam, n_lambdas=200, termination=False, backoff=False,
+               max_iter=50_000)
+    for M, P, D, gap, lam_t in ((r.M, r.primal, r.dual, r.gap, lam),
+                                (p.Ms[-1], p.primal[-1], p.dual[-1], p.gap[-1],
+                                 p.lambdas[-1])):
+        c = ref.solve(X, y, lam_t, triplets=prob)
+        scale = max(1.0, abs(c.value))
+        assert abs(P - c.value) / scale <= 1e-6
+        assert D <= c.value + 1e-7 * scale <= P + 2e-7 * scale
+        assert P == pytest.approx(prob.primal(M, lam_t), rel=1e-12)
+        radius = math.sqrt(2.0 * max(gap, 0.0) / lam_t)
+        assert np.linalg.norm(M - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+    assert p.converged.all() and np.max(p.rate_path) > 0  # the path did screen
+
+
+@pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
 def test_path_agrees_with_cvxpy_at_every_lambda(seed, loss, diagonal):
     """Along a screened path every lambda after the first starts from the previous one's
     last evaluation (and path screening may sit out): at each lambda the certified
