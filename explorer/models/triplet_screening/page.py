@@ -71,7 +71,7 @@ FINDINGS = (
     "other-class points in columns), 0.3–1.0 ns per triplet against ~106 ns for the authors' "
     "C++, so wine with k = ∞ (1,232,288 triplets) takes 1.0 s naive at relative gap 1e-6 "
     "(4.0 s with the pair-id pass of earlier rounds; the authors' C++: 254 s). Against that "
-    "baseline the RRPB path is **1.15× faster** at 1e-6 and **1.43–1.54×** at 1e-9 "
+    "baseline the RRPB path is **1.14–1.15× faster** at 1e-6 and **1.43–1.55×** at 1e-9 "
     "(0.9 s and 1.2 s; the authors' C++ RRPB: 54.6 s at its 4.65× over its own naive pass); "
     "wine k = 10: 1.8–1.9× (0.9 s at 1e-6, against 5.6–6.1 s for the authors' C++); digits "
     "(PCA 16–20, k = 10–20): 1.0–1.2× at 1e-6 and 1.1–1.4× at 1e-9. Screening leaves the "
