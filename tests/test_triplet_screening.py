@@ -1086,7 +1086,8 @@ def test_block_loss_pass_equals_the_pair_id_pass(loss):
     """The loss pass in anchor blocks gives the pair-id pass's loss, sum alpha, sum
     alpha^2, per-pair weights, margins and rule codes (to rounding: its sums run in
     another order) on the default triplets of all pairs and on uneven custom blocks;
-    a full evaluation through the problem's blocks equals one by pair ids."""
+    a full evaluation through the problem's blocks equals one by pair ids, and so do
+    the per-pair weights of a weighted sum of the H_t (by blocks and by pair ids)."""
     from solvers.triplet_screening.kernels import _block_loss_pass, _loss_pass
     from solvers.triplet_screening.pairs import NO_BLOCKS, _anchor_blocks, _Data
     from solvers.triplet_screening.spheres import RULE_SLACK
@@ -1140,6 +1141,20 @@ def test_block_loss_pass_equals_the_pair_id_pass(loss):
                for blk in (NO_BLOCKS, d.everything.blocks)]
         for a, b in zip(res[0][:9], res[1][:9], strict=True):
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    # the per-pair weights of sum_t v_t H_t (the dual method's A): by blocks over all
+    # triplets, by pair ids over a subset, and the weighted sum against H_t written out
+    v = rng.normal(size=d.n_t)
+    ref_w = np.bincount(d.pa, v, d.n_pairs) - np.bincount(d.pb, v, d.n_pairs)
+    np.testing.assert_allclose(d.everything.pair_weights(v), ref_w, rtol=1e-12, atol=1e-12)
+    idx = np.sort(rng.choice(d.n_t, d.n_t // 3, replace=False))
+    sub = d.compact(idx)
+    assert sub.blocks.nd.size == 0
+    np.testing.assert_allclose(
+        sub.pair_weights(v[idx]), np.bincount(sub.la, v[idx], sub.pairs.size)
+        - np.bincount(sub.lb, v[idx], sub.pairs.size), rtol=1e-12, atol=1e-12)
+    Hs = _explicit(X, prob.triplets)
+    np.testing.assert_allclose(prob.weighted_sum(v), np.tensordot(v, Hs, 1), rtol=1e-10,
+                               atol=1e-9)
 
 
 def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monkeypatch):

@@ -155,6 +155,45 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
     return loss, asum, a2, nl, nr
 
 
+@njit(cache=True)
+def _triplet_weights(v, la, lb, blk, w):  # pragma: no cover - compiled
+    # w_p = sum_{la[t] = p} v_t - sum_{lb[t] = p} v_t, the per-pair weights of
+    # sum_t v_t H_t: by anchor blocks when ``blk`` has any (a row sum and column sums,
+    # scattered once per row and column, as :func:`_block_loss_pass`), else by pair ids.
+    # Measured on digits PCA 20 with k = 20 (718,800 triplets): two np.bincount calls
+    # took 4 ms.
+    for p in range(w.shape[0]):
+        w[p] = 0.0
+    t0, ns, nd, offs, offd, PA, PB = blk
+    if nd.shape[0] == 0:
+        for t in range(la.shape[0]):
+            w[la[t]] += v[t]
+            w[lb[t]] -= v[t]
+        return w
+    big = 1
+    for a in range(nd.shape[0]):
+        big = max(big, nd[a])
+    cs = np.empty(big)
+    for a in range(nd.shape[0]):
+        m = nd[a]
+        od = np.uint64(offd[a])
+        os_ = np.uint64(offs[a])
+        for o in range(m):
+            cs[o] = 0.0
+        base = np.uint64(t0[a])
+        for s in range(ns[a]):
+            b0 = base + np.uint64(s * m)
+            rs = 0.0
+            for o in range(m):
+                x = v[b0 + np.uint64(o)]
+                cs[o] += x
+                rs += x
+            w[PB[os_ + np.uint64(s)]] -= rs
+        for o in range(m):
+            w[PA[od + np.uint64(o)]] += cs[o]
+    return w
+
+
 @njit(cache=True, inline="always")
 def _ell(u, gamma, hinge):  # pragma: no cover - compiled
     # Loss of a triplet with u = 1 - margin: hinge max(0, u), or the smoothed

@@ -331,12 +331,10 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         return kkt_alpha(_diff(sub.quad(M), sub.la, sub.lb), gamma, run.hinge)
 
     def make_engine(alpha0, sub, L0):
-        Psub = sub.pairs.size
 
         def A_of(a):
             run.visits += a.size
-            w = np.bincount(sub.la, a, Psub) - np.bincount(sub.lb, a, Psub)
-            return sub.assemble(w) + run.HL
+            return sub.assemble(sub.pair_weights(a)) + run.HL
 
         def neg_dual(a, Ap):
             return -sph.dual_value(a.sum(), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)),

@@ -14,6 +14,7 @@ from .kernels import (
     _evaluate,
     _forms,
     _pair_diff,
+    _triplet_weights,
     _wsum,
 )
 
@@ -343,6 +344,12 @@ class _Sub:
 
     def assemble(self, w: np.ndarray) -> np.ndarray:
         return self.forms.assemble(w)
+
+    def pair_weights(self, v: np.ndarray) -> np.ndarray:
+        """The per-pair weights of ``sum_t v_t H_t`` over these triplets (``v`` in their
+        order): ``sum_t v_t H_t = assemble(pair_weights(v))``."""
+        return _triplet_weights(np.ascontiguousarray(v, dtype=float), self.la, self.lb,
+                                self.blocks, np.empty(self.pairs.size))
 
 
 @dataclass

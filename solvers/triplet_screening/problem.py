@@ -134,9 +134,7 @@ class TripletProblem:
         w = np.asarray(w, dtype=float)
         if w.shape != (self.n_triplets,):
             raise ValueError(f"weights must have shape ({self.n_triplets},), got {w.shape}")
-        P = self.data.n_pairs
-        wp = np.bincount(self.data.pa, w, P) - np.bincount(self.data.pb, w, P)
-        return self.data.assemble(wp)
+        return self.data.assemble(self.data.everything.pair_weights(w))
 
     def gradient(self, M: Any, lam: float) -> np.ndarray:
         """``grad P_lam(M) = lam M - sum_t alpha_t H_t`` with the KKT map ``alpha``."""
