@@ -1259,11 +1259,11 @@ def _same_eval(e1, e2, P_full=None):
     (3, False, "hinge")])
 def test_carried_evaluation_is_the_next_lambdas_first(monkeypatch, seed, diagonal, loss):
     """A path's next lambda starts from the previous solve's last evaluation at its
-    solution (``_Ref.ev``) instead of a pass: what a solve hands over (compiled loop or
+    solution (``res._carry``) instead of a pass: what a solve hands over (compiled loop or
     Python loop, with and without screening) is the full data term at its solution,
     and after path screening at the next lambda it is that reduced problem's
-    evaluation there (to rounding) and the full objective. Refused off the spheres and
-    with an active set."""
+    evaluation there (to rounding) and the full objective. Refused at another point,
+    off the spheres and with an active set."""
     from solvers.triplet_screening import burst
     from solvers.triplet_screening.loops import _run_solve
     from solvers.triplet_screening.pathscreen import PathScreen
@@ -1280,8 +1280,9 @@ def test_carried_evaluation_is_the_next_lambdas_first(monkeypatch, seed, diagona
             opts = _Opts(screening=screening, rule="sphere", active_set=False,
                          method="pgd", tol=1e-10, max_iter=5000, callback=None,
                          want_alpha=False, backoff=False)
-            res, ex = _run_solve(prob, lam0, p.Ms[1].copy(), opts, None, None)
-            A, loss_v, asum, a2 = ex["carry"]
+            res, _ = _run_solve(prob, lam0, p.Ms[1].copy(), opts, None, None)
+            Mc, A, loss_v, asum, a2 = res._carry
+            assert np.array_equal(Mc, res.M)
             full = _Run(prob, lam0, active_set=False).evaluate(res.M, prob.data.everything)
             assert loss_v == pytest.approx(full.P - 0.5 * lam0 * np.vdot(res.M, res.M),
                                            rel=1e-12)
@@ -1289,17 +1290,19 @@ def test_carried_evaluation_is_the_next_lambdas_first(monkeypatch, seed, diagona
                                   pytest.approx(full.a2, rel=1e-12, abs=1e-12))
             np.testing.assert_allclose(A, full.A, rtol=0,
                                        atol=1e-12 * np.abs(full.A).max())
-    M0 = res.M
-    ref = _Ref(M=M0, lam=lam0, eps=math.sqrt(2.0 * max(res.gap, 0.0) / lam0),
-               ev=ex["carry"])
+    M0, carry = res.M, res._carry
+    ref = _Ref(M=M0, lam=lam0, eps=math.sqrt(2.0 * max(res.gap, 0.0) / lam0))
     run = _Run(prob, lam1, active_set=False)
     run.path_screen(PathScreen(prob.data, prob.gamma, 4), ref)
     assert run.nL > 0 and run.nR > 0 and run.unscr.idx.size > 0
-    _same_eval(run.carried_eval(M0, ref.ev), run.evaluate(M0, run.unscr),
+    _same_eval(run.carried_eval(M0, carry), run.evaluate(M0, run.unscr),
                prob.primal(M0, lam1))
-    assert run.carried_eval(3.0 * M0, ref.ev) is None       # outside the RRPB sphere
+    assert run.carried_eval(1.001 * M0, carry) is None      # taken at another point
+    far = carry._replace(M=3.0 * M0)
+    assert run.carried_eval(3.0 * M0, far) is None          # outside the RRPB sphere
+    assert not run.exact(3.0 * M0) and run.exact(M0)
     aset = _Run(prob, lam1, active_set=True)
-    assert aset.carried_eval(M0, ref.ev) is None
+    assert aset.carried_eval(M0, carry) is None
 
 
 @pytest.mark.parametrize("kind", ["dgb", "gb", "pgb"])

@@ -171,9 +171,7 @@ def solve(
         step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
         if same_loss and init.lam != lam and np.isfinite(init.gap):
             ref = _Ref(M=np.array(init.M), lam=float(init.lam),
-                       eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam),
-                       ev=carry)
-            carry = None
+                       eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback, backoff=backoff,
                  adaptive=v["dynamic"] == "adaptive")

@@ -26,10 +26,9 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
                compare: Sequence[tuple[str, str]] = (), carry: _Carry | None = None):
     """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``. ``carry``:
-    the data term's parts at ``M0`` (as ``ref.ev``, for a start that is no RRPB
-    reference: :func:`.api.solve` from an ``init`` at the same lambda). The result keeps
-    its own parts at its ``M`` as ``_carry`` (None when not exact), for a solve that
-    starts there."""
+    the data term's parts at ``M0`` (:class:`.state._Carry`; the previous lambda's or
+    ``init``'s), the first evaluation without a pass. The result keeps its own at its
+    ``M`` as ``_carry`` (None when not evaluated exactly there)."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
                backoff=opts.backoff, keep_snapshots=opts.want_alpha)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
@@ -77,13 +76,12 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         **fields,
     )
     extras["rate_final"] = (run.nL + run.nR) / data.n_t
-    # the data term's parts at M, exact (the next lambda's first evaluation, _Ref.ev)
-    if run.best_parts is None:
-        extras["carry"] = None
-    else:
+    # the data term's parts at M, exact (the first evaluation of a solve from there)
+    carry = None
+    if run.best_parts is not None:
         A, asum, a2 = run.best_parts
-        extras["carry"] = _Carry(A, loss_value, asum, a2)
-    object.__setattr__(res, "_carry", extras["carry"])
+        carry = _Carry(res.M, A, loss_value, asum, a2)
+    object.__setattr__(res, "_carry", carry)
     return res, extras
 
 
@@ -155,18 +153,14 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     # RRPB with the sphere rule needs only the reference: path screening first, then
     # the first evaluation (and the spheres that need it) on the reduced problem, whose
     # optimum is the full one's (no pass over all triplets). On a path the previous
-    # lambda's last evaluation at M0 is that first evaluation (_Ref.ev): M0 lies in the
-    # RRPB sphere, so the screened triplets are on their fixed pieces there
+    # lambda's last evaluation at M0 is that first evaluation (``carry``): M0 lies in
+    # the RRPB sphere, so the screened triplets are on their fixed pieces there
     # (:meth:`._Run.carried_eval`).
     pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
                        and opts.rule == "sphere") else []
     if pre:
         _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
-    ev = None
-    if ref is not None and ref.ev is not None and np.array_equal(ref.M, M):
-        carry = ref.ev
-    if carry is not None:
-        ev = run.carried_eval(M, carry)
+    ev = None if carry is None else run.carried_eval(M, carry)
     if ev is None:
         ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:

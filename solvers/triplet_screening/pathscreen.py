@@ -32,7 +32,7 @@ the remainder, and it needs to remove about half (digits PCA 20, k = 20) to four
 (wine, all triplets) of the triplets before a loss pass gets cheaper at all.
 
 The solve's first evaluation at the reference needs no pass: the previous lambda's
-last evaluation there is the new reduced problem's (:attr:`.state._Ref.ev`).
+last evaluation there is the new reduced problem's (:class:`.state._Carry`).
 
 Measured on this 2-core machine (four lambdas along the path, best of 9, per lambda):
 wine with all 1,232,288 triplets (d = 13), the pair-id pass with the pair compaction

@@ -159,7 +159,6 @@ def path(
     notes: list[str] = []
     lam = lam0
     prev: TripletResult | None = None
-    carry = None
     terminated = "n_lambdas"
     for t in range(n_lambdas):
         if lam_min is not None and lam < lam_min:
@@ -171,12 +170,12 @@ def path(
         else:
             M0 = prev.M.copy()
             ref = _Ref(M=np.array(prev.M), lam=prev.lam,
-                       eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam),
-                       ev=carry)
+                       eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
             step0 = prev.step * prev.lam / lam
         with single_threaded_blas():  # ~1 ms per lambda
             res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,
-                                 compare=specs if prev is not None else ())
+                                 compare=specs if prev is not None else (),
+                                 carry=None if prev is None else prev._carry)
         rows["lambdas"].append(lam)
         for key, v in res.profile.items():
             prof[key] += v
@@ -210,7 +209,7 @@ def path(
             if crit < 0.01:
                 terminated = "rule"
                 break
-        prev, carry = res, ex["carry"]
+        prev = res
         lam = lam * ratio
     n_r = max([len(d) for d in rows["dynamic"]] + [1])
     dyn = np.full((len(rows["dynamic"]), n_r), np.nan)

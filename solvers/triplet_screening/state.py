@@ -32,9 +32,15 @@ from .triplets import SCREEN_EVERY, _iters_left, _pad
 
 
 class _Carry(NamedTuple):
-    """The data term's parts at a point, over all triplets: ``A = sum_t alpha_t H_t``,
-    the loss, ``sum alpha`` and ``sum alpha^2`` (``alpha`` the KKT map there)."""
+    """The data term's parts at the point ``M``, over all triplets:
+    ``A = sum_t alpha_t H_t``, the loss, ``sum alpha`` and ``sum alpha^2`` (``alpha`` the
+    KKT map there). Lambda enters the objective only through ``lam ||M||^2 / 2``, so they
+    are the evaluation at ``M`` at any lambda (:meth:`_Run.carried_eval`): a solve keeps
+    them at its solution (``TripletResult._carry``, when evaluated exactly: ``M`` inside
+    every sphere that screened, no working set) for the next lambda of a path or a
+    ``solve(init=...)``."""
 
+    M: np.ndarray
     A: np.ndarray
     loss: float
     asum: float
@@ -43,18 +49,11 @@ class _Carry(NamedTuple):
 
 @dataclass
 class _Ref:
-    """Reference solution of the previous lambda (RRPB / RPB / range screening).
-
-    ``ev``: the data term's parts at ``M`` (:class:`_Carry`) when the previous solve
-    evaluated them exactly (``M`` inside every sphere that screened there, no working
-    set). Lambda enters the objective only
-    through ``lam ||M||^2 / 2``, so they are the next lambda's evaluation at ``M`` too
-    (:meth:`_Run.carried_eval`)."""
+    """Reference solution of the previous lambda (RRPB / RPB / range screening)."""
 
     M: np.ndarray
     lam: float
     eps: float
-    ev: _Carry | None = None
 
 
 #: Costs of a screening round in loss-pass visits (a loss pass costs 2-2.3 ns per
@@ -596,11 +595,12 @@ class _Run:
         return int(self.nL + self.nR)
 
     def carried_eval(self, M: np.ndarray, parts: _Carry) -> _Eval | None:
-        """The evaluation at ``M`` from the data term's parts there (:attr:`_Ref.ev`),
-        without a pass: valid when ``M`` lies in every sphere that screened at this
-        lambda (the screened triplets are then on their fixed pieces at ``M``, so the
-        reduced objective and its gradient there are the full ones); else None."""
-        if self.active_set or not self.exact(M):
+        """The evaluation at ``M`` from the data term's parts there (:class:`_Carry`),
+        without a pass: valid when they were taken at ``M`` and ``M`` lies in every
+        sphere that screened at this lambda (the screened triplets are then on their
+        fixed pieces at ``M``, so the reduced objective and its gradient there are the
+        full ones); else None."""
+        if self.active_set or not np.array_equal(parts.M, M) or not self.exact(M):
             return None
         A = np.array(parts.A)
         G, mm, _ = _eval_tail(A, self.data.zeros(), M, self.lam)
