@@ -53,9 +53,10 @@ update, L-hat pair counts, compaction), or with ``range_screening=True`` the
 range-based extension (Theorem 4.1) that re-evaluates only the active and expired
 triplets. Screening backs off when, counted in loss-pass visits, a round cannot
 save more than it costs (``backoff=True``; ``result.notes`` says so); along a path,
-the per-lambda pass runs when the share it screened last time, times the
-evaluations of the last solve, is predicted to save more loss-pass visits than the
-pass costs (a model fitted to its measured cost).
+the per-lambda pass runs when the loss-pass visits it is predicted to save (for the
+share a fixed sample of the triplets says it screens, over as many evaluations as
+the last solve ran, against a loss pass over all triplets by anchor blocks) reach
+1.5 times its cost (a model fitted to its measured cost).
 
 The solver returns the best certified iterate: the lowest full primal seen,
 with ``gap = min P - max D`` over the certified iterates (every dual point is

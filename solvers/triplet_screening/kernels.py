@@ -115,9 +115,7 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
     if rule is not None:
         hn, r, c, slack, code = rule
     t0, ns, nd, offs, offd, PA, PB = blk
-    big = 1
-    for a in range(nd.shape[0]):
-        big = max(big, nd[a])
+    big = max(1, np.max(nd)) if nd.shape[0] else 1   # the longest row
     qd = np.empty(big)
     cs = np.empty(big)
     for a in range(nd.shape[0]):
@@ -170,10 +168,7 @@ def _triplet_weights(v, la, lb, blk, w):  # pragma: no cover - compiled
             w[la[t]] += v[t]
             w[lb[t]] -= v[t]
         return w
-    big = 1
-    for a in range(nd.shape[0]):
-        big = max(big, nd[a])
-    cs = np.empty(big)
+    cs = np.empty(np.max(nd))   # the longest row
     for a in range(nd.shape[0]):
         m = nd[a]
         od = np.uint64(offd[a])

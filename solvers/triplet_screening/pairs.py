@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -240,16 +239,12 @@ class _Data:
         self.forms = _Forms(self.F, self.pi, self.pj, self.Xc, diagonal)
         self.shape = (d,) if diagonal else (d, d)
         self._all: _Sub | None = None
-        _ = self.blocks
-
-    @cached_property
-    def blocks(self) -> _Blocks | None:
-        """The anchor blocks of the loss pass over all triplets and of path screening
-        (None: the triplets are not stored so, or their rows are shorter than
-        :data:`BLOCK_ROW` on average). Found with the problem (1.8-8 ms on the bench's
-        sets, 1-2 % of building the problem), so that no solve pays for it."""
-        b = _anchor_blocks(self.T, self.pa, self.pb)
-        return b if (b is not None and self.n_t >= BLOCK_ROW * b.PB.size) else None
+        #: The anchor blocks of the loss pass over all triplets and of path screening
+        #: (None: the triplets are not stored so, or their rows are shorter than
+        #: :data:`BLOCK_ROW` on average). Found with the problem (1.8-8 ms on the
+        #: bench's sets, 1-2 % of building it), so that no solve pays for it.
+        b = _anchor_blocks(T, self.pa, self.pb)
+        self.blocks = b if (b is not None and self.n_t >= BLOCK_ROW * b.PB.size) else None
 
     def _h_norms2(self, D: np.ndarray, ab: np.ndarray) -> np.ndarray:
         """``||H_t||_F^2 = ||a||^4 + ||b||^4 - 2 (a^T b)^2`` (diagonal: of the diagonal)."""

@@ -106,18 +106,17 @@ PROBE_MIN = 65_536
 
 
 def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
-                 now: float | None = None) -> float:
+                 now: float) -> float:
     """Loss-pass visits saved by removing ``removed`` of ``n`` triplets (on ``n_pairs``
     pairs in dimension ``d``) from ``evals`` evaluations: their loss passes and the
     forms of the pairs they alone used, estimated as half their share of the pairs
     (measured along whole paths with path screening at every lambda: 1.1-1.7 visits
     per screened triplet and evaluation; this gives 1.02-1.36, more on sets whose
-    pairs serve fewer triplets). ``now``: what a loss pass over the ``n`` costs today
-    (default ``n``; less when they are all in anchor blocks, :attr:`.pairs._Sub.pass_visits`),
-    the remaining ones going by pair ids (so removing few can save nothing or less)."""
+    pairs serve fewer triplets). ``now``: what a loss pass over the ``n`` costs
+    (:attr:`.pairs._Sub.pass_visits`: ``n``, or less when they are all in anchor
+    blocks), the remaining ones going by pair ids (so removing few can save nothing)."""
     pairs = 0.5 * n_pairs * removed / max(n, 1)
-    loss = removed if now is None else now - (n - removed)
-    return evals * (loss + 2 * PAIR_WEIGHT * d * pairs)
+    return evals * (now - (n - removed) + 2 * PAIR_WEIGHT * d * pairs)
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -233,10 +232,10 @@ class PathScreen:
         """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``
         sits out, and why (None: it runs). It runs when it is predicted to pay: the
         visits it saves (:meth:`gain`) at least ``PATH_PAY_MARGIN`` times its cost
-        (:meth:`pass_cost`), both for
-        the share of the triplets it would screen. That share is taken as 1 first; if
-        that pays and the problem has more than ``PROBE_MIN`` triplets, it is measured
-        on a fixed random sample of ``SAMPLE`` of them with the reference's sphere. The
+        (:meth:`pass_cost`), both for the share of the triplets it would screen. That
+        share is taken as 1 first; if that pays and the problem has more than
+        ``PROBE_MIN`` triplets, it is measured on a fixed random sample of ``SAMPLE`` of
+        them with the reference's sphere. The
         range-based scan always runs its first two times (the first builds its state,
         the second measures what a scan costs once it has one).
         Counts, not clocks: the decisions do not depend on the machine's load."""
