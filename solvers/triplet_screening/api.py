@@ -18,7 +18,7 @@ from . import spheres as sph
 from .loops import _run_solve
 from .problem import TripletProblem
 from .results import TripletResult
-from .state import _Opts, _pad, _Ref
+from .state import _Opts, _Ref
 from .triplets import METHODS, PARAMS, _check_lam, _check_loss, _check_screening
 
 # ---------------------------------------------------------------------------
@@ -170,8 +170,7 @@ def solve(
             M0 = np.array(init.M)  # the solver's own PSD iterate, where carry was taken
         step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
         if same_loss and init.lam != lam and np.isfinite(init.gap):
-            ref = _Ref(M=np.array(init.M), lam=float(init.lam),
-                       eps=math.sqrt(2.0 * _pad(init.gap, init.primal) / init.lam))
+            ref = _Ref.of(init)
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback, backoff=backoff,
                  adaptive=v["dynamic"] == "adaptive")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -20,7 +19,7 @@ from .api import _make_problem, _resolve_method
 from .loops import _run_solve
 from .pathscreen import PathScreen
 from .results import PathResult, TripletResult
-from .state import _Opts, _pad, _Ref
+from .state import _Opts, _Ref
 from .triplets import PARAMS, RULES, SPHERES, _check_loss, _check_screening
 
 
@@ -169,8 +168,7 @@ def path(
             ref, step0 = None, None
         else:
             M0 = prev.M.copy()
-            ref = _Ref(M=np.array(prev.M), lam=prev.lam,
-                       eps=math.sqrt(2.0 * _pad(prev.gap, prev.primal) / prev.lam))
+            ref = _Ref.of(prev)
             step0 = prev.step * prev.lam / lam
         with single_threaded_blas():  # ~1 ms per lambda
             res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,

@@ -55,6 +55,13 @@ class _Ref:
     lam: float
     eps: float
 
+    @classmethod
+    def of(cls, res: Any) -> _Ref:
+        """The reference a solved result gives: its ``M`` at its lambda, with ``eps`` the
+        radius ``sqrt(2 gap / lam)`` of its (padded) duality gap (Theorem 3.10)."""
+        return cls(M=np.array(res.M), lam=float(res.lam),
+                   eps=float(sph.dgb_radius(_pad(res.gap, res.primal), res.lam)))
+
 
 #: Costs of a screening round in loss-pass visits (a loss pass costs 2-2.3 ns per
 #: triplet on this 2-core machine), measured on wine and digits: the fixed work

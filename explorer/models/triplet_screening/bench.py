@@ -127,8 +127,9 @@ def _targets_table(tols, progress, targets=TARGETS, n_lambdas: int = 300) -> Ben
         "L-hat pair counts, compaction of the triplets and of the pairs in use), by "
         "anchor blocks (SIMD rule loop) for these triplet sets, run only at the lambdas "
         "where it is predicted to pay (the visits it saves over the last solve's "
-        "evaluations, for the share a sample of 1,024 triplets screens, against its "
-        "fitted cost; the others are in the path's notes); pair forms through the "
+        "evaluations against a loss pass over all triplets by anchor blocks, for the "
+        "share a sample of 1,024 triplets screens, at least 1.5x its fitted cost; the "
+        "others are in the path's notes); pair forms through the "
         "points (no stored pair differences), every pair out of use dropped; dynamic "
         "screening adaptive (DGB inside the loss pass when the gap ball has shrunk), "
         "backing off when it does not pay.")
