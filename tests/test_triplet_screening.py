@@ -1,5 +1,6 @@
 """Safe triplet screening (RTLM): pair formulation, certificates, cvxpy, safety, spheres, path."""
 
+import itertools
 import math
 import warnings
 
@@ -1525,3 +1526,48 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     loc = burst._pgd_burst._cache._impl._locator
     assert getattr(type(loc), "_dualscope", False)
     assert loc.get_source_stamp()[1] == _jitcache.sources_hash()
+
+
+@pytest.mark.parametrize("screening", [None, ("rrpb", "pgb")])
+def test_dual_method_starts_from_the_previous_dual_point(monkeypatch, screening):
+    """The dual method (the hinge's default) starts ``solve(init=res)`` from ``res.alpha``
+    and each lambda of a path from the previous lambda's last dual iterate, not from the
+    KKT map of the previous ``M`` (0/1 for the hinge): the first certified dual value is
+    ``D(res.alpha)``, and the warm solve agrees with a cold one within the certified
+    radii. On the path every lambda after the first gets the iterate the previous one
+    left (a feasible point: in the box, L-hat at 1)."""
+    from solvers.triplet_screening import loops
+    from solvers.triplet_screening.pairs import kkt_alpha
+
+    X, y = _data(7, n=40)
+    prob = ts.TripletProblem(X, y, k=5, loss="hinge")
+    lm = prob.lambda_max()
+    kw = dict(triplets=prob, loss="hinge", screening=screening, tol=1e-8)
+    r1 = ts.solve(X, y, 0.05 * lm, **kw)
+    lam = 0.04 * lm
+    warm = ts.solve(X, y, lam, init=r1, **kw)
+    cold = ts.solve(X, y, lam, **kw)
+    assert warm.method == cold.method == "dual" and warm.converged and cold.converged
+    assert warm.primal == pytest.approx(cold.primal, rel=1e-6)
+    assert np.linalg.norm(warm.M - cold.M) <= warm.radius + cold.radius + 1e-12
+    if screening is None:
+        d_warm = prob.dual(r1.alpha, lam)
+        d_kkt = prob.dual(kkt_alpha(prob.data.margins(r1.M), 0.0, True), lam)
+        assert abs(d_warm - d_kkt) > 1e-6 * abs(d_warm)  # the two starts differ here
+        assert warm.history.dual[0] == pytest.approx(d_warm, rel=1e-12)
+
+    calls = []
+    dual_loop = loops._dual_loop
+
+    def spy(run, M0, opts, ref, ps, mon, extras, alpha0=None):
+        out = dual_loop(run, M0, opts, ref, ps, mon, extras, alpha0)
+        calls.append((alpha0, extras["alpha"], run.status.copy()))
+        return out
+
+    monkeypatch.setattr(loops, "_dual_loop", spy)
+    p = ts.path(X, y, n_lambdas=15, termination=False, **kw)
+    assert len(calls) == len(p.lambdas) == 15 and calls[0][0] is None
+    for (_, left, status), (start, _, _) in itertools.pairwise(calls):
+        assert start is left
+        assert np.all((left >= 0) & (left <= 1)) and np.all(left[status == 1] == 1)
+    assert p.converged.all()

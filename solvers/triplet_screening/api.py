@@ -122,7 +122,9 @@ def solve(
         same loss the solve starts at ``init.M`` itself with the data term's parts it
         kept there (``sum alpha H``, the loss, ``sum alpha``, ``sum alpha^2``; lambda
         enters only through ``lam ||M||^2 / 2``), so its first evaluation needs no pass
-        over the triplets (as each lambda of :func:`path`).
+        over the triplets (as each lambda of :func:`path`). The dual method starts
+        from ``init.alpha`` (its dual point over all triplets), not from the KKT map
+        of ``init.M``, as each lambda of :func:`path` starts from the previous one's.
     callback : callable, optional
         ``callback(state)`` per certified iteration; ``state.iterate`` holds ``M``
         and ``status`` (0 active, 1 L-hat, 2 R-hat, 3 outside the active set).
@@ -149,6 +151,7 @@ def solve(
     ref = None
     step0 = None
     carry = None
+    alpha0 = None
     if init is None:
         M0 = prob.data.zeros()
     else:
@@ -171,11 +174,13 @@ def solve(
         step0 = init.step * init.lam / lam if math.isfinite(init.step) else None
         if same_loss and init.lam != lam and np.isfinite(init.gap):
             ref = _Ref.of(init)
+        if np.shape(init.alpha) == (prob.data.n_t,):
+            alpha0 = np.asarray(init.alpha)  # where the dual method starts
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback, backoff=backoff,
                  adaptive=v["dynamic"] == "adaptive")
     with single_threaded_blas():
-        res, _ = _run_solve(prob, lam, M0, opts, ref, step0, carry=carry)
+        res, _ = _run_solve(prob, lam, M0, opts, ref, step0, carry=carry, alpha0=alpha0)
     return res
 
 

@@ -24,11 +24,15 @@ from .triplets import _GLL_MEMORY
 
 def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
-               compare: Sequence[tuple[str, str]] = (), carry: _Carry | None = None):
+               compare: Sequence[tuple[str, str]] = (), carry: _Carry | None = None,
+               alpha0: np.ndarray | None = None):
     """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``. ``carry``:
     the data term's parts at ``M0`` (:class:`.state._Carry`; the previous lambda's or
     ``init``'s), the first evaluation without a pass. The result keeps its own at its
-    ``M`` as ``_carry`` (None when not evaluated exactly there)."""
+    ``M`` as ``_carry`` (None when not evaluated exactly there). ``alpha0``: a dual
+    point over all triplets (the previous lambda's or ``init``'s) where the dual method
+    starts instead of the KKT map of ``M0``; it leaves its last iterate, over all
+    triplets, in ``extras["alpha"]``."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
                backoff=opts.backoff, keep_snapshots=opts.want_alpha)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
@@ -41,7 +45,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         extras["compare"] = run.compare(compare, M0, ref)
         t_cmp = time.perf_counter() - t0
     if opts.method == "dual":
-        M, step = _dual_loop(run, M0, opts, ref, ps, mon, extras)
+        M, step = _dual_loop(run, M0, opts, ref, ps, mon, extras, alpha0)
     else:
         M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras, carry)
     fields = mon.result_fields()
@@ -314,8 +318,17 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
 
 
 def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
-               ps: PathScreen | None, mon: Monitor, extras: dict):
-    """Accelerated projected gradient on the dual (``solvers.apg``) with screening."""
+               ps: PathScreen | None, mon: Monitor, extras: dict,
+               alpha0: np.ndarray | None = None):
+    """Accelerated projected gradient on the dual (``solvers.apg``) with screening.
+
+    Starts from ``alpha0`` (over all triplets, clipped to the box) when given, else
+    from the KKT map of ``M0``. On a path the previous lambda's dual iterate is the
+    better start: the KKT map of the hinge is 0/1, while the optimum has fractional
+    values on the triplets at margin 1 (wine, k = 10, hinge, RRPB path: 69,000 against
+    140,000 iterations, and no lambda left at ``max_iter``). Returns the best certified
+    iterate and the last step; the last dual iterate over all triplets (L-hat at 1,
+    R-hat at 0) goes to ``extras["alpha"]``."""
     lam = run.lam
     gamma = run.gamma
     data = run.data
@@ -367,7 +380,10 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     sub = run.work
     hn2 = data.hn[sub.idx] ** 2
     L0 = max(gamma + float(hn2.mean()) / lam if hn2.size else 1.0, 1e-12)
-    alpha = alpha_at(M0, sub)
+    if alpha0 is None:
+        alpha = alpha_at(M0, sub)
+    else:
+        alpha = np.clip(np.asarray(alpha0, dtype=float)[sub.idx], 0.0, 1.0)
     eng, split = make_engine(alpha, sub, L0)
     M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, split, sub)
     if opts.screening:
@@ -378,7 +394,14 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             alpha = alpha[keep]
             eng, split = make_engine(alpha, sub, eng.L)
             M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, split, sub)
+    def last_alpha():
+        full = np.zeros(data.n_t)
+        full[sub.idx] = eng.x
+        full[run.status == 1] = 1.0
+        extras["alpha"] = full
+
     if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb, (sub.idx, alpha)):
+        last_alpha()
         return run.best_M, 1.0 / eng.L
     for it in range(1, opts.max_iter + 1):
         alpha = eng.step()
@@ -397,4 +420,5 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 eng.x_prev = old.x_prev[keep]
                 eng.t_prev, eng.t_cur = old.t_prev, old.t_cur
             extras["dynamic"].append((run.nL + run.n_R) / data.n_t)
+    last_alpha()
     return run.best_M, 1.0 / eng.L

@@ -158,6 +158,7 @@ def path(
     notes: list[str] = []
     lam = lam0
     prev: TripletResult | None = None
+    alpha_prev: np.ndarray | None = None
     terminated = "n_lambdas"
     for t in range(n_lambdas):
         if lam_min is not None and lam < lam_min:
@@ -173,7 +174,9 @@ def path(
         with single_threaded_blas():  # ~1 ms per lambda
             res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,
                                  compare=specs if prev is not None else (),
-                                 carry=None if prev is None else prev._carry)
+                                 carry=None if prev is None else prev._carry,
+                                 alpha0=None if prev is None else alpha_prev)
+        alpha_prev = ex.get("alpha")  # the dual method's last iterate: the next start
         rows["lambdas"].append(lam)
         for key, v in res.profile.items():
             prof[key] += v
