@@ -30,7 +30,8 @@ dual point by the KKT map, stop on the relative duality gap. The hinge loss
 is non-smooth, so primal projected (sub)gradient cannot reach small gaps;
 ``method="dual"`` (the default for the hinge) runs accelerated projected
 gradient on the dual (``solvers.apg``), whose primal ``M_lam(alpha)`` is
-PSD by construction.
+PSD by construction; on a path each lambda starts from the previous one's dual
+iterate, and ``solve(init=res)`` from ``res.alpha``.
 
 Safe screening (section 3): spheres GB, PGB, DGB, CDGB, RPB (theoretical
 comparison only), RRPB; rules sphere (Eq. 4), linear relaxation (Thm 3.1),
