@@ -84,6 +84,24 @@ def test_bench_quick_prints_both_tables(tmp_path, capsys):
     assert walrus[5] <= 1e-6  # same objective as cvxpy to 1e-6 relative
 
 
+def test_triplet_bench_quick_paths_agree(tmp_path):
+    """The triplet bench's smoke run: every screened path (smoothed hinge and the hinge's
+    dual method) reaches the naive path's objectives, no lambda stops at max_iter."""
+    path = tmp_path / "bench.json"
+    assert cli.main(["bench", "triplet_screening", "--quick", "--json", str(path)]) == 0
+    tables = json.loads(path.read_text())["tables"]
+    hinge = next(t for t in tables if t["title"].startswith("Hinge loss"))
+    cols = hinge["columns"]
+    rows = {r[0]: dict(zip(cols, r, strict=True)) for r in hinge["rows"]}
+    assert set(rows) == {"naive", "PGB", "RRPB", "RRPB+PGB"}
+    for r in rows.values():
+        assert r["lambdas at max_iter"] == 0 and r["max rel. obj. diff vs naive"] <= 1e-6
+    assert rows["RRPB"]["triplets visited [M]"] < rows["naive"]["triplets visited [M]"]
+    target = tables[0]
+    i = target["columns"].index("max rel. obj. diff vs naive")
+    assert all(r[i] <= 1e-6 for r in target["rows"])
+
+
 @pytest.mark.parametrize("entry", registry.entries(), ids=lambda e: e.name)
 def test_registry_entries_are_complete(entry):
     for name, ds in entry.datasets.items():
