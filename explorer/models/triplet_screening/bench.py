@@ -94,6 +94,11 @@ def _timed_paths(X, y, prob, runs, tol: float, n_lambdas: int, progress, label: 
     return res
 
 
+def _k_label(k: float) -> str:
+    """``k`` as the tables print it (``inf``: all triplets)."""
+    return "inf" if not np.isfinite(k) else str(int(k))
+
+
 def _max_diff(p, p0) -> float:
     """Largest relative objective difference of two paths over their common lambdas."""
     n = min(len(p.lambdas), len(p0.lambdas))
@@ -169,7 +174,7 @@ def _hinge_table(progress, name: str = "wine", pca: int | None = None, k: float 
     ts.path(X[sub], y[sub], k=3, loss="hinge", n_lambdas=5, screening=("rrpb", "pgb"),
             backoff=False)  # compile what the timed runs use
     ts.path(X[sub], y[sub], k=3, loss="hinge", n_lambdas=3, screening=None)
-    ks = "inf" if not np.isfinite(k) else str(int(k))
+    ks = _k_label(k)
     table = BenchTable(
         f"Hinge loss, regularisation path on {name} (k={ks}, {prob.n_triplets:,} triplets; "
         f"the paper's Appendix L.1), ratio 0.9, relative gap tol {tol:g}, CPU time of one run",
@@ -199,7 +204,7 @@ def _path_table(name: str, k: float, tol: float, repeat: int, progress, n_lambda
     prob = ts.TripletProblem(X, y, k=k)
     warm_up(X, y)
     ts.path(X[::6], y[::6], k=3, n_lambdas=3, active_set=True)  # and the active-set loop
-    ks = "inf" if not np.isfinite(k) else str(int(k))
+    ks = _k_label(k)
     table = BenchTable(
         f"Regularisation path on {name} (k={ks}, {prob.n_triplets:,} triplets, d={X.shape[1]}), "
         f"ratio 0.9, relative gap tol {tol:g}",
