@@ -314,6 +314,47 @@ def test_apg_backtracking_reaches_cvxpy_solution(seed, restart):
     assert max(betas) > 0.5  # momentum is really used
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("restart", [False, True])
+def test_apg_box_runs_the_generic_iteration_compiled(seed, restart):
+    """``box=(lo, hi)`` runs the iteration of ``prox = clip`` in compiled passes: the
+    same iterates, steps, momentum and restarts to rounding (the inner products are
+    summed in order rather than by BLAS), and the box QP's optimum (cvxpy)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(40, 25))
+    b = 3 * rng.normal(size=40)
+
+    def vg(x):
+        r = A @ x - b
+        return 0.5 * r @ r, A.T @ r
+
+    x0 = rng.uniform(-1, 2, size=25).clip(0.0, 1.0)
+    gen = APG(vg, lambda v, _s: np.clip(v, 0.0, 1.0), x0, L0=1e-2, adaptive_restart=restart)
+    box = APG(vg, None, x0, L0=1e-2, adaptive_restart=restart, box=(0.0, 1.0))
+    for _ in range(60):
+        xg, xb = gen.step(), box.step()
+        np.testing.assert_allclose(xb, xg, rtol=0, atol=1e-10)
+        assert (box.L, box.beta, box.n_backtracks) == (gen.L, gen.beta, gen.n_backtracks)
+    assert box.n_restarts == gen.n_restarts and (not restart or gen.n_restarts > 0)
+    for _ in range(3000):
+        box.step()
+    z = cp.Variable(25)
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(A @ z - b)), [z >= 0, z <= 1]).solve(
+        solver="CLARABEL")
+    np.testing.assert_allclose(box.x, z.value, atol=1e-5)
+    assert np.any((box.x == 0.0) | (box.x == 1.0))  # the box is active at the optimum
+
+
+def test_apg_box_checks_its_arguments():
+    vg = lambda x: (float(x @ x), 2 * x)  # noqa: E731
+    with pytest.raises(ValueError, match="prox is required"):
+        APG(vg, None, np.zeros(3))
+    with pytest.raises(ValueError, match="lo <= hi"):
+        APG(vg, None, np.zeros(3), box=(1.0, 0.0))
+    with pytest.raises(ValueError, match="1-D"):
+        APG(vg, None, np.zeros((2, 2)), box=(0.0, 1.0))
+
+
 def test_apg_fixed_step_first_momentum_is_zero_then_positive():
     A, _b, _lam, vg, prx, ref = _lasso_box(0)
     L = np.linalg.norm(A, 2) ** 2

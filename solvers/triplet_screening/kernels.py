@@ -615,6 +615,16 @@ def _pair_diff(q, la, lb, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _dual_grad(q, la, lb, gamma, a):  # pragma: no cover - compiled
+    # The gradient of the negated dual in alpha: <M(alpha), H_t> - 1 + gamma alpha_t,
+    # from the forms q at M(alpha) (rounded as (q[la] - q[lb]) - 1 + gamma a in numpy)
+    out = np.empty(la.shape[0])
+    for t in range(la.shape[0]):
+        out[t] = ((q[np.uint64(la[t])] - q[np.uint64(lb[t])]) - 1.0) + gamma * a[t]
+    return out
+
+
+@njit(cache=True)
 def _number_marked(mark, used_out):  # pragma: no cover - compiled
     # The pairs marked in use (mark[p] != 0) numbered in increasing global id: mark[p]
     # becomes the local id (-1 out of use), used_out[:count] the global ids; returns

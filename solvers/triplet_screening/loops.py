@@ -14,6 +14,7 @@ from ..base import Monitor
 from ..pgd import PGD
 from . import spheres as sph
 from .burst import MAXED, PENDING, ROUND, STOP, bursts_apply, run_burst
+from .kernels import _dual_grad
 from .pairs import _diff, _Eval, kkt_alpha
 from .pathscreen import PathScreen
 from .problem import TripletProblem
@@ -362,10 +363,10 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         def value_and_grad(a):
             Ap = split(a)[1]
             q = sub.quad(Ap / lam)
-            return neg_dual(a, Ap), _diff(q, sub.la, sub.lb) - 1.0 + gamma * a
+            return neg_dual(a, Ap), _dual_grad(q, sub.la, sub.lb, gamma, a)
 
-        eng = APG(value_and_grad, lambda v, _s: np.clip(v, 0.0, 1.0), alpha0, value=value,
-                  L0=L0, adaptive_restart=True)
+        eng = APG(value_and_grad, None, alpha0, value=value, L0=L0, adaptive_restart=True,
+                  box=(0.0, 1.0))
         return eng, split
 
     def certify(alpha, split, sub):
