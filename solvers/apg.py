@@ -25,6 +25,12 @@ Traps handled here, once:
   the momentum from the last feasible ``Z``;
 - optional gradient-based adaptive restart (O'Donoghue & Candès);
 - ``fixed_step=True`` keeps ``L`` constant (no line search), as S-FISTA does;
+- ``shrink < 1`` lets the step grow back: ``L <- shrink * L`` before each line
+  search (TFOCS's default is 0.9: Becker, Candès & Grant 2011, section 5.3); the
+  doubling search then only ever finds a local ``L``. The momentum sequence is not
+  re-derived from the changing ``L`` as TFOCS does, so the O(1/k^2) guarantee is
+  not claimed; the adaptive restart and the callers' duality-gap stops keep every
+  run certified;
 - ``box=(lo, hi)``: ``g`` is the indicator of a box and the variable one float
   array; the vector work of an iteration (search point; projected step with the
   line search's ``<grad f(S), Z - S>`` and ``||Z - S||^2``; the restart test) then
@@ -148,6 +154,9 @@ class APG:
         opposes the momentum direction).
     max_backtracks : int
         Safety bound on line-search doublings per iteration.
+    shrink : float
+        In ``(0, 1]``: ``L`` is multiplied by it before each line search (1: ``L``
+        never decreases, Beck & Teboulle's backtracking).
     box : (float, float), optional
         ``g`` is the indicator of ``[lo, hi]^n`` and ``x0`` a 1-D float array: the
         projection and the vector work of an iteration run in compiled passes (the
@@ -176,11 +185,14 @@ class APG:
         adaptive_restart: bool = False,
         max_backtracks: int = 60,
         box: tuple[float, float] | None = None,
+        shrink: float = 1.0,
     ) -> None:
         if not (L0 > 0 and math.isfinite(L0)):
             raise ValueError(f"L0 must be a positive finite number, got {L0!r}")
         if not backtrack > 1:
             raise ValueError(f"backtrack must be > 1, got {backtrack!r}")
+        if not 0 < shrink <= 1:
+            raise ValueError(f"shrink must lie in (0, 1], got {shrink!r}")
         if box is not None:
             lo, hi = float(box[0]), float(box[1])
             if not lo <= hi:
@@ -203,6 +215,7 @@ class APG:
         self.t_cur = 1.0
         self.L = float(L0)
         self.backtrack = float(backtrack)
+        self.shrink = float(shrink)
         self.fixed_step = fixed_step
         self.adaptive_restart = adaptive_restart
         self.max_backtracks = int(max_backtracks)
@@ -245,6 +258,8 @@ class APG:
                     f"APG: objective not finite at the feasible iterate (iteration {self.k})"
                 )
         self.n_backtracks = 0
+        if not self.fixed_step:
+            self.L *= self.shrink
         box = self._box
         while True:
             step = 1.0 / self.L

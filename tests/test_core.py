@@ -301,22 +301,26 @@ def _lasso_box(seed):
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("restart", [False, True])
-def test_apg_backtracking_reaches_cvxpy_solution(seed, restart):
+@pytest.mark.parametrize("shrink", [1.0, 0.9])
+def test_apg_backtracking_reaches_cvxpy_solution(seed, restart, shrink):
     A, _b, _lam, vg, prx, ref = _lasso_box(seed)
-    eng = APG(vg, prx, np.zeros(10), L0=1e-3, adaptive_restart=restart)
-    betas = []
+    eng = APG(vg, prx, np.zeros(10), L0=1e-3, adaptive_restart=restart, shrink=shrink)
+    betas, Ls = [], []
     for _ in range(3000):
         eng.step()
         betas.append(eng.beta)
+        Ls.append(eng.L)
     np.testing.assert_allclose(eng.x, ref, atol=1e-5)
     L_true = np.linalg.norm(A, 2) ** 2
-    assert eng.L <= 2 * L_true  # doubling never overshoots twice the true constant
+    assert max(Ls) <= 2 * L_true  # doubling never overshoots twice the true constant
     assert max(betas) > 0.5  # momentum is really used
+    # L only grows without shrink; with it the step grows back after a doubling
+    assert (np.diff(Ls) < 0).any() == (shrink < 1) and (np.diff(Ls) >= 0).all() == (shrink == 1)
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("restart", [False, True])
-def test_apg_box_runs_the_generic_iteration_compiled(seed, restart):
+@pytest.mark.parametrize(("restart", "shrink"), [(False, 1.0), (True, 1.0), (True, 0.9)])
+def test_apg_box_runs_the_generic_iteration_compiled(seed, restart, shrink):
     """``box=(lo, hi)`` runs the iteration of ``prox = clip`` in compiled passes: the
     same iterates, steps, momentum and restarts to rounding (the inner products are
     summed in order rather than by BLAS), and the box QP's optimum (cvxpy)."""
@@ -329,8 +333,9 @@ def test_apg_box_runs_the_generic_iteration_compiled(seed, restart):
         return 0.5 * r @ r, A.T @ r
 
     x0 = rng.uniform(-1, 2, size=25).clip(0.0, 1.0)
-    gen = APG(vg, lambda v, _s: np.clip(v, 0.0, 1.0), x0, L0=1e-2, adaptive_restart=restart)
-    box = APG(vg, None, x0, L0=1e-2, adaptive_restart=restart, box=(0.0, 1.0))
+    gen = APG(vg, lambda v, _s: np.clip(v, 0.0, 1.0), x0, L0=1e-2, adaptive_restart=restart,
+              shrink=shrink)
+    box = APG(vg, None, x0, L0=1e-2, adaptive_restart=restart, box=(0.0, 1.0), shrink=shrink)
     for _ in range(60):
         xg, xb = gen.step(), box.step()
         np.testing.assert_allclose(xb, xg, rtol=0, atol=1e-10)
@@ -345,7 +350,7 @@ def test_apg_box_runs_the_generic_iteration_compiled(seed, restart):
     assert np.any((box.x == 0.0) | (box.x == 1.0))  # the box is active at the optimum
 
 
-def test_apg_box_checks_its_arguments():
+def test_apg_box_and_shrink_check_their_arguments():
     vg = lambda x: (float(x @ x), 2 * x)  # noqa: E731
     with pytest.raises(ValueError, match="prox is required"):
         APG(vg, None, np.zeros(3))
@@ -353,6 +358,9 @@ def test_apg_box_checks_its_arguments():
         APG(vg, None, np.zeros(3), box=(1.0, 0.0))
     with pytest.raises(ValueError, match="1-D"):
         APG(vg, None, np.zeros((2, 2)), box=(0.0, 1.0))
+    for bad in (0.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="shrink"):
+            APG(vg, None, np.zeros(3), box=(0.0, 1.0), shrink=bad)
 
 
 def test_apg_fixed_step_first_momentum_is_zero_then_positive():

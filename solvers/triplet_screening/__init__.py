@@ -31,7 +31,8 @@ is non-smooth, so primal projected (sub)gradient cannot reach small gaps;
 ``method="dual"`` (the default for the hinge) runs accelerated projected
 gradient on the dual (``solvers.apg``), whose primal ``M_lam(alpha)`` is
 PSD by construction; on a path each lambda starts from the previous one's dual
-iterate, and ``solve(init=res)`` from ``res.alpha``.
+iterate, and ``solve(init=res)`` from ``res.alpha``; its step may grow back at every
+iteration (``shrink``; the box projection and the vector work in compiled passes).
 
 Safe screening (section 3): spheres GB, PGB, DGB, CDGB, RPB (theoretical
 comparison only), RRPB; rules sphere (Eq. 4), linear relaxation (Thm 3.1),

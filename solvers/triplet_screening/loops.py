@@ -318,6 +318,13 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
     )
 
 
+#: The dual method's APG lets its step grow back (``L <- 0.9 L`` before each line
+#: search, TFOCS's default; :class:`solvers.apg.APG`): the doubling search alone keeps
+#: an ``L`` up to twice what the iterates need, from wherever it last had to double.
+#: Wine k=10, hinge, RRPB path at tol 1e-6: 45,812 against 68,956 iterations.
+DUAL_SHRINK = 0.9
+
+
 def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                ps: PathScreen | None, mon: Monitor, extras: dict,
                alpha0: np.ndarray | None = None):
@@ -366,7 +373,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             return neg_dual(a, Ap), _dual_grad(q, sub.la, sub.lb, gamma, a)
 
         eng = APG(value_and_grad, None, alpha0, value=value, L0=L0, adaptive_restart=True,
-                  box=(0.0, 1.0))
+                  box=(0.0, 1.0), shrink=DUAL_SHRINK)
         return eng, split
 
     def certify(alpha, split, sub):

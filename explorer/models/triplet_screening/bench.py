@@ -193,8 +193,9 @@ def _hinge_table(progress, name: str = "wine", pca: int | None = None, k: float 
     table.notes.append(
         f"lam from {p0.lambdas[0]:.3g} (lam_max) to {p0.lambdas[-1]:.3g} (naive), stopped "
         f"by '{p0.terminated_by}'; max_iter 5000 per lambda. method='dual' (the hinge's "
-        "default): each lambda starts from the previous lambda's dual iterate. Features "
-        "min-max scaled to [-1, 1].")
+        "default): each lambda starts from the previous lambda's dual iterate, and the "
+        "APG step may grow back at every iteration (L <- 0.9 L before the line search). "
+        "Features min-max scaled to [-1, 1].")
     return table
 
 
