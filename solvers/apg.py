@@ -26,8 +26,9 @@ Traps handled here, once:
 - optional gradient-based adaptive restart (O'Donoghue & Candès);
 - ``fixed_step=True`` keeps ``L`` constant (no line search), as S-FISTA does;
 - ``shrink < 1`` lets the step grow back: ``L <- shrink * L`` before each line
-  search (TFOCS's default is 0.9: Becker, Candès & Grant 2011, section 5.3); the
-  doubling search then only ever finds a local ``L``. The momentum sequence is not
+  search (TFOCS, Becker, Candès & Grant 2011, does so with its "line search
+  increase parameter", 0.9 by default); the doubling search then only ever finds a
+  local ``L``. The momentum sequence is not
   re-derived from the changing ``L`` as TFOCS does, so the O(1/k^2) guarantee is
   not claimed; the adaptive restart and the callers' duality-gap stops keep every
   run certified;
