@@ -28,10 +28,10 @@ Traps handled here, once:
 - ``shrink < 1`` lets the step grow back: ``L <- shrink * L`` before each line
   search (TFOCS, Becker, Candès & Grant 2011, does so with its "line search
   increase parameter", 0.9 by default); the doubling search then only ever finds a
-  local ``L``. The momentum sequence is not
-  re-derived from the changing ``L`` as TFOCS does, so the O(1/k^2) guarantee is
-  not claimed; the adaptive restart and the callers' duality-gap stops keep every
-  run certified;
+  local ``L``. The momentum sequence here does not account for the changing
+  ``L`` (accelerated schemes with a varying ``L`` adjust it), so no O(1/k^2)
+  guarantee is claimed; the adaptive restart and the callers' duality-gap stops
+  keep every run certified;
 - ``box=(lo, hi)``: ``g`` is the indicator of a box and the variable one float
   array; the vector work of an iteration (search point; projected step with the
   line search's ``<grad f(S), Z - S>`` and ``||Z - S||^2``; the restart test) then
