@@ -402,6 +402,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             alpha = alpha[keep]
             eng, split = make_engine(alpha, sub, eng.L)
             M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, split, sub)
+
     def last_alpha():
         full = np.zeros(data.n_t)
         full[sub.idx] = eng.x
