@@ -1571,3 +1571,46 @@ def test_dual_method_starts_from_the_previous_dual_point(monkeypatch, screening)
         assert start is left
         assert np.all((left >= 0) & (left <= 1)) and np.all(left[status == 1] == 1)
     assert p.converged.all()
+
+
+def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
+    """The fused DGB rounds (RRPB's dynamic screening inside the loss pass) have their own
+    pay test; when the other spheres' rounds (PGB) back off or are skipped for a lambda,
+    fused rounds still run there (they were switched off with them before), and the
+    path keeps its certified objectives."""
+    from solvers.triplet_screening import burst, state
+    from solvers.triplet_screening.state import _Run
+
+    X, y = _data(3, n=60)
+    prob = ts.TripletProblem(X, y, k=6)
+    monkeypatch.setattr(state, "ROUND_OVERHEAD", 0)  # rounds cheap enough to be tried here
+    # the other spheres' rounds never pay (as PGB's on wine with all triplets): they
+    # back off within a lambda and are skipped on the next ones
+    dynamic_round = _Run.dynamic_round
+    monkeypatch.setattr(_Run, "dynamic_round", lambda self, n_before, n_spheres, saved,
+                        iteration: dynamic_round(self, n_before, n_spheres, 0.0, iteration))
+    applied = []
+    evaluate = _Run.evaluate
+
+    def spy(self, M, sub, *a, **kw):
+        n = self.fused_rounds
+        out = evaluate(self, M, sub, *a, **kw)
+        if self.fused_rounds != n:
+            applied.append(self.dynamic_on)
+        return out
+
+    monkeypatch.setattr(_Run, "evaluate", spy)
+    out = {}
+    for enabled in (True, False):  # the compiled loop and the Python loop alike
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        applied.clear()
+        p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=("rrpb", "pgb"))
+        assert p.converged.all()
+        assert any(("backed off" in n) or ("dynamic screening skipped" in n) for n in p.notes)
+        assert True in applied and False in applied  # fused rounds with PGB's rounds off
+        out[enabled] = (p.primal, list(applied))
+    np.testing.assert_array_equal(out[True][0], out[False][0])
+    assert out[True][1] == out[False][1]
+    naive = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=None)
+    n = min(len(naive.primal), len(p.primal))
+    np.testing.assert_allclose(p.primal[:n], naive.primal[:n], rtol=1e-8)

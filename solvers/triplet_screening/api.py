@@ -108,7 +108,9 @@ def solve(
     backoff : bool
         Skip a screening round when, from the costs measured so far, it cannot save
         more loss-pass time than it costs (dynamic screening: two rounds in a row
-        that did not pay); noted in ``result.notes``. ``False`` always screens.
+        that did not pay; the fused DGB rounds of RRPB have their own test and are not
+        stopped with the other spheres'); noted in ``result.notes``. ``False`` always
+        screens.
     method : {"auto", "pgd", "dual"}
         ``"pgd"``: primal projected gradient with the paper's BB step;
         ``"dual"``: accelerated projected gradient on the dual. ``"auto"`` picks

@@ -82,7 +82,8 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
     # Iterations it, it + 1, ... of the loop (see the module docstring). State in:
     # the iterate x with its evaluation (P, G, A, asum, a2: L-hat included), the step,
     # the GLL window hist[:nh], best = [best P, best D], gap_r (the last reduced gap).
-    # arm = (fused, dynamic on, backoff, a loss pass's visits (_Sub.pass_visits),
+    # arm = (fused, the other rounds on (_Run.dynamic_on; fused rounds are not under
+    # it), backoff, a loss pass's visits (_Sub.pass_visits),
     # previous lambda's iterations or -1, pay_min, last radius, other rounds, adaptive,
     # screen_every):
     # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
@@ -107,8 +108,9 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
     while it <= it_max:
         # _Run.can_pay: could a screening round pay at this iteration?
         left = _iters_left(prev, it)
-        can_pay = dyn_on and ((not backoff) or v_sub * left >= pay_min)
-        if fused and can_pay and \
+        pays = (not backoff) or v_sub * left >= pay_min
+        can_pay = dyn_on and pays  # the other spheres' rounds, under their back-off
+        if fused and pays and \
                 dgb_radius(gap_r, lam) <= FUSED_SHRINK * last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break

@@ -244,8 +244,9 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                     dynamic_round(it, M, ev, gap_r, D, None, exact)
                 continue
             # ARM: a fused round may be armed at iteration `it`: the loop below runs it
-        can_pay = run.dynamic_on and run.can_pay(it)
-        if fused and can_pay:
+        pays = run.can_pay(it)
+        can_pay = run.dynamic_on and pays  # the other spheres' rounds, under their back-off
+        if fused and pays:  # fused rounds: their own pay test (arm_fused, the commit)
             run.arm_fused(M, gap_r, it)
         n_fused = run.fused_rounds
         M = eng.step()

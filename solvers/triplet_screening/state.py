@@ -155,6 +155,8 @@ class _Run:
         self._dyn_cost = 0.0
         self._dyn_gain = 0.0
         self.dyn = dynamic if dynamic is not None else {}
+        #: the other spheres' dynamic rounds may run (their back-off, :meth:`dynamic_round`;
+        #: not the fused rounds, which pay or not on their own)
         self.dynamic_on = True
         self._armed: tuple[np.ndarray, float] | None = None
         self._pay_sub: _Sub | None = None
@@ -167,7 +169,8 @@ class _Run:
             self.dyn["skip"] -= 1
             self.dynamic_on = False
             self.notes.append("dynamic screening skipped: on the previous lambda its rounds "
-                              "cost more than the loss passes they saved")
+                              "cost more than the loss passes they saved (fused DGB rounds "
+                              "excepted)")
         # best certified iterate: lowest full primal seen, highest dual seen
         self.best_P = math.inf
         self.best_D = -math.inf
@@ -346,9 +349,10 @@ class _Run:
         still expected at this lambda, :meth:`iters_left`) exceeds its cost
         (:meth:`_round_cost`), all counted in loss-pass visits, so the decisions (and
         the iterates) do not depend on the machine's load. Two rounds in a row that do
-        not pay stop dynamic screening for this lambda; a lambda on which it did not pay
-        in total skips it on the next lambdas (:meth:`finish_dynamic`; all noted in the
-        result)."""
+        not pay stop these rounds for this lambda; a lambda on which they did not pay
+        in total skips them on the next lambdas (:meth:`finish_dynamic`; all noted in
+        the result). The fused DGB rounds are not under this back-off: they have their
+        own pay test (:meth:`arm_fused`, the commit in :meth:`evaluate`)."""
         gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
