@@ -511,9 +511,10 @@ assert naive.triplet_visits.sum() / rrpb.triplet_visits.sum() > 1.5  # per-tripl
 # bookkeeping, per-pair forms, eigendecompositions). Screening removes most of the
 # per-triplet work (the triplet visits), but against a naive pass this fast much less of
 # the time: on this 2-core machine `dualscope bench triplet_screening` measured
-# 1.14-1.15× for RRPB on wine with all triplets at tol 1e-6 and 1.43-1.55× at 1e-9
-# (0.9 s and 1.2 s; the naive path 1.0-1.1 s and 1.7-1.9 s; with the pair-id loss pass of
-# earlier versions it took 4.0 s and 7.4-7.8 s, and RRPB was 3.7-6.1× faster). The
+# 1.16-1.21× for RRPB on wine with all triplets at tol 1e-6 and 1.46-1.59× at 1e-9, and
+# the same for RRPB+PGB (0.9 s and 1.2 s; the naive path 1.0-1.1 s and 1.7-1.9 s; with the
+# pair-id loss pass of earlier versions it took 4.0 s and 7.4-7.8 s, and RRPB was 3.7-6.1×
+# faster). The
 # authors' C++ gets 4.65× over a naive pass some 250× slower per triplet than ours. What
 # screening cannot remove is the per-iteration part: the $d\times d$ eigendecompositions
 # and the per-pair forms of the pairs still in use (between screening events the
