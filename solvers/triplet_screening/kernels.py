@@ -50,11 +50,34 @@ def _kkt_loss(m, ig, hg, hinge):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _pass_start(w, gamma):  # pragma: no cover - compiled
-    # The start of a loss pass: the per-pair weights zeroed; returns 1/gamma, gamma/2.
+def _zero(w):  # pragma: no cover - compiled
     for p in range(w.shape[0]):
         w[p] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _pass_start(w, gamma):  # pragma: no cover - compiled
+    # The start of a loss pass: the per-pair weights zeroed; returns 1/gamma, gamma/2.
+    _zero(w)
     return (1.0 / gamma if gamma > 0.0 else 0.0), 0.5 * gamma
+
+
+@njit(cache=True, inline="always")
+def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma: no cover
+    # One triplet of a loss pass with margin mg (t its index): the sphere rule's sides
+    # when ``rule`` is given (code[t] written; numba compiles the branch away for None)
+    # and the KKT map, added to the pass's sums; returns (alpha, nl, nr, loss, sum
+    # alpha, sum alpha^2). The margin's store stays in the callers: inside an inlined
+    # helper its conditional store made the pair-id pass 13.7 against 1.5 ns per
+    # triplet (numba 0.68, this machine).
+    if rule is not None:
+        hn, r, c, slack, code = rule
+        isL, isR = _rule_sides(mg, r * hn[t], c, slack)
+        code[t] = 2 * isR + isL
+        nl += isL
+        nr += isR
+    al, ell = _kkt_loss(mg, ig, hg, hinge)
+    return al, nl, nr, loss + ell, asum + al, a2 + al * al
 
 
 @njit(cache=True, fastmath=True)
@@ -73,8 +96,6 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
-    if rule is not None:
-        hn, r, c, slack, code = rule
     for t in range(pa.shape[0]):
         # unsigned: no negative-index wraparound selects (measured 18-35 % faster)
         ia = np.uint64(pa[t])
@@ -82,15 +103,8 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
         m = q[ia] - q[ib]
         if keep:
             mout[t] = m
-        if rule is not None:
-            isL, isR = _rule_sides(m, r * hn[t], c, slack)
-            code[t] = 2 * isR + isL
-            nl += isL
-            nr += isR
-        a, ell = _kkt_loss(m, ig, hg, hinge)
-        loss += ell
-        asum += a
-        a2 += a * a
+        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
+                                                  asum, a2)
         w[ia] += a
         w[ib] -= a
     return loss, asum, a2, nl, nr
@@ -107,16 +121,12 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
     # per triplet, and the scatter-adds of a row all hit the same pair, a chain through
     # memory. Measured (best of 15): 0.78 against 1.47 ns per triplet on digits PCA 20
     # with k = 20 (rows of 20), 0.38 against 1.8 on wine with all triplets (rows of
-    # ~119), 1.06 against 1.27 on digits PCA 16 with k = 10 (rows of 10). The
-    # per-triplet body (margin kept, rule, KKT map, sums) is written out here as in
-    # _loss_pass: moved into an inlined helper, its conditional store of the margin
-    # made the pair-id pass 13.7 against 1.5 ns per triplet (numba 0.68, this machine).
+    # ~119), 1.06 against 1.27 on digits PCA 16 with k = 10 (rows of 10). Each triplet's
+    # rule and KKT map are :func:`_triplet_step`, as in :func:`_loss_pass`.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
-    if rule is not None:
-        hn, r, c, slack, code = rule
     t0, ns, nd, offs, offd, PA, PB = blk
     big = max(1, np.max(nd)) if nd.shape[0] else 1   # the longest row
     qd = np.empty(big)
@@ -139,15 +149,8 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
                 mg = qd[o] - qs
                 if keep:
                     mout[t] = mg
-                if rule is not None:
-                    isL, isR = _rule_sides(mg, r * hn[t], c, slack)
-                    code[t] = 2 * isR + isL
-                    nl += isL
-                    nr += isR
-                al, ell = _kkt_loss(mg, ig, hg, hinge)
-                loss += ell
-                asum += al
-                a2 += al * al
+                al, nl, nr, loss, asum, a2 = _triplet_step(mg, t, ig, hg, hinge, rule, nl,
+                                                           nr, loss, asum, a2)
                 cs[o] += al
                 rs += al
             w[ib] -= rs
@@ -163,8 +166,7 @@ def _triplet_weights(v, la, lb, blk, w):  # pragma: no cover - compiled
     # scattered once per row and column, as :func:`_block_loss_pass`), else by pair ids.
     # Measured on digits PCA 20 with k = 20 (718,800 triplets): two np.bincount calls
     # took 4 ms.
-    for p in range(w.shape[0]):
-        w[p] = 0.0
+    _zero(w)
     t0, ns, nd, offs, offd, PA, PB = blk
     if nd.shape[0] == 0:
         for t in range(la.shape[0]):
