@@ -347,42 +347,47 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         return kkt_alpha(_diff(sub.quad(M), sub.la, sub.lb), gamma, run.hinge)
 
     def make_engine(alpha0, sub, L0):
-        # the last point at which A(alpha) and its PSD split were formed: the line search
-        # ends on the accepted iterate, whose certificate reuses them (one weighted sum
-        # and one eigendecomposition fewer per iteration, the same numbers)
-        # (``a`` is never changed in place: APG makes a new array at every step)
-        last: list = [None, None, None, None]
+        # the last point at which A(alpha), its PSD split and the dual's sums were formed:
+        # the line search ends on the accepted iterate, whose certificate reuses them (one
+        # weighted sum, one eigendecomposition and two passes over alpha fewer per
+        # iteration, the same numbers) (``a`` is never changed in place: APG makes a new
+        # array at every step)
+        last: list = [None, None, None, None, None]
 
         def split(a):
             """``(A(a), A(a)_+, A(a)_-)`` with ``A(a) = sum_t a_t H_t + H_L``."""
             if a is not last[0]:
                 run.visits += a.size
                 A = sub.assemble(sub.pair_weights(a)) + run.HL
-                last[:] = [a, A, *run.proj(A)]
+                last[:] = [a, A, *run.proj(A), None]
             return last[1], last[2], last[3]
 
-        def neg_dual(a, Ap):
-            return -sph.dual_value(a.sum(), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)),
-                                   gamma, lam)
+        def sums(a):
+            """``(sum a, ||a||^2, ||A(a)_+||^2)``, what the dual value needs."""
+            Ap = split(a)[1]
+            if last[4] is None:
+                last[4] = (float(a.sum()), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)))
+            return last[4]
 
         def value(a):
-            return neg_dual(a, split(a)[1])
+            s1, s2, ap2 = sums(a)
+            return -sph.dual_value(s1, s2, ap2, gamma, lam)
 
         def value_and_grad(a):
-            Ap = split(a)[1]
-            q = sub.quad(Ap / lam)
-            return neg_dual(a, Ap), _dual_grad(q, sub.la, sub.lb, gamma, a)
+            q = sub.quad(split(a)[1] / lam)
+            return value(a), _dual_grad(q, sub.la, sub.lb, gamma, a)
 
         eng = APG(value_and_grad, None, alpha0, value=value, L0=L0, adaptive_restart=True,
                   box=(0.0, 1.0), shrink=DUAL_SHRINK)
-        return eng, split
+        return eng, (split, sums)
 
-    def certify(alpha, split, sub):
+    def certify(alpha, memo, sub):
+        split, sums = memo
         A, Ap, Am = split(alpha)
         M = Ap / lam
         ev = run.evaluate(M, run.unscr)
-        D = sph.dual_value(alpha.sum() + run.nL, float(np.vdot(alpha, alpha)) + run.nL,
-                           float(np.vdot(Ap, Ap)), gamma, lam)
+        s1, s2, ap2 = sums(alpha)
+        D = sph.dual_value(s1 + run.nL, s2 + run.nL, ap2, gamma, lam)
         P_full, exact = run.full_primal(M, ev.P)
         return M, ev, P_full, float(D), _pad(ev.P - D, ev.P), sph.halfspace_from(A, Am), exact
 
@@ -393,16 +398,16 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         alpha = alpha_at(M0, sub)
     else:
         alpha = np.clip(np.asarray(alpha0, dtype=float)[sub.idx], 0.0, 1.0)
-    eng, split = make_engine(alpha, sub, L0)
-    M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, split, sub)
+    eng, memo = make_engine(alpha, sub, L0)
+    M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
     if opts.screening:
         # the dual point is the iterate alpha: M_lam(alpha) = M (CDGB's centre)
         if _first_screening(run, M, ev, gap_r, D, Pneg, opts, ref, ps, extras, Ma=M):
             keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
             sub = run.work
             alpha = alpha[keep]
-            eng, split = make_engine(alpha, sub, eng.L)
-            M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, split, sub)
+            eng, memo = make_engine(alpha, sub, eng.L)
+            M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
 
     def last_alpha():
         full = np.zeros(data.n_t)
@@ -415,7 +420,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         return run.best_M, 1.0 / eng.L
     for it in range(1, opts.max_iter + 1):
         alpha = eng.step()
-        M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, split, sub)
+        M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
         if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
                    (sub.idx, alpha)):
             break
@@ -425,7 +430,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
                 sub = run.work
                 old = eng
-                eng, split = make_engine(alpha[keep], sub, old.L)
+                eng, memo = make_engine(alpha[keep], sub, old.L)
                 # keep the momentum across the (smaller) problem
                 eng.x_prev = old.x_prev[keep]
                 eng.t_prev, eng.t_cur = old.t_prev, old.t_cur
