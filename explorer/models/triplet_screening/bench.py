@@ -72,14 +72,16 @@ SCREENED_RUNS = (
 )
 
 
-def warm_up(X: np.ndarray, y: np.ndarray) -> None:
+def warm_up(X: np.ndarray, y: np.ndarray, loss: str = "smoothed_hinge") -> None:
     """Load (or compile) every kernel the timed runs use: small screened paths that
     screen at every opportunity (k = 3: the pair-id path pass; all triplets of a
-    subsample: the anchor-block pass), and a naive one."""
-    ts.path(X[::6], y[::6], k=3, n_lambdas=6, screening=("rrpb", "pgb"), backoff=False)
-    ts.path(X[::3][:120], y[::3][:120], k=np.inf, n_lambdas=4, screening=("rrpb",),
+    subsample: the anchor-block pass), and a naive one, with the loss ``loss`` (and so
+    its default method)."""
+    ts.path(X[::6], y[::6], k=3, n_lambdas=6, loss=loss, screening=("rrpb", "pgb"),
             backoff=False)
-    ts.path(X[::6], y[::6], k=3, n_lambdas=3, screening=None)
+    ts.path(X[::3][:120], y[::3][:120], k=np.inf, n_lambdas=4, loss=loss,
+            screening=("rrpb",), backoff=False)
+    ts.path(X[::6], y[::6], k=3, n_lambdas=3, loss=loss, screening=None)
 
 
 def _timed_paths(X, y, prob, runs, tol: float, n_lambdas: int, progress, label: str,
@@ -170,10 +172,7 @@ def _hinge_table(progress, name: str = "wine", pca: int | None = None, k: float 
     without screening."""
     X, y = target_data(name, pca)
     prob = ts.TripletProblem(X, y, k=k, loss="hinge")
-    sub = slice(None, None, 6)
-    ts.path(X[sub], y[sub], k=3, loss="hinge", n_lambdas=5, screening=("rrpb", "pgb"),
-            backoff=False)  # compile what the timed runs use
-    ts.path(X[sub], y[sub], k=3, loss="hinge", n_lambdas=3, screening=None)
+    warm_up(X, y, loss="hinge")
     ks = _k_label(k)
     table = BenchTable(
         f"Hinge loss, regularisation path on {name} (k={ks}, {prob.n_triplets:,} triplets; "
