@@ -160,8 +160,9 @@ class APG:
         never decreases, Beck & Teboulle's backtracking).
     box : (float, float), optional
         ``g`` is the indicator of ``[lo, hi]^n`` and ``x0`` a 1-D float array: the
-        projection and the vector work of an iteration run in compiled passes (the
-        same formulas; inner products summed in order rather than by BLAS).
+        projection (:func:`solvers.prox.project_box`, compiled into the step) and the
+        vector work of an iteration run in compiled passes (the same formulas; inner
+        products summed in order rather than by BLAS). ``prox`` is then not used.
 
     Attributes
     ----------
