@@ -84,6 +84,32 @@ def test_bench_quick_prints_both_tables(tmp_path, capsys):
     assert walrus[5] <= 1e-6  # same objective as cvxpy to 1e-6 relative
 
 
+def test_cpu_time_without_jit_times_again_after_a_compilation():
+    """A run that compiled a numba kernel is run and timed again (its time without the
+    compilation), and says what compiled; a run that compiled nothing runs once."""
+    from numba import njit
+
+    from explorer.benchkit import cpu_time_without_jit
+
+    @njit
+    def fresh_kernel(n):
+        s = 0.0
+        for i in range(n):
+            s += i
+        return s
+
+    calls = []
+
+    def fn():
+        calls.append(1)
+        return fresh_kernel(10)
+
+    t, value, compiled = cpu_time_without_jit(fn)
+    assert compiled == ["fresh_kernel"] and len(calls) == 2 and value == 45.0 and t >= 0
+    t, value, compiled = cpu_time_without_jit(fn)
+    assert compiled == [] and len(calls) == 3
+
+
 def test_triplet_bench_quick_paths_agree(tmp_path):
     """The triplet bench's smoke run: every screened path (smoothed hinge and the hinge's
     dual method) reaches the naive path's objectives, no lambda stops at max_iter."""
