@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -126,6 +127,26 @@ def test_triplet_bench_quick_paths_agree(tmp_path):
     target = tables[0]
     i = target["columns"].index("max rel. obj. diff vs naive")
     assert all(r[i] <= 1e-6 for r in target["rows"])
+    # the ceiling is on the row that screens at every lambda, and only there
+    j, m = target["columns"].index("ceiling: free screening"), target["columns"].index("method")
+    ceil = {r[m]: r[j] for r in target["rows"]}
+    assert set(ceil) == {"naive", "RRPB", "RRPB+PGB", "RRPB at every lambda"}
+    assert 0 < ceil.pop("RRPB at every lambda") < math.inf
+    assert all(c is None or math.isnan(c) for c in ceil.values())
+
+
+def test_screening_ceiling_is_the_naive_path_with_free_screening():
+    """The ceiling replaces the naive path's loss passes by the share of visits the
+    screened path keeps (at the naive cost per visit) and its forms and eig by the
+    screened path's; the rest is the naive path's."""
+    from explorer.models.triplet_screening.bench import screening_ceiling
+
+    naive = {"loss_pass": 6.0, "pair_forms": 2.0, "eig": 1.0, "loss_pass_visits": 1000.0}
+    assert screening_ceiling(10.0, naive, naive) == pytest.approx(1.0)
+    free = {"loss_pass": 9.0, "pair_forms": 0.0, "eig": 0.0, "loss_pass_visits": 0.0}
+    assert screening_ceiling(10.0, naive, free) == pytest.approx(10.0)  # the rest: 1 s
+    half = {"loss_pass": 9.0, "pair_forms": 1.0, "eig": 1.0, "loss_pass_visits": 500.0}
+    assert screening_ceiling(10.0, naive, half) == pytest.approx(10.0 / (3 + 1 + 1 + 1))
 
 
 @pytest.mark.parametrize("entry", registry.entries(), ids=lambda e: e.name)

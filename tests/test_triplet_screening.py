@@ -869,9 +869,20 @@ def test_screening_backs_off_when_it_cannot_pay_and_says_so():
     assert auto.screening_rate == 0 and forced.screening_rate > 0 and not forced.notes
     for r in (auto, forced):
         assert r.primal == pytest.approx(naive.primal, rel=1e-8)
-    assert set(forced.profile) == {"loss_pass", "pair_forms", "eig", "screening"}
+    assert set(forced.profile) == {"loss_pass", "pair_forms", "eig", "screening",
+                                   "loss_pass_visits"}
+    # the loss passes' share of the visits: all of them without screening, less with it
+    assert naive.profile["loss_pass_visits"] == naive.triplet_visits > 0
+    assert 0 < forced.profile["loss_pass_visits"] < forced.triplet_visits
+    hinge = ts.solve(X, y, lam, triplets=ts.TripletProblem(X, y, k=2, loss="hinge"),
+                     loss="hinge", screening=None, tol=1e-6)
+    assert hinge.profile["loss_pass_visits"] == hinge.triplet_visits > 0
     p = ts.path(X, y, triplets=prob, n_lambdas=8, tol=1e-8)
     assert p.profile["triplets_visited"] == p.triplet_visits.sum()
+    pn = ts.path(X, y, triplets=prob, n_lambdas=8, tol=1e-8, screening=None)
+    assert pn.profile["loss_pass_visits"] == pn.profile["triplets_visited"]
+    pf = ts.path(X, y, triplets=prob, n_lambdas=8, tol=1e-8, backoff=False)
+    assert 0 < pf.profile["loss_pass_visits"] < pf.profile["triplets_visited"]
 
 
 # ----------------------------------------------------------------- path pass and fused rounds

@@ -69,7 +69,9 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
         radius=float(sph.dgb_radius(fields["gap"], lam)), loss_value=loss_value,
         n_triplets=data.n_t, screening_log=log, step=float(step),
-        triplet_visits=int(run.visits), profile=dict(run.prof), notes=tuple(run.notes),
+        triplet_visits=int(run.visits),
+        profile={**run.prof, "loss_pass_visits": float(run.loss_visits)},
+        notes=tuple(run.notes),
         fingerprint=prob.fingerprint(), method=opts.method,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
@@ -358,6 +360,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             """``(A(a), A(a)_+, A(a)_-)`` with ``A(a) = sum_t a_t H_t + H_L``."""
             if a is not last[0]:
                 run.visits += a.size
+                run.loss_visits += a.size
                 A = sub.assemble(sub.pair_weights(a)) + run.HL
                 last[:] = [a, A, *run.proj(A), None]
             return last[1], last[2], last[3]

@@ -154,7 +154,7 @@ def path(
     by_sphere: dict[str, list] = {k_: [] for k_ in kinds}
     cmp_rows: dict[str, list] = {f"{a}:{b}": [] for a, b in specs}
     prof: dict[str, float] = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0,
-                              "screening": 0.0}
+                              "screening": 0.0, "loss_pass_visits": 0.0}
     notes: list[str] = []
     lam = lam0
     prev: TripletResult | None = None

@@ -55,7 +55,9 @@ class TripletResult(Result):
         Where the time went (seconds): ``loss_pass`` (passes over the remaining
         triplets), ``pair_forms`` (per-pair quadratic forms and weighted sums),
         ``eig`` (``d x d`` eigendecompositions), ``screening`` (rules, status updates,
-        compaction, the screened-triplet check).
+        compaction, the screened-triplet check); and ``loss_pass_visits``, the triplets
+        the loss passes (the dual method: its passes over ``alpha``) touched, the part
+        of :attr:`triplet_visits` that is not screening.
     notes : tuple of str
         What the solver decided on the fly (e.g. dynamic screening backing off because
         a round cost more than the loss passes it saved).
@@ -135,8 +137,8 @@ class PathResult:
         ``"rule"`` (the paper's loss-decrease rule), ``"n_lambdas"`` or ``"lam_min"``.
     total_time : float
     profile : Mapping[str, float]
-        Seconds per part summed over the path (see :attr:`TripletResult.profile`) and
-        ``triplets_visited``.
+        Seconds per part and ``loss_pass_visits`` summed over the path (see
+        :attr:`TripletResult.profile`), and ``triplets_visited``.
     notes : tuple of str
         The per-lambda notes (``"lam=...: ..."``), e.g. dynamic screening backing off.
     params : Mapping[str, Any]
