@@ -1527,6 +1527,83 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch):
     _same_trace(res[False], res[True])
 
 
+@pytest.mark.parametrize(("screening", "dynamic"), [
+    (None, "adaptive"), (("rrpb",), "adaptive"), (("rrpb", "pgb"), "adaptive"),
+    (("rrpb", "gb"), "every10"), (("pgb", "dgb"), "adaptive")])
+def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic):
+    """The dual method's iterations run by the compiled loop (burst._dual_burst: the APG
+    step with its line search and restarts, the certificate, the history row) are the
+    Python loop's, bit for bit: iterates, certificates, dual points, history rows (all
+    but their times), stop reasons and work counters, on a path (path screening, each
+    lambda from the previous dual iterate), in chunks of a few iterations, to max_iter
+    (with its warning), and with dynamic rounds handed back to Python (adaptive or every
+    10; with and without the back-off, whose first skip Python notes)."""
+    from solvers.triplet_screening import burst
+
+    X, y = _data(5, n=40, d=4)
+    prob = ts.TripletProblem(X, y, k=4, loss="hinge")
+    lam = ts.lambda_max(X, y, k=4, loss="hinge") * 0.05
+    out = {}
+    for enabled, chunk in ((False, 2048), (True, 2048), (True, 3)):
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        monkeypatch.setattr(burst, "CHUNK", chunk)
+        p = ts.path(X, y, triplets=prob, loss="hinge", tol=1e-9, n_lambdas=12,
+                    screening=screening, backoff=False, dynamic=dynamic)
+        with pytest.warns(ConvergenceWarning):
+            short = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-14, max_iter=23,
+                             screening=screening, dynamic=dynamic)
+        full = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10, max_iter=20_000,
+                        screening=screening, backoff=False, dynamic=dynamic)
+        auto = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10, max_iter=20_000,
+                        screening=screening, dynamic=dynamic)
+        out[(enabled, chunk)] = (p, short, full, auto)
+        assert full.method == "dual" and np.all(np.diff(full.history.time) >= 0)
+    ref = out[(False, 2048)]
+    for key in ((True, 2048), (True, 3)):
+        p, short, full, auto = out[key]
+        for u, v in zip(ref[0].Ms, p.Ms, strict=True):
+            np.testing.assert_array_equal(u, v)
+        for name in ("gap", "primal", "dual", "n_iter", "triplet_visits"):
+            np.testing.assert_array_equal(getattr(ref[0], name), getattr(p, name))
+        assert ref[0].profile["loss_pass_visits"] == p.profile["loss_pass_visits"]
+        for a, b in zip(ref[1:], (short, full, auto), strict=True):
+            _same_trace(a, b)
+            np.testing.assert_array_equal(a.alpha, b.alpha)
+            assert a.notes == b.notes
+        assert short.stop_reason == "max_iter" and full.stop_reason == "converged"
+    if screening and screening[-1] != "rrpb":
+        assert screening[-1] in list(ref[2].screening_log["sphere"])  # rounds did happen
+
+
+def test_compiled_dual_loop_hands_an_inexact_iterate_back(monkeypatch):
+    """An iterate outside a screening sphere needs the screened triplets for its full
+    objective: the compiled dual loop returns it after its step and evaluation and the
+    Python loop finishes its certificate (here every iterate, with a far-away sphere
+    added to every solve): the same trace as without the compiled loop."""
+    from solvers.triplet_screening import burst
+    from solvers.triplet_screening.spheres import Sphere
+    from solvers.triplet_screening.state import _Run
+
+    X, y = _data(6, n=30, d=3)
+    prob = ts.TripletProblem(X, y, k=3, loss="hinge")
+    lam = ts.lambda_max(X, y, k=3, loss="hinge") * 0.1
+    init = _Run.__init__
+
+    def far(self, *a, **kw):
+        init(self, *a, **kw)
+        self.regions.append(Sphere("far", 50.0 * np.eye(3), 1e-3))
+
+    monkeypatch.setattr(_Run, "__init__", far)
+    res = {}
+    for enabled in (False, True):
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        res[enabled] = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10,
+                                max_iter=5000)
+        assert not np.any(res[enabled].history.exact[1:])
+    _same_trace(res[False], res[True])
+    np.testing.assert_array_equal(res[False].alpha, res[True].alpha)
+
+
 def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     """The compiled loop inlines code and constants from seven modules; numba keys its
     disk cache on the package's source hash too (solvers._jitcache, tested end to end
@@ -1534,9 +1611,10 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     from solvers import _jitcache
     from solvers.triplet_screening import burst
 
-    loc = burst._pgd_burst._cache._impl._locator
-    assert getattr(type(loc), "_dualscope", False)
-    assert loc.get_source_stamp()[1] == _jitcache.sources_hash()
+    for kernel in (burst._pgd_burst, burst._dual_burst):
+        loc = kernel._cache._impl._locator
+        assert getattr(type(loc), "_dualscope", False)
+        assert loc.get_source_stamp()[1] == _jitcache.sources_hash()
 
 
 @pytest.mark.parametrize("screening", [None, ("rrpb", "pgb")])

@@ -627,6 +627,23 @@ def _dual_grad(q, la, lb, gamma, a):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _dual_sums(a, Ap):  # pragma: no cover - compiled
+    # (sum a, ||a||^2, ||Ap||_F^2): what the dual value needs at a (Ap = A(a)_+), summed
+    # in one order for the Python dual loop and the compiled one (numpy's pairwise sums
+    # and BLAS round differently)
+    s1 = 0.0
+    s2 = 0.0
+    for t in range(a.shape[0]):
+        s1 += a[t]
+        s2 += a[t] * a[t]
+    f = Ap.reshape(-1)
+    ap2 = 0.0
+    for i in range(f.shape[0]):
+        ap2 += f[i] * f[i]
+    return s1, s2, ap2
+
+
+@njit(cache=True)
 def _number_marked(mark, used_out):  # pragma: no cover - compiled
     # The pairs marked in use (mark[p] != 0) numbered in increasing global id: mark[p]
     # becomes the local id (-1 out of use), used_out[:count] the global ids; returns

@@ -13,8 +13,17 @@ from ..apg import APG
 from ..base import Monitor
 from ..pgd import PGD
 from . import spheres as sph
-from .burst import MAXED, PENDING, ROUND, STOP, bursts_apply, run_burst
-from .kernels import _dual_grad
+from .burst import (
+    MAXED,
+    PENDING,
+    ROUND,
+    STOP,
+    bursts_apply,
+    dual_bursts_apply,
+    run_burst,
+    run_dual_burst,
+)
+from .kernels import _dual_grad, _dual_sums
 from .pairs import _diff, _Eval, kkt_alpha
 from .pathscreen import PathScreen
 from .problem import TripletProblem
@@ -337,9 +346,11 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     from the KKT map of ``M0``. On a path the previous lambda's dual iterate is the
     better start: the KKT map of the hinge is 0/1, while the optimum has fractional
     values on the triplets at margin 1 (wine, k = 10, hinge, RRPB path: 69,000 against
-    140,000 iterations, and no lambda left at ``max_iter``). Returns the best certified
-    iterate and the last step; the last dual iterate over all triplets (L-hat at 1,
-    R-hat at 0) goes to ``extras["alpha"]``."""
+    140,000 iterations, and no lambda left at ``max_iter``). Runs of iterations with no
+    screening event in between go to one compiled call (:func:`.burst._dual_burst`, same
+    iterates bit for bit) when the solve allows it (:func:`.burst.dual_bursts_apply`).
+    Returns the best certified iterate and the last step; the last dual iterate over all
+    triplets (L-hat at 1, R-hat at 0) goes to ``extras["alpha"]``."""
     lam = run.lam
     gamma = run.gamma
     data = run.data
@@ -369,7 +380,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             """``(sum a, ||a||^2, ||A(a)_+||^2)``, what the dual value needs."""
             Ap = split(a)[1]
             if last[4] is None:
-                last[4] = (float(a.sum()), float(np.vdot(a, a)), float(np.vdot(Ap, Ap)))
+                last[4] = tuple(float(v) for v in _dual_sums(a, Ap))
             return last[4]
 
         def value(a):
@@ -382,13 +393,18 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
         eng = APG(value_and_grad, None, alpha0, value=value, L0=L0, adaptive_restart=True,
                   box=(0.0, 1.0), shrink=DUAL_SHRINK)
-        return eng, (split, sums)
+        return eng, (split, sums, last)
 
-    def certify(alpha, memo, sub):
-        split, sums = memo
+    def certify(alpha, memo, sub, done=None):
+        """The certificate at ``alpha``; ``done = (M, ev)`` when its primal point is
+        already evaluated (a compiled burst's)."""
+        split, sums, _ = memo
         A, Ap, Am = split(alpha)
-        M = Ap / lam
-        ev = run.evaluate(M, run.unscr)
+        if done is None:
+            M = Ap / lam
+            ev = run.evaluate(M, run.unscr)
+        else:
+            M, ev = done
         s1, s2, ap2 = sums(alpha)
         D = sph.dual_value(s1 + run.nL, s2 + run.nL, ap2, gamma, lam)
         P_full, exact = run.full_primal(M, ev.P)
@@ -421,12 +437,36 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb, (sub.idx, alpha)):
         last_alpha()
         return run.best_M, 1.0 / eng.L
-    for it in range(1, opts.max_iter + 1):
-        alpha = eng.step()
-        M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
-        if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
-                   (sub.idx, alpha)):
-            break
+    # runs of iterations where nothing else happens go to the compiled loop (burst.py)
+    use_burst = dual_bursts_apply(run, opts, mon)
+    it = 0
+    while it < opts.max_iter:
+        it += 1
+        if use_burst and sub is run.unscr:
+            reason, nxt, M, ev, gap_r, D = run_dual_burst(run, eng, memo[2], mon, opts, it,
+                                                          sub)
+            alpha = eng.x
+            if reason == STOP:
+                break
+            if reason == MAXED:  # a full chunk or max_iter
+                it = nxt - 1
+                continue
+            if reason == ROUND:  # iteration nxt - 1 is done; its dynamic round is due
+                it = nxt - 1
+                A, _, Am = memo[0](alpha)
+                Pneg = sph.halfspace_from(A, Am)
+            else:  # PENDING: the step and evaluation of iteration nxt are done
+                it = nxt
+                M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub, (M, ev))
+                if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
+                           (sub.idx, alpha)):
+                    break
+        else:
+            alpha = eng.step()
+            M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
+            if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
+                       (sub.idx, alpha)):
+                break
         removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Pneg, Ma=M)
         if removed is not None:
             if removed:
