@@ -1500,18 +1500,20 @@ def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dy
         assert kind in spheres  # and the other dynamic rounds
 
 
-def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch):
+@pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
+def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     """An iterate outside a screening sphere needs the screened triplets for its full
-    objective: the compiled loop returns it after the step and the Python loop
-    certifies it (here every iterate, with a far-away sphere added to every solve):
-    the same trace as without the compiled loop."""
+    objective: the compiled loop (the projected gradient's, or the dual method's with
+    the hinge) returns it after the step and the Python loop certifies it (here every
+    iterate, with a far-away sphere added to every solve): the same trace and dual point
+    as without the compiled loop."""
     from solvers.triplet_screening import burst
     from solvers.triplet_screening.spheres import Sphere
     from solvers.triplet_screening.state import _Run
 
     X, y = _data(6, n=30, d=3)
-    prob = ts.TripletProblem(X, y, k=3)
-    lam = ts.lambda_max(X, y, k=3) * 0.1
+    prob = ts.TripletProblem(X, y, k=3, loss=loss)
+    lam = ts.lambda_max(X, y, k=3, loss=loss) * 0.1
     init = _Run.__init__
 
     def far(self, *a, **kw):
@@ -1522,9 +1524,11 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch):
     res = {}
     for enabled in (False, True):
         monkeypatch.setattr(burst, "ENABLED", enabled)
-        res[enabled] = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=5000)
+        res[enabled] = ts.solve(X, y, lam, triplets=prob, loss=loss, tol=1e-10,
+                                max_iter=5000)
         assert not np.any(res[enabled].history.exact[1:])
     _same_trace(res[False], res[True])
+    np.testing.assert_array_equal(res[False].alpha, res[True].alpha)
 
 
 @pytest.mark.parametrize(("screening", "dynamic"), [
@@ -1573,35 +1577,6 @@ def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(monkeypatch, screenin
         assert short.stop_reason == "max_iter" and full.stop_reason == "converged"
     if screening and screening[-1] != "rrpb":
         assert screening[-1] in list(ref[2].screening_log["sphere"])  # rounds did happen
-
-
-def test_compiled_dual_loop_hands_an_inexact_iterate_back(monkeypatch):
-    """An iterate outside a screening sphere needs the screened triplets for its full
-    objective: the compiled dual loop returns it after its step and evaluation and the
-    Python loop finishes its certificate (here every iterate, with a far-away sphere
-    added to every solve): the same trace as without the compiled loop."""
-    from solvers.triplet_screening import burst
-    from solvers.triplet_screening.spheres import Sphere
-    from solvers.triplet_screening.state import _Run
-
-    X, y = _data(6, n=30, d=3)
-    prob = ts.TripletProblem(X, y, k=3, loss="hinge")
-    lam = ts.lambda_max(X, y, k=3, loss="hinge") * 0.1
-    init = _Run.__init__
-
-    def far(self, *a, **kw):
-        init(self, *a, **kw)
-        self.regions.append(Sphere("far", 50.0 * np.eye(3), 1e-3))
-
-    monkeypatch.setattr(_Run, "__init__", far)
-    res = {}
-    for enabled in (False, True):
-        monkeypatch.setattr(burst, "ENABLED", enabled)
-        res[enabled] = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10,
-                                max_iter=5000)
-        assert not np.any(res[enabled].history.exact[1:])
-    _same_trace(res[False], res[True])
-    np.testing.assert_array_equal(res[False].alpha, res[True].alpha)
 
 
 def test_compiled_loop_cache_is_keyed_on_every_solver_source():

@@ -101,6 +101,47 @@ def _plus_sq_impl(A):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _record_row(best, P, D, M, A, asum, a2, best_M, best_A, dual_src, dual_dst, rows, n_rec,
+                step, tol):  # pragma: no cover - compiled
+    # _record of the Python loops for an exact iterate M (reduced primal P = the full
+    # one, its evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D
+    # of dual_src (M itself, or the dual iterate alpha): best = [best P, best D, its sum
+    # alpha, sum alpha^2] and the buffers of a new best (best_M, best_A, dual_dst), then
+    # the history row rows[n_rec] (best P, D row, gap row, reduced P, step, cycle count).
+    # Returns (new best M?, new dual point?, converged: the row's relative gap <= tol).
+    got_M = False
+    got_D = False
+    if P < best[0]:
+        best[0] = P
+        best_M.reshape(-1)[:] = M.reshape(-1)
+        best_A.reshape(-1)[:] = A.reshape(-1)
+        best[2] = asum
+        best[3] = a2
+        got_M = True
+    if D > best[1]:
+        best[1] = D
+        dual_dst.reshape(-1)[: dual_src.size] = dual_src.reshape(-1)
+        got_D = True
+    d_row, g_row = certified_row(best[0], best[1])
+    rows[n_rec, 0] = best[0]
+    rows[n_rec, 1] = d_row
+    rows[n_rec, 2] = g_row
+    rows[n_rec, 3] = P
+    rows[n_rec, 4] = step
+    rows[n_rec, 5] = float(_cycles())
+    return got_M, got_D, relative_gap(g_row, best[0]) <= tol
+
+
+@njit(cache=True)
+def _round_due(adaptive, gap_r, lam, last_r, done, every):  # pragma: no cover - compiled
+    # _Run.dynamic_screening's test after iteration ``done``: adaptive (the gap ball has
+    # shrunk enough since the last sphere that screened) or every ``every`` iterations
+    if adaptive:
+        return dgb_radius(gap_r, lam) <= ADAPTIVE_SHRINK * last_r
+    return done % every == 0
+
+
+@njit(cache=True)
 def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
                hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
                it_max, arm, rows, best_M, best_A, dual_M):  # pragma: no cover - compiled
@@ -181,38 +222,19 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
             reason = PENDING  # the full objective or the error is the Python loop's
             break
         gap_r = _pad(P - D, P)
-        if P < best[0]:
-            best[0] = P
-            best_M.reshape(-1)[:] = x.reshape(-1)
-            best_A.reshape(-1)[:] = A.reshape(-1)
-            best[2] = asum
-            best[3] = a2
-            got_M = True
-        if D > best[1]:
-            best[1] = D
-            dual_M.reshape(-1)[:] = x.reshape(-1)
-            got_D = True
-        d_row, g_row = certified_row(best[0], best[1])
-        rows[n_rec, 0] = best[0]
-        rows[n_rec, 1] = d_row
-        rows[n_rec, 2] = g_row
-        rows[n_rec, 3] = P
-        rows[n_rec, 4] = step
-        rows[n_rec, 5] = float(_cycles())
+        gm, gd, done = _record_row(best, P, D, x, A, asum, a2, best_M, best_A, x, dual_M,
+                                   rows, n_rec, step, tol)
+        got_M |= gm
+        got_D |= gd
         n_rec += 1
         it += 1
-        if relative_gap(g_row, best[0]) <= tol:
+        if done:
             reason = STOP
             break
-        if rounds and can_pay:
-            # _Run.dynamic_screening: a round may be due after this iteration
-            if adaptive:
-                due = dgb_radius(gap_r, lam) <= ADAPTIVE_SHRINK * last_r
-            else:
-                due = (it - 1) % every == 0
-            if due:
-                reason = ROUND
-                break
+        # _Run.dynamic_screening: a round may be due after this iteration
+        if rounds and can_pay and _round_due(adaptive, gap_r, lam, last_r, it - 1, every):
+            reason = ROUND
+            break
     return (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D,
             got_M, got_D, c_eig, c_forms, c_loss)
 
@@ -222,6 +244,38 @@ def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
     with no callback, no active set, the sphere rule and no work budget."""
     return (ENABLED and opts.callback is None and not opts.active_set and opts.rule == "sphere"
             and mon.budget is None)
+
+
+def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, rows: np.ndarray,
+                best: np.ndarray, best_M: np.ndarray, best_A: np.ndarray, got_M: bool,
+                got_D: bool, dual_point, clock: tuple, cycles: tuple) -> int:
+    """What a burst's iterations ``it, it + 1, ...`` (``rows``, :func:`_record_row`'s)
+    did to the run and the monitor: the profile (the burst's thread time split by the
+    cycles of the eigendecompositions, pair forms and loss passes; ``clock = (t0, c0,
+    thread time, t1, c1)``, the monitor's clock and the cycle counter around the call),
+    the best certified iterate and the dual point ``dual_point`` of a new best dual
+    value (:meth:`._Run.keep_dual`), the history rows (their times from the cycle
+    counter). Returns ``reason``, or ``STOP`` when the monitor stops."""
+    t0, c0, tt, t1, c1 = clock
+    span = max(c1 - c0, 1)
+    for key, c in zip(("eig", "pair_forms", "loss_pass"), cycles, strict=True):
+        run.prof[key] += tt * min(c / span, 1.0)
+    if got_M:
+        run.best_P, run.best_M = float(best[0]), best_M
+        run.best_parts = (best_A, float(best[2]), float(best[3]))
+    if got_D:
+        run.best_D = float(best[1])
+        run.keep_dual(dual_point)
+    if rows.shape[0]:
+        times = t0 + (rows[:, 5] - c0) / span * (t1 - t0)
+        stop = mon.record_rows(
+            np.arange(it, it + rows.shape[0]), times, rows[:, 0], rows[:, 1], rows[:, 2],
+            reason == STOP, n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
+            n_unscreened=int(run.unscr.idx.size), exact=True, step=rows[:, 4].copy(),
+            reduced_primal=rows[:, 3].copy())
+        if stop:
+            reason = STOP
+    return reason
 
 
 def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: float,
@@ -274,25 +328,8 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     run.visits += n * int(n_evals)
     run.loss_visits += n * int(n_evals)
     run.n_evals += int(n_evals)
-    span = max(c1 - c0, 1)
-    for key, c in (("eig", c_eig), ("pair_forms", c_forms), ("loss_pass", c_loss)):
-        run.prof[key] += tt * min(c / span, 1.0)
-    if got_M:
-        run.best_P, run.best_M = float(best[0]), best_M
-        run.best_parts = (best_A, float(best[2]), float(best[3]))
-    if got_D:
-        run.best_D = float(best[1])
-        run.keep_dual(dual_M)
-    if n_rec:
-        r = rows[:n_rec]
-        times = t0 + (r[:, 5] - c0) / span * (t1 - t0)
-        stop = mon.record_rows(
-            np.arange(it, it + n_rec), times, r[:, 0], r[:, 1], r[:, 2],
-            reason == STOP, n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
-            n_unscreened=int(run.unscr.idx.size), exact=True, step=r[:, 4].copy(),
-            reduced_primal=r[:, 3].copy())
-        if stop:
-            reason = STOP
+    reason = _bring_back(run, mon, it, int(reason), rows[:n_rec], best, best_M, best_A,
+                         got_M, got_D, dual_M, (t0, c0, tt, t1, c1), (c_eig, c_forms, c_loss))
     if reason == NONFINITE:
         raise nonfinite(eng.k, eng.step_size)
     return int(reason), it + int(n_rec), float(gap_r), float(D)
@@ -458,41 +495,22 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
             reason = PENDING  # the full objective or the error is the Python loop's
             break
         gap_r = _pad(P - D, P)
-        # _record -------------------------------------------------------------------
-        if P < best[0]:
-            best[0] = P
-            best_M.reshape(-1)[:] = M.reshape(-1)
-            best_A.reshape(-1)[:] = A_e.reshape(-1)
-            best[2] = s1e + nL
-            best[3] = s2e + nL
-            got_M = True
-        if D > best[1]:
-            best[1] = D
-            dual_a[: x.shape[0]] = x
-            got_D = True
-        d_row, g_row = certified_row(best[0], best[1])
-        rows[n_rec, 0] = best[0]
-        rows[n_rec, 1] = d_row
-        rows[n_rec, 2] = g_row
-        rows[n_rec, 3] = P
-        rows[n_rec, 4] = 1.0 / L
-        rows[n_rec, 5] = float(_cycles())
+        gm, gd, done = _record_row(best, P, D, M, A_e, s1e + nL, s2e + nL, best_M, best_A,
+                                   x, dual_a, rows, n_rec, 1.0 / L, tol)
+        got_M |= gm
+        got_D |= gd
         n_rec += 1
         it += 1
-        if relative_gap(g_row, best[0]) <= tol:
+        if done:
             reason = STOP
             break
-        if rounds:
-            # _Run.dynamic_screening after iteration it - 1: a round when one is due and
-            # worth it (_Run.worth_screening), or its first skip (noted by Python)
-            if adaptive:
-                due = dgb_radius(gap_r, lam) <= ADAPTIVE_SHRINK * last_r
-            else:
-                due = (it - 1) % every == 0
-            if due and ((not backoff) or (not noted)
-                        or v_sub * max(_iters_left(prev, it - 1), 1) >= worth_min):
-                reason = ROUND
-                break
+        # _Run.dynamic_screening after iteration it - 1: a round when one is due and
+        # worth it (_Run.worth_screening), or its first skip (noted by Python)
+        if rounds and _round_due(adaptive, gap_r, lam, last_r, it - 1, every) and (
+                (not backoff) or (not noted)
+                or v_sub * max(_iters_left(prev, it - 1), 1) >= worth_min):
+            reason = ROUND
+            break
     return (reason, n_rec, x, x_prev, t_prev, t_cur, L, beta, n_bt, n_restarts, n_f,
             n_steps, xA_, xP_, xN_, (xs1, xs2, xap2), (loss, s1e, s2e, mm, mh), A_e, G_e,
             M, gap_r, D, got_M, got_D, n_splits, n_cert, c_eig, c_forms, c_loss)
@@ -574,25 +592,9 @@ def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, i
     run.visits += n * int(n_splits + n_cert)
     run.loss_visits += n * int(n_splits + n_cert)
     run.n_evals += int(n_cert)
-    span = max(c1 - c0, 1)
-    for key, c in (("eig", c_eig), ("pair_forms", c_forms), ("loss_pass", c_loss)):
-        run.prof[key] += tt * min(c / span, 1.0)
-    if got_M:
-        run.best_P, run.best_M = float(best[0]), best_M
-        run.best_parts = (best_A, float(best[2]), float(best[3]))
-    if got_D:
-        run.best_D = float(best[1])
-        run.keep_dual((sub.idx, dual_a))
-    if n_rec:
-        r = rows[:n_rec]
-        times = t0 + (r[:, 5] - c0) / span * (t1 - t0)
-        stop = mon.record_rows(
-            np.arange(it, it + n_rec), times, r[:, 0], r[:, 1], r[:, 2],
-            reason == STOP, n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
-            n_unscreened=int(run.unscr.idx.size), exact=True, step=r[:, 4].copy(),
-            reduced_primal=r[:, 3].copy())
-        if stop:
-            reason = STOP
+    reason = _bring_back(run, mon, it, int(reason), rows[:n_rec], best, best_M, best_A,
+                         got_M, got_D, (sub.idx, dual_a), (t0, c0, tt, t1, c1),
+                         (c_eig, c_forms, c_loss))
     loss, s1e, s2e, mm, mh = evp
     ev = run._make_eval(float(loss), float(s1e), float(s2e), A_e, G_e, float(mm), float(mh))
     return int(reason), it + int(n_rec), M, ev, float(gap_r), float(D)
