@@ -548,9 +548,9 @@ print(f"ceiling (free screening, the remainder at the naive pass's cost per trip
       f"{screening_ceiling(cpu['naive'], naive.profile, every.profile):.2f}x")
 
 # %% [markdown]
-# On this machine `dualscope bench triplet_screening` put that ceiling at 3.1× (tol 1e-6)
-# and 4.3× (1e-9) for wine with all triplets, against 0.83× and 1.14× measured with
-# screening everywhere: the paper's 3× is within reach only if the screening bookkeeping
+# On this machine `dualscope bench triplet_screening` put that ceiling at 3.0-3.1× (tol
+# 1e-6) and 4.1-4.3× (1e-9) for wine with all triplets, against 0.83-0.86× and 1.13-1.14×
+# measured with screening everywhere: the paper's 3× is within reach only if the screening bookkeeping
 # becomes nearly free and the pass over the scattered remainder gets as cheap per triplet
 # as the block pass.
 #
