@@ -1531,35 +1531,41 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     np.testing.assert_array_equal(res[False].alpha, res[True].alpha)
 
 
-@pytest.mark.parametrize(("screening", "dynamic"), [
-    (None, "adaptive"), (("rrpb",), "adaptive"), (("rrpb", "pgb"), "adaptive"),
-    (("rrpb", "gb"), "every10"), (("pgb", "dgb"), "adaptive")])
-def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic):
+@pytest.mark.parametrize(("screening", "dynamic", "diagonal"), [
+    (None, "adaptive", False), (("rrpb",), "adaptive", False),
+    (("rrpb", "pgb"), "adaptive", False), (("rrpb", "gb"), "every10", False),
+    (("pgb", "dgb"), "adaptive", False), (None, "adaptive", True),
+    (("rrpb", "pgb"), "adaptive", True)])
+def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic,
+                                                           diagonal):
     """The dual method's iterations run by the compiled loop (burst._dual_burst: the APG
     step with its line search and restarts, the certificate, the history row) are the
     Python loop's, bit for bit: iterates, certificates, dual points, history rows (all
     but their times), stop reasons and work counters, on a path (path screening, each
     lambda from the previous dual iterate), in chunks of a few iterations, to max_iter
     (with its warning), and with dynamic rounds handed back to Python (adaptive or every
-    10; with and without the back-off, whose first skip Python notes)."""
+    10; with and without the back-off, whose first skip Python notes). Full and diagonal
+    metrics."""
     from solvers.triplet_screening import burst
 
     X, y = _data(5, n=40, d=4)
-    prob = ts.TripletProblem(X, y, k=4, loss="hinge")
-    lam = ts.lambda_max(X, y, k=4, loss="hinge") * 0.05
+    kw = dict(loss="hinge", diagonal=diagonal)
+    prob = ts.TripletProblem(X, y, k=4, **kw)
+    lam = ts.lambda_max(X, y, k=4, **kw) * 0.05
     out = {}
     for enabled, chunk in ((False, 2048), (True, 2048), (True, 3)):
         monkeypatch.setattr(burst, "ENABLED", enabled)
         monkeypatch.setattr(burst, "CHUNK", chunk)
-        p = ts.path(X, y, triplets=prob, loss="hinge", tol=1e-9, n_lambdas=12,
-                    screening=screening, backoff=False, dynamic=dynamic)
+        p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=12, screening=screening,
+                    backoff=False, dynamic=dynamic, **kw)
         with pytest.warns(ConvergenceWarning):
-            short = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-14, max_iter=23,
-                             screening=screening, dynamic=dynamic)
-        full = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10, max_iter=20_000,
-                        screening=screening, backoff=False, dynamic=dynamic)
-        auto = ts.solve(X, y, lam, triplets=prob, loss="hinge", tol=1e-10, max_iter=20_000,
-                        screening=screening, dynamic=dynamic)
+            short = ts.solve(X, y, lam, triplets=prob, tol=1e-14,
+                             max_iter=5 if diagonal else 23, screening=screening,
+                             dynamic=dynamic, **kw)
+        full = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=20_000,
+                        screening=screening, backoff=False, dynamic=dynamic, **kw)
+        auto = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=20_000,
+                        screening=screening, dynamic=dynamic, **kw)
         out[(enabled, chunk)] = (p, short, full, auto)
         assert full.method == "dual" and np.all(np.diff(full.history.time) >= 0)
     ref = out[(False, 2048)]

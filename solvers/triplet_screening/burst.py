@@ -24,7 +24,7 @@ is keyed on every solver source (:mod:`solvers._jitcache`): it inlines code and 
 from seven modules.
 
 The dual method (the hinge's default, :func:`.loops._dual_loop`) has its compiled loop
-too, :func:`_dual_burst`, under the same conditions and a full metric: the step of
+too, :func:`_dual_burst`, under the same conditions: the step of
 :class:`solvers.apg.APG` (its compiled box passes, the doubling line search, the step
 growing back by ``shrink``, the adaptive restart), the dual's split ``A(alpha)``, ``A_+``,
 ``A_-`` and sums (:func:`.kernels._dual_sums`, which the Python loop uses too), the
@@ -76,16 +76,21 @@ CHUNK = 2048
 ENABLED = True
 
 
-def _plus(A):  # pragma: no cover - compiled only (see the overload)
+def _pm(A):  # pragma: no cover - compiled only (see the overload)
     raise NotImplementedError
 
 
-@overload(_plus)
-def _plus_impl(A):  # pragma: no cover - compiled
-    # A_+ as spheres.proj_pm takes it: the PSD part of a matrix, a vector clipped
+@overload(_pm)
+def _pm_impl(A):  # pragma: no cover - compiled
+    # (A_+, A_-) as spheres.proj_pm takes them: the PSD and NSD parts of a matrix, a
+    # vector (diagonal metric) clipped at 0 from either side
     if A.ndim == 1:
-        return lambda A: np.maximum(A, 0.0)
-    return lambda A: _psd_split(A)[0]
+        return lambda A: (np.maximum(A, 0.0), np.minimum(A, 0.0))
+
+    def full(A):
+        P, N, _, _ = _psd_split(A)
+        return P, N
+    return full
 
 
 def _plus_sq(A):  # pragma: no cover - compiled only (see the overload)
@@ -187,7 +192,7 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
         scale = 1e-12 * max(1.0, abs(P))
         for _ in range(max_halvings):
             c0 = _cycles()
-            x_new = _plus(x - step * G)
+            x_new = _pm(x - step * G)[0]
             c_eig += _cycles() - c0
             loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
                 src, x_new, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
@@ -240,8 +245,10 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
 
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
-    """Whether :func:`run_burst` may run this solve's iterations: the projected gradient
-    with no callback, no active set, the sphere rule and no work budget."""
+    """Whether the compiled loops (:func:`run_burst` for the projected gradient,
+    :func:`run_dual_burst` for the dual method) may run this solve's iterations: no
+    callback, no active set, the sphere rule and no work budget (full or diagonal
+    metric)."""
     return (ENABLED and opts.callback is None and not opts.active_set and opts.rule == "sphere"
             and mon.budget is None)
 
@@ -350,10 +357,10 @@ DOMAIN = 7
 
 @njit(cache=True)
 def _dual_split(a, src, n_pairs, la, lb, blk, HL, like):  # pragma: no cover - compiled
-    # A(a) = sum_t a_t H_t + H_L and its PSD split (A_+, A_-), as the dual loop's split
+    # A(a) = sum_t a_t H_t + H_L and its split (A_+, A_-), as the dual loop's split
     w = _triplet_weights(a, la, lb, blk, np.empty(n_pairs))
     A = _weighted_sum(src, w, like, True) + HL
-    P, N, _, _ = _psd_split(A)
+    P, N = _pm(A)
     return A, P, N
 
 
@@ -516,13 +523,6 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
             M, gap_r, D, got_M, got_D, n_splits, n_cert, c_eig, c_forms, c_loss)
 
 
-def dual_bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
-    """Whether :func:`run_dual_burst` may run this solve's dual iterations: no callback,
-    no active set, the sphere rule, a full metric and no work budget."""
-    return (ENABLED and opts.callback is None and not opts.active_set
-            and opts.rule == "sphere" and mon.budget is None and not run.data.diagonal)
-
-
 def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, it: int,
                    sub) -> tuple:
     """Run dual iterations ``it, it + 1, ...`` in :func:`_dual_burst` and bring back their
@@ -534,6 +534,7 @@ def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, i
     certificate is the caller's; with ``ROUND`` iteration ``next - 1`` is done
     (``M``, ``ev``, ``gap_r``, ``D`` its certificate's) and its dynamic round the
     caller's."""
+    assert sub is run.unscr  # no active set (bursts_apply): the working set is all of it
     kinds = len(opts.screening)
     prev = run.dyn.get("iters")
     worth_min = PAY_MARGIN * run._round_cost(kinds) if kinds else 0.0

@@ -19,7 +19,6 @@ from .burst import (
     ROUND,
     STOP,
     bursts_apply,
-    dual_bursts_apply,
     run_burst,
     run_dual_burst,
 )
@@ -348,7 +347,7 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     values on the triplets at margin 1 (wine, k = 10, hinge, RRPB path: 69,000 against
     140,000 iterations, and no lambda left at ``max_iter``). Runs of iterations with no
     screening event in between go to one compiled call (:func:`.burst._dual_burst`, same
-    iterates bit for bit) when the solve allows it (:func:`.burst.dual_bursts_apply`).
+    iterates bit for bit) when the solve allows it (:func:`.burst.bursts_apply`).
     Returns the best certified iterate and the last step; the last dual iterate over all
     triplets (L-hat at 1, R-hat at 0) goes to ``extras["alpha"]``."""
     lam = run.lam
@@ -438,11 +437,11 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
         last_alpha()
         return run.best_M, 1.0 / eng.L
     # runs of iterations where nothing else happens go to the compiled loop (burst.py)
-    use_burst = dual_bursts_apply(run, opts, mon)
+    use_burst = bursts_apply(run, opts, mon)
     it = 0
     while it < opts.max_iter:
         it += 1
-        if use_burst and sub is run.unscr:
+        if use_burst:
             reason, nxt, M, ev, gap_r, D = run_dual_burst(run, eng, memo[2], mon, opts, it,
                                                           sub)
             alpha = eng.x
