@@ -198,6 +198,12 @@ class ModelEntry:
         Optional module of the model's sweep hooks (held-out ``score``, ``split`` for
         cross-validation, ``structure`` summary; see :mod:`explorer.sweep`). Empty: the
         module ``explorer.models.<name>.sweep`` if it exists, else none.
+    warm_combos : tuple[Mapping[str, Any], ...]
+        Combinations of two or more parameter values that :mod:`explorer.warmup` also
+        solves (it varies one parameter at a time): those whose compiled kernels no
+        single change reaches (a loss and a metric shape whose loop only the two
+        together select). ``tests/test_warmup.py`` finds them: it fails while any pair
+        of choice values still compiles something after the warm-up.
     """
 
     name: str
@@ -216,6 +222,7 @@ class ModelEntry:
     tol: float = 1e-6
     max_iter: int = 1000
     sweep_hooks: str = ""
+    warm_combos: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def default_dataset(self) -> str:

@@ -3,9 +3,11 @@
 A first solve after install compiles the numba kernels it touches (8–31 s per page
 on a 2-core machine); a later process loads them from the cache (0.3–0.6 s). This
 module solves every model on its default dataset — once per value of each
-choice parameter (``method``, ``loss``, ``variant``, …), so every code path's kernels
-are compiled — with a loose tolerance, with a callback and without one (compiled
-solver loops run only without).
+choice parameter (``method``, ``loss``, ``variant``, …), and for the combinations an
+entry lists in ``warm_combos``, so every code path's kernels are compiled — with a
+loose tolerance, with a callback and without one (compiled solver loops run only
+without). ``tests/test_warmup.py`` checks that no pair of choice values compiles
+anything afterwards.
 
 - ``dualscope warmup`` / ``python -m explorer.warmup``: run once after install
   (compiles into the cache; prints the seconds per model).
@@ -38,7 +40,8 @@ _status: dict[str, Any] = {"state": "idle", "seconds": {}, "errors": {}}
 
 
 def _variants(entry: ModelEntry) -> list[dict[str, Any]]:
-    """The default parameters, then each choice parameter's other values one at a time."""
+    """The default parameters, each choice parameter's other values one at a time, then
+    the entry's :attr:`~.registry.ModelEntry.warm_combos`."""
     base = entry.default_params()
     out = [base]
     for p in entry.params:
@@ -46,7 +49,7 @@ def _variants(entry: ModelEntry) -> list[dict[str, Any]]:
             out += [dict(base, **{p.name: v}) for v in p.choices if v != p.default]
         elif p.kind == "bool":
             out.append(dict(base, **{p.name: not p.default}))
-    return out
+    return out + [dict(base, **combo) for combo in entry.warm_combos]
 
 
 def warm_entry(entry: ModelEntry, *, quiet: bool = True) -> float:

@@ -105,4 +105,6 @@ ENTRY = ModelEntry(
     icon=":material/timeline:",
     tol=1e-8,
     max_iter=100_000,
+    # the dual method's l_inf threshold (Condat) runs only with p = inf
+    warm_combos=({"p": math.inf, "method": "dual"},),
 )

@@ -178,4 +178,8 @@ ENTRY = ModelEntry(
     icon=":material/straighten:",
     tol=1e-9,
     max_iter=5000,
+    # the dual method's compiled loop for a diagonal metric (the hinge's default method);
+    # the loss of screened triplets outside the spheres, which CDGB without back-off
+    # evaluates
+    warm_combos=({"loss": "hinge", "diagonal": True}, {"screening": "cdgb", "backoff": False}),
 )
