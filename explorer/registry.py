@@ -121,6 +121,13 @@ class Param:
     step: float | None = None
     spec: Any = None  # the solver's solvers.params.ParamSpec, when derived from one
 
+    @property
+    def values(self) -> tuple[Any, ...]:
+        """Every value of a ``"choice"`` or ``"bool"`` parameter (``()`` for a number)."""
+        if self.kind == "choice":
+            return tuple(self.choices)
+        return (False, True) if self.kind == "bool" else ()
+
     def parse(self, text: str) -> Any:
         """Parse a command-line value (validated by the solver's spec when there is one)."""
         value = self._parse(text)

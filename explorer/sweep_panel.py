@@ -38,19 +38,15 @@ def _fmt(v: Any) -> str:
 
 def _sweepable(entry: ModelEntry) -> list[Param]:
     return [p for p in entry.params
-            if p.kind in ("choice", "bool") or (p.kind in ("float", "int")
-                                                and p.low is not None and p.high is not None)]
+            if p.values or (p.kind in ("float", "int")
+                            and p.low is not None and p.high is not None)]
 
 
 def _range_widgets(st: Any, entry: ModelEntry, p: Param, current: Any, col: Any) -> list[Any]:
     """Widgets for the values of one swept parameter; returns the values."""
-    if p.kind == "choice":
-        return list(col.multiselect(f"{p.name} values", list(p.choices),
-                                    default=list(p.choices), key=_key(entry, f"vals_{p.name}"),
-                                    format_func=str))
-    if p.kind == "bool":
-        return list(col.multiselect(f"{p.name} values", [False, True], default=[False, True],
-                                    key=_key(entry, f"vals_{p.name}")))
+    if p.values:
+        return list(col.multiselect(f"{p.name} values", list(p.values), default=list(p.values),
+                                    key=_key(entry, f"vals_{p.name}"), format_func=str))
     lo, hi = float(p.low), float(p.high)
     cur = float(current if current is not None else p.default)
     if p.log and cur > 0:

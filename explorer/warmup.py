@@ -47,10 +47,7 @@ def _variants(entry: ModelEntry) -> list[dict[str, Any]]:
     base = entry.default_params()
     out = [base]
     for p in entry.params:
-        if p.kind == "choice":
-            out += [dict(base, **{p.name: v}) for v in p.choices if v != p.default]
-        elif p.kind == "bool":
-            out.append(dict(base, **{p.name: not p.default}))
+        out += [dict(base, **{p.name: v}) for v in p.values if v != p.default]
     return out + [dict(base, **combo) for combo in entry.warm_combos]
 
 

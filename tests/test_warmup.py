@@ -42,8 +42,7 @@ for e in entries():
     warned += [f"{e.name}: {w.category.__name__}: {w.message}" for w in caught]
     before = signatures()
     problem = e.datasets[e.default_dataset](seed=0)
-    choices = {p.name: (p.choices if p.kind == "choice" else (False, True))
-               for p in e.params if p.kind in ("choice", "bool")}
+    choices = {p.name: p.values for p in e.params if p.values}
     for a, b in itertools.combinations(choices, 2):
         for va, vb in itertools.product(choices[a], choices[b]):
             params = dict(e.default_params(), **{a: va, b: vb})
@@ -76,5 +75,5 @@ def test_the_extra_warm_combinations_are_valid_and_solved():
             assert len(combo) >= 2, (e.name, combo)   # one at a time is the default
             for name, value in combo.items():
                 p = e.param(name)                        # KeyError: no such parameter
-                assert value in (p.choices if p.kind == "choice" else (False, True))
+                assert value in p.values
             assert dict(e.default_params(), **combo) in variants, (e.name, combo)
