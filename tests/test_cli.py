@@ -130,7 +130,8 @@ def test_triplet_bench_quick_paths_agree(tmp_path):
     # the ceiling is on the row that screens at every lambda, and only there
     j, m = target["columns"].index("ceiling: free screening"), target["columns"].index("method")
     ceil = {r[m]: r[j] for r in target["rows"]}
-    assert set(ceil) == {"naive", "RRPB", "RRPB+PGB", "RRPB at every lambda"}
+    assert set(ceil) == {"naive", "RRPB", "RRPB+PGB", "RRPB at every lambda", "sorted pass",
+                         "RRPB, sorted pass"}
     assert 0 < ceil.pop("RRPB at every lambda") < math.inf
     assert all(c is None or math.isnan(c) for c in ceil.values())
 

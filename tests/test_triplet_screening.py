@@ -282,6 +282,62 @@ def test_anchor_block_loss_pass_agrees_with_cvxpy(seed, loss, diagonal):
 
 
 @pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
+def test_sorted_evaluation_agrees_with_cvxpy(seed, loss, diagonal):
+    """evaluation='sorted' (the sorted pass over the anchor blocks of all triplets): the
+    naive solve, by the primal method (smoothed hinge) and by the dual one, and a path
+    agree with cvxpy,
+    the certificate brackets it, the reported primal is the full objective written out,
+    the metric lies within the certified radius, and the naive solve matches the one
+    that visits every triplet."""
+    X, y = _data(170 + seed, n=24)
+    prob = ts.TripletProblem(X, y, k=math.inf, loss=loss, diagonal=diagonal)
+    assert prob.data.blocks is not None
+    lam = prob.lambda_max() * 10 ** np.random.default_rng(seed).uniform(-2.0, -0.7)
+    kw = dict(triplets=prob, loss=loss, diagonal=diagonal, tol=1e-9, max_iter=50_000)
+    methods = ("dual",) if loss == "hinge" else ("pgd", "dual")  # PGD: a smooth primal
+    runs = [_quiet(ts.solve, X, y, lam, screening=None, evaluation=ev, method=m, **kw)
+            for ev in ("sorted", "triplets") for m in methods]
+    half = len(methods)
+    p = _quiet(ts.path, X, y, lam_min=lam, n_lambdas=200, termination=False,
+               evaluation="sorted", **kw)
+    assert runs[0].params["evaluation"] == "sorted" and p.params["evaluation"] == "sorted"
+    assert not runs[0].notes
+    for M, P, D, gap, lam_t in [(r.M, r.primal, r.dual, r.gap, lam) for r in runs[:half]] + [
+            (p.Ms[-1], p.primal[-1], p.dual[-1], p.gap[-1], p.lambdas[-1])]:
+        c = ref.solve(X, y, lam_t, triplets=prob)
+        scale = max(1.0, abs(c.value))
+        assert abs(P - c.value) / scale <= 1e-6
+        assert D <= c.value + 1e-7 * scale <= P + 2e-7 * scale
+        assert P == pytest.approx(prob.primal(M, lam_t), rel=1e-12)
+        radius = math.sqrt(2.0 * max(gap, 0.0) / lam_t)
+        assert np.linalg.norm(M - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+    assert p.converged.all() and all(r.converged for r in runs)
+    # the sorted solve and the one visiting every triplet certify the same optimum
+    for a, b in zip(runs[:half], runs[half:], strict=True):
+        assert abs(a.primal - b.primal) <= 2e-9 * max(1.0, abs(b.primal))
+        assert a.dual <= b.primal + 1e-12 * abs(b.primal)
+        assert b.dual <= a.primal + 1e-12 * abs(a.primal)
+
+
+def test_sorted_evaluation_without_anchor_blocks_says_so():
+    """kNN triplets with short rows have no anchor blocks: evaluation='sorted' visits
+    each triplet (the same iterates as 'triplets') and the result's notes say so."""
+    X, y = _data(3)
+    prob = ts.TripletProblem(X, y, k=3)
+    assert prob.data.blocks is None
+    lam = 0.05 * prob.lambda_max()
+    a = ts.solve(X, y, lam, triplets=prob, screening=None, evaluation="sorted")
+    b = ts.solve(X, y, lam, triplets=prob, screening=None)
+    assert any("anchor blocks" in n for n in a.notes) and not b.notes
+    np.testing.assert_array_equal(a.M, b.M)
+    assert a.n_iter == b.n_iter
+    with pytest.raises(ValueError, match="evaluation"):
+        ts.solve(X, y, lam, triplets=prob, evaluation="blocks")
+    with pytest.raises(ValueError, match="evaluation"):
+        ts.path(X, y, triplets=prob, evaluation="blocks")
+
+
+@pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
 def test_path_agrees_with_cvxpy_at_every_lambda(seed, loss, diagonal):
     """Along a screened path every lambda after the first starts from the previous one's
     last evaluation (and path screening may sit out): at each lambda the certified
@@ -1028,6 +1084,75 @@ def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal, k)
         lam = lam1
 
 
+@pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_sorted_pass_equals_the_block_pass(loss, diagonal):
+    """The sorted pass (:func:`_sorted_loss_pass`) gives the block pass's loss, sum alpha,
+    sum alpha^2 and per-pair weights to rounding, over all triplets of a set with
+    duplicated points (equal forms) and over uneven custom blocks, at metrics that put
+    triplets in all three pieces of the loss; its results do not depend on the orders
+    it starts from (shuffled orders give the same numbers bit for bit), it leaves each
+    block's forms sorted, and non-finite forms give a NaN loss."""
+    from solvers.triplet_screening.kernels import _block_loss_pass, _sorted_loss_pass
+    from solvers.triplet_screening.pairs import _anchor_blocks, _Data
+
+    X, y = _data(8, n=36)
+    X[5], y[5] = X[4], y[4]                    # a duplicated point: equal forms
+    X[9] = X[7]                                # same place, other class
+    T = ts.triplets(X, y, k=math.inf)
+    same0 = [j for j in range(36) if y[j] == y[0] and j != 0][:3]
+    oth0 = [l for l in range(36) if y[l] != y[0]]
+    same1 = [j for j in range(36) if y[j] == y[1] and j != 1][:2]
+    oth1 = [l for l in range(36) if y[l] != y[1]][:4]
+    T3 = np.array([(0, j, l) for j in same0[:2] for l in oth0[:2]]
+                  + [(1, j, l) for j in same1 for l in oth1]
+                  + [(0, j, l) for j in same0 for l in oth0[2:5]])
+    rng = np.random.default_rng(11)
+    gamma = 0.3                                # a wide middle piece
+    hinge = loss == "hinge"
+    pieces = np.zeros(3, dtype=bool)
+    for Tx in (T, T3):
+        dx = _Data(X, Tx, diagonal)
+        bx = _anchor_blocks(Tx, dx.pa, dx.pb)
+        assert bx is not None
+        sb = bx.sorted()
+        for _ in range(5):
+            M = rng.uniform(0.1, 1.0, X.shape[1]) if diagonal else _psd(rng, X.shape[1])
+            m = dx.margins(M)
+            M = M * rng.uniform(0.5, 3.0) / np.median(np.abs(m))
+            q = dx.quad(M)
+            m = dx.margins(M)
+            pieces |= [np.any(m <= 1 - gamma), np.any((m > 1 - gamma) & (m < 1)),
+                       np.any(m >= 1)]
+            w1, w2 = np.empty(dx.n_pairs), np.empty(dx.n_pairs)
+            r1 = _block_loss_pass(q, bx, gamma, hinge, w1, np.empty(0), None)
+            r2 = _sorted_loss_pass(q, sb, gamma, hinge, w2)
+            np.testing.assert_allclose(r2[:3], r1[:3], rtol=1e-12)
+            np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-12 * np.abs(w1).max())
+            for a in range(bx.nd.size):        # every block's forms left in order
+                co = sb.CO[bx.offd[a]:bx.offd[a] + bx.nd[a]]
+                ro = sb.RO[bx.offs[a]:bx.offs[a] + bx.ns[a]]
+                assert np.all(np.diff(q[bx.PA[bx.offd[a] + co]]) >= 0)
+                assert np.all(np.diff(q[bx.PB[bx.offs[a] + ro]]) >= 0)
+                assert sorted(co.tolist()) == list(range(bx.nd[a]))
+            # from shuffled orders: the same numbers, bit for bit
+            sh = bx.sorted()
+            for a in range(bx.nd.size):
+                sl = slice(bx.offd[a], bx.offd[a] + bx.nd[a])
+                sh.CO[sl] = rng.permutation(sh.CO[sl])
+                sl = slice(bx.offs[a], bx.offs[a] + bx.ns[a])
+                sh.RO[sl] = rng.permutation(sh.RO[sl])
+            w3 = np.empty(dx.n_pairs)
+            r3 = _sorted_loss_pass(q, sh, gamma, hinge, w3)
+            assert r3 == r2
+            np.testing.assert_array_equal(w3, w2)
+        q[3] = np.nan
+        assert math.isnan(_sorted_loss_pass(q, sb, gamma, hinge, np.empty(dx.n_pairs))[0])
+        q[3] = np.inf
+        assert math.isnan(_sorted_loss_pass(q, sb, gamma, hinge, np.empty(dx.n_pairs))[0])
+    assert pieces.all()
+
+
 def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
     """:func:`_anchor_blocks` recovers the layout of the default triplets, of a custom
     set with an anchor in two runs and uneven blocks, and refuses a shuffled set or a
@@ -1076,7 +1201,7 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
             o2 = tuple(np.empty_like(a) for a in o1)
             used = np.full(dx.n_pairs, -7, dtype=np.int64)
             n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1)
-            n2 = _path_rule_blocks(q, *bx, hn32, r, 0.95, 1e-11, st2, c2, *o2, used)
+            n2 = _path_rule_blocks(q, *bx.layout, hn32, r, 0.95, 1e-11, st2, c2, *o2, used)
             assert n1 == n2[:3]
             seen |= np.bincount(st1, minlength=3) > 0
             np.testing.assert_array_equal(st1, st2)

@@ -43,7 +43,8 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     starts instead of the KKT map of ``M0``; it leaves its last iterate, over all
     triplets, in ``extras["alpha"]``."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
-               backoff=opts.backoff, keep_snapshots=opts.want_alpha)
+               backoff=opts.backoff, keep_snapshots=opts.want_alpha,
+               evaluation=opts.evaluation)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
                   callback=opts.callback)
     extras: dict[str, Any] = {"compare": {}, "rate_path": 0.0, "rate_range": 0.0,
@@ -85,6 +86,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
                 "diagonal": prob.diagonal, "active_set": opts.active_set,
                 "method": opts.method, "backoff": opts.backoff,
+                "evaluation": opts.evaluation,
                 "dynamic": "adaptive" if opts.adaptive else "every10", "tol": opts.tol,
                 "max_iter": opts.max_iter,
                 "n_triplets": data.n_t},

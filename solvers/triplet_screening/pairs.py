@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -45,7 +45,12 @@ class _Blocks(NamedTuple):
     ``t0[a] + s * nd[a] + o`` (``s < ns[a]``, ``o < nd[a]``) with pair ids
     ``pa[t] = PA[offd[a] + o]`` (pair ``(i, l)``) and ``pb[t] = PB[offs[a] + s]`` (pair
     ``(i, j)``): one anchor ``i``, its same-class points ``j`` in rows, its other-class
-    points ``l`` in columns, which is how :func:`.triplets.triplets` builds them."""
+    points ``l`` in columns, which is how :func:`.triplets.triplets` builds them.
+
+    ``CO`` and ``RO`` (empty: the loss pass visits the triplets one by one) are the
+    sorted pass's orders of each block's columns and rows by their forms
+    (:func:`.kernels._sorted_loss_pass`), updated in place by every pass and kept from
+    one pass to the next, so that each pass starts nearly sorted."""
 
     t0: np.ndarray
     ns: np.ndarray
@@ -54,11 +59,35 @@ class _Blocks(NamedTuple):
     offd: np.ndarray
     PA: np.ndarray
     PB: np.ndarray
+    CO: np.ndarray
+    RO: np.ndarray
+
+    @property
+    def layout(self) -> tuple:
+        """The seven layout arrays (without the sort orders)."""
+        return tuple(self)[:7]
+
+    def sorted(self) -> _Blocks:
+        """These blocks with sort orders (identity: each block's own order) for the
+        sorted pass."""
+        def local(n: np.ndarray) -> np.ndarray:
+            return (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)).astype(np.int32)
+
+        return self._replace(CO=local(self.nd), RO=local(self.ns))
 
 
+_NONE32 = np.empty(0, dtype=np.int32)
 #: No anchor blocks (the loss pass goes by pair ids): empty arrays of the block dtypes.
 NO_BLOCKS = _Blocks(*(np.empty(0, dtype=np.int64) for _ in range(5)),
-                    np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32))
+                    *(_NONE32 for _ in range(4)))
+
+#: Cost of the sorted pass (:func:`.kernels._sorted_loss_pass`) in visits of the pair-id
+#: pass per row and column of a block (sorting, prefix sums, the merge walk, one scatter
+#: each), from its time on wine with all triplets (0.13-0.15 ms for 31,684 rows and
+#: columns when few triplets sit in the middle run; 1.8 ns per pair-id visit). The
+#: triplets of the middle run cost about one visit each on top; they are not known
+#: before the pass and not counted.
+SORTED_PASS_ELEMENT = 2.5
 
 #: Cost of a loss pass in anchor blocks (:func:`.kernels._block_loss_pass`) in visits of
 #: the pair-id pass: ``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row,
@@ -94,8 +123,9 @@ def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | N
     PA = np.ascontiguousarray(pa[np.repeat(starts - offd, nd) + np.arange(nd.sum())],
                               dtype=np.int32)
     b = _Blocks(starts.astype(np.int64), ns.astype(np.int64), nd.astype(np.int64),
-                offs.astype(np.int64), offd.astype(np.int64), PA, PB)
-    return b if _blocks_match(*b, np.ascontiguousarray(pa), np.ascontiguousarray(pb)) else None
+                offs.astype(np.int64), offd.astype(np.int64), PA, PB, _NONE32, _NONE32)
+    return b if _blocks_match(*b.layout, np.ascontiguousarray(pa),
+                              np.ascontiguousarray(pb)) else None
 
 
 def kkt_alpha(margins: np.ndarray, gamma: float, hinge: bool) -> np.ndarray:
@@ -239,6 +269,7 @@ class _Data:
         self.forms = _Forms(self.F, self.pi, self.pj, self.Xc, diagonal)
         self.shape = (d,) if diagonal else (d, d)
         self._all: _Sub | None = None
+        self._all_sorted: _Sub | None = None
         #: The anchor blocks of the loss pass over all triplets and of path screening
         #: (None: the triplets are not stored so, or their rows are shorter than
         #: :data:`BLOCK_ROW` on average). Found with the problem (1.8-8 ms on the
@@ -313,6 +344,18 @@ class _Data:
                              NO_BLOCKS if self.blocks is None else self.blocks)
         return self._all
 
+    def all_triplets(self, evaluation: str) -> _Sub:
+        """All triplets as a subset whose loss pass is ``evaluation``'s: ``"triplets"``
+        one visit per triplet (:attr:`everything`), ``"sorted"`` the sorted pass over the
+        anchor blocks (:func:`.kernels._sorted_loss_pass`; its sort orders are this
+        problem's, kept from one solve to the next). Without anchor blocks both are
+        :attr:`everything`."""
+        if evaluation != "sorted" or self.blocks is None:
+            return self.everything
+        if self._all_sorted is None:
+            self._all_sorted = replace(self.everything, blocks=self.blocks.sorted())
+        return self._all_sorted
+
 
 @dataclass
 class _Sub:
@@ -330,8 +373,11 @@ class _Sub:
     def pass_visits(self) -> float:
         """Cost of a loss pass over these triplets in visits of the pair-id pass
         (``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row in blocks)."""
-        if self.blocks.nd.size:
-            return BLOCK_PASS_TRIPLET * self.idx.size + BLOCK_PASS_ROW * self.blocks.PB.size
+        b = self.blocks
+        if b.CO.size:
+            return SORTED_PASS_ELEMENT * (b.PA.size + b.PB.size)
+        if b.nd.size:
+            return BLOCK_PASS_TRIPLET * self.idx.size + BLOCK_PASS_ROW * b.PB.size
         return float(self.idx.size)
 
     def quad(self, M: np.ndarray) -> np.ndarray:

@@ -128,8 +128,11 @@ class PathScreen:
     """Screening state carried along a regularisation path (one per :func:`path` call)."""
 
     def __init__(self, data: _Data, gamma: float, n_lambdas: int,
-                 incremental: bool = False) -> None:
+                 incremental: bool = False, evaluation: str = "triplets") -> None:
         self.data = data
+        #: all triplets as the solve evaluates them without screening (its loss pass is
+        #: what screening must beat: :meth:`gain`)
+        self.full = data.all_triplets(evaluation)
         self.incremental = incremental
         self.newest: sph.Sphere | None = None
         self.c = 1.0 - gamma
@@ -189,7 +192,7 @@ class PathScreen:
                     self.cnt, idx, la, lb, hn)
             if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
-                na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b, *args,
+                na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b.layout, *args,
                                                    self._used)
                 used = self._used[:nu].copy()
             else:
@@ -226,7 +229,7 @@ class PathScreen:
         over as many evaluations as the last solve ran (:func:`visits_saved`)."""
         d = self.data
         return visits_saved(share * d.n_t, d.n_t, d.n_pairs, d.d, max(self._evals, 1),
-                            d.everything.pass_visits)
+                            self.full.pass_visits)
 
     def skip(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> str | None:
         """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``

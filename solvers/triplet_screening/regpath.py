@@ -61,6 +61,7 @@ def path(
     method: str = "auto",
     dynamic: str = PARAMS.default("dynamic"),
     backoff: bool = True,
+    evaluation: str = PARAMS.default("evaluation"),
     tol: float = 1e-6,
     max_iter: int = 5000,
     termination: bool = True,
@@ -81,8 +82,8 @@ def path(
 
     Parameters
     ----------
-    X, y, triplets, k, loss, gamma, diagonal, active_set, method, dynamic, backoff, tol,
-    max_iter
+    X, y, triplets, k, loss, gamma, diagonal, active_set, method, dynamic, backoff,
+    evaluation, tol, max_iter
         As in :func:`solve`.
     ratio : float in (0, 1)
         ``lam_t / lam_{t-1}`` (0.9; the paper's fine path uses 0.99).
@@ -143,10 +144,12 @@ def path(
                  max_iter=max_iter, callback=None, want_alpha=False,
                  backoff=check_bool(backoff, "backoff"),
                  adaptive=check_choice(dynamic, "dynamic", PARAMS["dynamic"].choices)
-                 == "adaptive")
+                 == "adaptive",
+                 evaluation=PARAMS["evaluation"].validate(evaluation))
     # RRPB with the sphere rule screens with state carried along the path: one fused pass
     # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
-    ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening) if (
+    ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening,
+                    evaluation=opts.evaluation) if (
         "rrpb" in kinds and rule == "sphere") else None
     rows: dict[str, list] = {k_: [] for k_ in (
         "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",
@@ -233,6 +236,7 @@ def path(
         params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
                 "screening": "+".join(kinds) or "none", "rule": rule,
                 "range_screening": range_screening, "diagonal": prob.diagonal,
-                "active_set": active_set, "method": method, "dynamic": dynamic, "tol": tol,
+                "active_set": active_set, "method": method, "dynamic": dynamic,
+                "evaluation": opts.evaluation, "tol": tol,
                 "max_iter": max_iter, "n_triplets": prob.n_triplets},
     )

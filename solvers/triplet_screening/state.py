@@ -119,7 +119,7 @@ class _Run:
 
     def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool,
                  dynamic: dict | None = None, backoff: bool = True,
-                 keep_snapshots: bool = True) -> None:
+                 keep_snapshots: bool = True, evaluation: str = "triplets") -> None:
         self.backoff = backoff
         self.keep_snapshots = keep_snapshots
         self.prob = prob
@@ -139,7 +139,7 @@ class _Run:
         self.log: dict[str, list] = {k: [] for k in (
             "iteration", "sphere", "rule", "radius", "new_L", "new_R", "total_L", "total_R",
             "seconds")}
-        self.unscr = self.data.everything
+        self.unscr = self.data.all_triplets(evaluation)
         self.work = self.unscr
         self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
@@ -150,6 +150,11 @@ class _Run:
         #: compaction, the screened-triplet check)
         self.prof = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0, "screening": 0.0}
         self.notes: list[str] = []
+        if evaluation == "sorted" and self.data.blocks is None:
+            self.notes.append("evaluation='sorted' needs triplets stored in anchor blocks "
+                              "(one anchor, every same-class j with one list of other-class "
+                              "l, rows of 8 or more on average); these are not, so each "
+                              "triplet is visited")
         self._bad_rounds = 0
         self._skip_noted = False
         self._dyn_cost = 0.0
@@ -676,5 +681,7 @@ class _Opts:
     want_alpha: bool = True
     backoff: bool = True
     adaptive: bool = True
+    #: the loss pass over all triplets (PARAMS "evaluation": "triplets" or "sorted")
+    evaluation: str = "triplets"
     #: shared along a path: whether dynamic screening paid on the previous lambdas
     dynamic: dict = field(default_factory=dict)

@@ -44,6 +44,10 @@ PARAMS = ParamSpecs(
               "(whenever the duality-gap ball has halved since the last screening) or "
               "'every10' (every 10 iterations, the paper's section 5)",
               choices=("adaptive", "every10")),
+    ParamSpec("evaluation", "triplets", "loss pass over all triplets: 'triplets' (each "
+              "triplet visited, the paper's) or 'sorted' (per anchor, sorted distances and "
+              "prefix sums, O(n log n): the pairwise-ranking trick; for triplets in anchor "
+              "blocks, e.g. k = inf)", choices=("triplets", "sorted")),
     ParamSpec("backoff", True, "skip screening rounds whose measured cost exceeds the "
               "loss-pass time they can save (noted in the result); False: always screen"),
     TOL,

@@ -95,7 +95,8 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
            active_set: bool = _specs().default("active_set"),
            method: str = _specs().default("method"),
            dynamic: str = _specs().default("dynamic"),
-           backoff: bool = _specs().default("backoff")):
+           backoff: bool = _specs().default("backoff"),
+           evaluation: str = _specs().default("evaluation")):
     from solvers import triplet_screening as ts
 
     prob = _problem(problem, loss, gamma, diagonal)
@@ -103,7 +104,8 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
                     rule=rule, diagonal=diagonal, active_set=active_set, method=method,
-                    dynamic=dynamic, backoff=backoff, tol=tol, max_iter=max_iter, init=init,
+                    dynamic=dynamic, backoff=backoff, evaluation=evaluation, tol=tol,
+                    max_iter=max_iter, init=init,
                     callback=callback)
 
 
@@ -167,6 +169,7 @@ ENTRY = ModelEntry(
         ui_param(_specs()["method"]),
         ui_param(_specs()["dynamic"]),
         ui_param(_specs()["backoff"]),
+        ui_param(_specs()["evaluation"]),
     ),
     solve=_solve,
     reference=_reference,
