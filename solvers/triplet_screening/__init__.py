@@ -19,7 +19,13 @@ below. Dual (Appendix A), ``0 <= alpha <= 1``::
 ``H_t`` is never formed: ``<M, H_t> = a^T M a - b^T M b`` comes from per-pair
 quadratic forms of the distinct pairs (far fewer than triplets) and
 ``sum_t w_t H_t = Delta^T diag(w_pairs) Delta`` over pairs;
-``||H_t||_F^2 = ||a||^4 + ||b||^4 - 2 (a^T b)^2``.
+``||H_t||_F^2 = ||a||^4 + ||b||^4 - 2 (a^T b)^2``. With ``evaluation="sorted"`` the
+loss pass over all triplets stored in anchor blocks does not visit them one by one: the
+margins of anchor ``i`` are ``q_il - q_ij``, so with its pair forms sorted each row's
+triplets at ``alpha = 1`` are a prefix summed in closed form and only the smoothed
+hinge's curved piece is visited (the pairwise-ranking trick of Joachims, KDD 2006, and
+Chapelle & Keerthi, Inf. Retr. 2010; exact, the same certificate; an option beside the
+paper's pass, not screening).
 
 Optimiser (section 5): projected gradient on the primal with the
 Barzilai-Borwein step ``1/2 |<dM, dG>/<dG, dG> + <dM, dM>/<dM, dG>|``

@@ -12,7 +12,10 @@ scatter-adds into per-pair weights ``w`` with ``sum_t alpha_t H_t = sum_p w_p
 Delta_p Delta_p^T``. The loops below fuse margin, loss, KKT dual variable and
 scatter-add in a single sequential pass (numpy would need eight passes). Over all
 triplets stored in anchor blocks (:class:`.pairs._Blocks`) the pass goes block by block
-instead (:func:`_block_loss_pass`): contiguous rows, one scatter per row and column.
+instead (:func:`_block_loss_pass`): contiguous rows, one scatter per row and column; with
+``evaluation="sorted"`` it does not visit them one by one at all
+(:func:`_sorted_loss_pass`: each anchor's pair forms sorted, the triplets at alpha = 1
+summed by prefix sums).
 """
 
 from __future__ import annotations
