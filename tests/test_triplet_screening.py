@@ -43,6 +43,19 @@ def _loss(m, loss, gamma):
     return np.where(u <= 0, 0, np.where(u >= gamma, u - gamma / 2, u * u / (2 * gamma)))
 
 
+def _uneven_blocks(y):
+    """Custom triplets in uneven anchor blocks: anchor 0 twice (rows of 2, then rows of
+    3), anchor 1 once (rows of 4)."""
+    n = len(y)
+    same0 = [j for j in range(n) if y[j] == y[0] and j != 0][:3]
+    oth0 = [l for l in range(n) if y[l] != y[0]]
+    same1 = [j for j in range(n) if y[j] == y[1] and j != 1][:2]
+    oth1 = [l for l in range(n) if y[l] != y[1]][:4]
+    return np.array([(0, j, l) for j in same0[:2] for l in oth0[:2]]
+                    + [(1, j, l) for j in same1 for l in oth1]
+                    + [(0, j, l) for j in same0 for l in oth0[2:5]])
+
+
 def _psd(rng, d, rank=None):
     A = rng.normal(size=(d, rank or d))
     return A @ A.T
@@ -252,6 +265,20 @@ def test_agrees_with_cvxpy_and_certificate_brackets_it(seed, loss, diagonal):
     assert np.all(r.history.primal >= r.history.dual - 1e-12 * np.abs(r.history.primal))
 
 
+def _certified_as_cvxpy(X, y, prob, certs):
+    """Each ``(M, P, D, gap, lam)``: the primal matches cvxpy's optimum at ``lam``, the
+    certificate brackets it, ``P`` is the full objective at ``M`` written out, and ``M``
+    lies within the certified radius (plus cvxpy's own accuracy)."""
+    for M, P, D, gap, lam_t in certs:
+        c = ref.solve(X, y, lam_t, triplets=prob)
+        scale = max(1.0, abs(c.value))
+        assert abs(P - c.value) / scale <= 1e-6
+        assert D <= c.value + 1e-7 * scale <= P + 2e-7 * scale
+        assert P == pytest.approx(prob.primal(M, lam_t), rel=1e-12)
+        radius = math.sqrt(2.0 * max(gap, 0.0) / lam_t)
+        assert np.linalg.norm(M - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+
+
 @pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
 def test_anchor_block_loss_pass_agrees_with_cvxpy(seed, loss, diagonal):
     """All triplets of a small set (rows of ~13: the loss pass over all triplets goes by
@@ -268,16 +295,9 @@ def test_anchor_block_loss_pass_agrees_with_cvxpy(seed, loss, diagonal):
     p = _quiet(ts.path, X, y, triplets=prob, loss=loss, diagonal=diagonal, tol=1e-9,
                lam_min=lam, n_lambdas=200, termination=False, backoff=False,
                max_iter=50_000)
-    for M, P, D, gap, lam_t in ((r.M, r.primal, r.dual, r.gap, lam),
-                                (p.Ms[-1], p.primal[-1], p.dual[-1], p.gap[-1],
-                                 p.lambdas[-1])):
-        c = ref.solve(X, y, lam_t, triplets=prob)
-        scale = max(1.0, abs(c.value))
-        assert abs(P - c.value) / scale <= 1e-6
-        assert D <= c.value + 1e-7 * scale <= P + 2e-7 * scale
-        assert P == pytest.approx(prob.primal(M, lam_t), rel=1e-12)
-        radius = math.sqrt(2.0 * max(gap, 0.0) / lam_t)
-        assert np.linalg.norm(M - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+    _certified_as_cvxpy(X, y, prob, [(r.M, r.primal, r.dual, r.gap, lam),
+                                     (p.Ms[-1], p.primal[-1], p.dual[-1], p.gap[-1],
+                                      p.lambdas[-1])])
     assert p.converged.all() and np.max(p.rate_path) > 0  # the path did screen
 
 
@@ -285,10 +305,9 @@ def test_anchor_block_loss_pass_agrees_with_cvxpy(seed, loss, diagonal):
 def test_sorted_evaluation_agrees_with_cvxpy(seed, loss, diagonal):
     """evaluation='sorted' (the sorted pass over the anchor blocks of all triplets): the
     naive solve, by the primal method (smoothed hinge) and by the dual one, and a path
-    agree with cvxpy,
-    the certificate brackets it, the reported primal is the full objective written out,
-    the metric lies within the certified radius, and the naive solve matches the one
-    that visits every triplet."""
+    agree with cvxpy, the certificate brackets it, the reported primal is the full
+    objective written out, the metric lies within the certified radius, and the naive
+    solve matches the one that visits every triplet."""
     X, y = _data(170 + seed, n=24)
     prob = ts.TripletProblem(X, y, k=math.inf, loss=loss, diagonal=diagonal)
     assert prob.data.blocks is not None
@@ -302,15 +321,8 @@ def test_sorted_evaluation_agrees_with_cvxpy(seed, loss, diagonal):
                evaluation="sorted", **kw)
     assert runs[0].params["evaluation"] == "sorted" and p.params["evaluation"] == "sorted"
     assert not runs[0].notes
-    for M, P, D, gap, lam_t in [(r.M, r.primal, r.dual, r.gap, lam) for r in runs[:half]] + [
-            (p.Ms[-1], p.primal[-1], p.dual[-1], p.gap[-1], p.lambdas[-1])]:
-        c = ref.solve(X, y, lam_t, triplets=prob)
-        scale = max(1.0, abs(c.value))
-        assert abs(P - c.value) / scale <= 1e-6
-        assert D <= c.value + 1e-7 * scale <= P + 2e-7 * scale
-        assert P == pytest.approx(prob.primal(M, lam_t), rel=1e-12)
-        radius = math.sqrt(2.0 * max(gap, 0.0) / lam_t)
-        assert np.linalg.norm(M - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+    _certified_as_cvxpy(X, y, prob, [(r.M, r.primal, r.dual, r.gap, lam) for r in runs[:half]]
+                        + [(p.Ms[-1], p.primal[-1], p.dual[-1], p.gap[-1], p.lambdas[-1])])
     assert p.converged.all() and all(r.converged for r in runs)
     # the sorted solve and the one visiting every triplet certify the same optimum
     for a, b in zip(runs[:half], runs[half:], strict=True):
@@ -1100,13 +1112,7 @@ def test_sorted_pass_equals_the_block_pass(loss, diagonal):
     X[5], y[5] = X[4], y[4]                    # a duplicated point: equal forms
     X[9] = X[7]                                # same place, other class
     T = ts.triplets(X, y, k=math.inf)
-    same0 = [j for j in range(36) if y[j] == y[0] and j != 0][:3]
-    oth0 = [l for l in range(36) if y[l] != y[0]]
-    same1 = [j for j in range(36) if y[j] == y[1] and j != 1][:2]
-    oth1 = [l for l in range(36) if y[l] != y[1]][:4]
-    T3 = np.array([(0, j, l) for j in same0[:2] for l in oth0[:2]]
-                  + [(1, j, l) for j in same1 for l in oth1]
-                  + [(0, j, l) for j in same0 for l in oth0[2:5]])
+    T3 = _uneven_blocks(y)
     rng = np.random.default_rng(11)
     gamma = 0.3                                # a wide middle piece
     hinge = loss == "hinge"
@@ -1172,15 +1178,7 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
     T2 = T.copy()
     T2[[3, 4], 2] = T2[[4, 3], 2]          # one row's l list reordered
     assert _anchor_blocks(T2, *(lambda e: (e.pa, e.pb))(_Data(X, T2, False))) is None
-    # custom: anchor 0 twice (rows of 2, then rows of 3), anchor 1 once
-    same0 = [j for j in range(36) if y[j] == y[0] and j != 0][:3]
-    oth0 = [l for l in range(36) if y[l] != y[0]]
-    same1 = [j for j in range(36) if y[j] == y[1] and j != 1][:2]
-    oth1 = [l for l in range(36) if y[l] != y[1]][:4]
-    rows = ([(0, j, l) for j in same0[:2] for l in oth0[:2]]
-            + [(1, j, l) for j in same1 for l in oth1]
-            + [(0, j, l) for j in same0 for l in oth0[2:5]])
-    T3 = np.array(rows)
+    T3 = _uneven_blocks(y)
     d3 = _Data(X, T3, False)
     b3 = _anchor_blocks(T3, d3.pa, d3.pb)
     assert b3 is not None
@@ -1231,13 +1229,7 @@ def test_block_loss_pass_equals_the_pair_id_pass(loss):
 
     X, y = _data(5, n=36)
     T = ts.triplets(X, y, k=math.inf)
-    same0 = [j for j in range(36) if y[j] == y[0] and j != 0][:3]
-    oth0 = [l for l in range(36) if y[l] != y[0]]
-    same1 = [j for j in range(36) if y[j] == y[1] and j != 1][:2]
-    oth1 = [l for l in range(36) if y[l] != y[1]][:4]
-    T3 = np.array([(0, j, l) for j in same0[:2] for l in oth0[:2]]
-                  + [(1, j, l) for j in same1 for l in oth1]
-                  + [(0, j, l) for j in same0 for l in oth0[2:5]])
+    T3 = _uneven_blocks(y)
     rng = np.random.default_rng(3)
     gamma = 0.05
     hinge = loss == "hinge"
