@@ -131,7 +131,8 @@ def test_triplet_bench_quick_paths_agree(tmp_path):
     j, m = target["columns"].index("ceiling: free screening"), target["columns"].index("method")
     ceil = {r[m]: r[j] for r in target["rows"]}
     assert set(ceil) == {"naive", "RRPB", "RRPB+PGB", "RRPB at every lambda", "sorted pass",
-                         "RRPB, sorted pass"}
+                         "RRPB, sorted pass", "naive, secant start", "RRPB, secant start",
+                         "sorted pass, secant start"}
     assert 0 < ceil.pop("RRPB at every lambda") < math.inf
     assert all(c is None or math.isnan(c) for c in ceil.values())
 

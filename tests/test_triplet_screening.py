@@ -350,25 +350,43 @@ def test_sorted_evaluation_without_anchor_blocks_says_so():
 
 
 @pytest.mark.parametrize(("seed", "loss", "diagonal"), CASES)
-def test_path_agrees_with_cvxpy_at_every_lambda(seed, loss, diagonal):
+@pytest.mark.parametrize("warm_start", ["previous", "secant"])
+def test_path_agrees_with_cvxpy_at_every_lambda(seed, loss, diagonal, warm_start):
     """Along a screened path every lambda after the first starts from the previous one's
-    last evaluation (and path screening may sit out): at each lambda the certified
-    objective matches cvxpy, the certificate brackets it and the metric lies within
-    the certified radius."""
+    last evaluation, or with warm_start='secant' from the extrapolated (and projected)
+    path (and path screening may sit out): at each lambda the certified objective
+    matches cvxpy, the certificate brackets it and the metric lies within the certified
+    radius."""
     X, y = _data(40 + seed)
     prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
     p = _quiet(ts.path, X, y, triplets=prob, loss=loss, diagonal=diagonal, tol=1e-9,
-               n_lambdas=8, termination=False, backoff=seed % 2 == 0, max_iter=50_000)
+               n_lambdas=8, termination=False, backoff=seed % 2 == 0, max_iter=50_000,
+               warm_start=warm_start)
     assert len(p.lambdas) == 8 and p.converged.all()
-    for t in range(1, 8):
-        lam = p.lambdas[t]
-        c = ref.solve(X, y, lam, triplets=prob)
-        scale = max(1.0, abs(c.value))
-        assert abs(p.primal[t] - c.value) / scale <= 1e-6
-        assert p.dual[t] <= c.value + 1e-7 * scale <= p.primal[t] + 2e-7 * scale
-        assert p.primal[t] == pytest.approx(prob.primal(p.Ms[t], lam), rel=1e-12)
-        radius = math.sqrt(2.0 * max(p.gap[t], 0.0) / lam)
-        assert np.linalg.norm(p.Ms[t] - c.M) <= radius + 1e-3 * max(1.0, np.linalg.norm(c.M))
+    assert p.params["warm_start"] == warm_start
+    _certified_as_cvxpy(X, y, prob, [(p.Ms[t], p.primal[t], p.dual[t], p.gap[t],
+                                      p.lambdas[t]) for t in range(1, 8)])
+
+
+@pytest.mark.parametrize("method", ["pgd", "dual"])
+def test_secant_warm_start_differs_from_the_third_lambda_on(method):
+    """warm_start='secant' starts the first two lambdas as 'previous' does (the same
+    results, bit for bit) and the later ones elsewhere (other iterates, the same
+    optimum within the certified gaps); an unknown value is refused by name."""
+    X, y = _data(5, n=24)
+    prob = ts.TripletProblem(X, y, k=math.inf)
+    kw = dict(triplets=prob, method=method, tol=1e-9, n_lambdas=6, termination=False,
+              max_iter=50_000)
+    a, b = (_quiet(ts.path, X, y, warm_start=w, **kw) for w in ("previous", "secant"))
+    for t in range(2):
+        np.testing.assert_array_equal(a.Ms[t], b.Ms[t])
+        assert a.n_iter[t] == b.n_iter[t]
+    assert any(not np.array_equal(a.Ms[t], b.Ms[t]) for t in range(2, 6))
+    for t in range(6):
+        assert b.dual[t] <= a.primal[t] + 1e-12 * abs(a.primal[t])
+        assert a.dual[t] <= b.primal[t] + 1e-12 * abs(b.primal[t])
+    with pytest.raises(ValueError, match="warm_start"):
+        ts.path(X, y, triplets=prob, warm_start="linear")
 
 
 def test_cvxpy_agreement_at_about_5000_triplets():
