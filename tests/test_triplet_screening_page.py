@@ -90,8 +90,18 @@ def test_regularisation_path_rates_and_range_heatmap(page):
     assert np.all((Z >= 0) & (Z <= 1)) and np.mean(np.diag(Z)[1:]) > 0.5
     caps = " ".join(c.value for c in page.caption)
     assert "λ from λ_max to" in caps and "Identical curves" in caps
+    assert "each λ started from the previous λ's solution" in caps
     # the page's other reruns keep the solve (no zero-iteration re-solve)
     assert int(pk.metrics(page)["iterations"]) >= 10
+
+
+def test_regularisation_path_with_the_secant_start(page):
+    page.selectbox(key="path_warm").set_value("secant").run()
+    page.button(key="run_path").click().run()
+    pk.ok(page)
+    pk.chart(page, "regularisation-path screening rate")
+    caps = " ".join(c.value for c in page.caption)
+    assert "each λ started from the path extrapolated in log λ (secant)" in caps, caps[-600:]
 
 
 def test_comparison_variants_and_the_path_table(page):

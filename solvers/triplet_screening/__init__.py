@@ -102,7 +102,7 @@ from __future__ import annotations
 
 from .api import dual_objective, lambda_max, primal_objective, solve
 from .problem import TripletProblem
-from .regpath import path
+from .regpath import WARM_STARTS, path
 from .results import PathResult, TripletResult
 from .spheres import (
     Sphere,
@@ -138,6 +138,7 @@ __all__ = [
     "SCREENING_PRESETS",
     "SCREEN_EVERY",
     "SPHERES",
+    "WARM_STARTS",
     "PathResult",
     "Sphere",
     "TripletProblem",

@@ -198,10 +198,14 @@ def path_section(problem, res, c) -> None:
     st.markdown("#### Along the regularisation path")
     prob, lam, lmax = _setup(problem, c)
     p = c.params
-    a, b, d_ = st.columns(3)
+    a, b, w_, d_ = st.columns(4)
     ratio = a.select_slider("path ratio λ_t / λ_(t-1)", [0.7, 0.8, 0.9, 0.95, 0.99], 0.9,
                             key="path_ratio")
     n_max = b.slider("at most this many λ", 5, 200, 60, key="path_lambdas")
+    warm = w_.selectbox("start of each λ", list(ts.WARM_STARTS), key="path_warm",
+                        help="previous: the last λ's solution (the paper); secant: the path "
+                             "extrapolated in log λ, [2 M_(t-1) - M_(t-2)]_+ (fewer "
+                             "iterations, one more loss pass per λ)")
     rules = d_.multiselect("rules to compare", list(ts.RULES), ["sphere", "linear"],
                            key="path_rules",
                            help="SDLS solves a 1-D dual per candidate triplet: slow on "
@@ -214,11 +218,11 @@ def path_section(problem, res, c) -> None:
         f"evaluated alone from the previous solution (RPB treats it as exact: theory only). "
         f"Stops after {PATH_BUDGET:.0f} s.")
     key = (c.problem_key(ENTRY), tuple(sorted(c.model_params().items())), c.tol, c.max_iter,
-           ratio, n_max, tuple(rules))
+           ratio, n_max, warm, tuple(rules))
     def run() -> dict:
         specs = [(s, r) for s in PATH_SPHERES for r in rules]
         pr, elapsed = _run_path(problem, c, ratio=ratio, n_lambdas=n_max, screening=kinds,
-                                compare=specs)
+                                compare=specs, warm_start=warm)
         eps = np.sqrt(2.0 * np.maximum(pr.gap, 0.0) / pr.lambdas)
         rates = prob.range_rate_matrix(list(pr.Ms), list(pr.lambdas), list(eps))
         return {"path": pr, "range": rates, "elapsed": elapsed}
@@ -249,7 +253,10 @@ def path_section(problem, res, c) -> None:
     st.caption(
         f"{len(pr.lambdas)} λ from λ_max to {lam_rel[-1]:.3g} λ_max, stopped by "
         f"'{pr.terminated_by}', {pr.total_iterations} iterations, {stored['elapsed']:.2f} s "
-        "(the per-sphere comparison included).")
+        "(the per-sphere comparison included); each λ started "
+        + ("from the path extrapolated in log λ (secant)"
+           if pr.params.get("warm_start") == "secant" else "from the previous λ's solution")
+        + ".")
 
 
 def _rates_caption(pr) -> str:
@@ -289,9 +296,10 @@ def _rates_caption(pr) -> str:
 def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=(),
               active_set: bool | None = None, method: str | None = None,
               backoff: bool | None = None, termination: bool = True,
-              budget: float = PATH_BUDGET):
+              budget: float = PATH_BUDGET, warm_start: str = "previous"):
     """``ts.path`` for the page's problem from λ_max to the current λ, with a time budget
-    (``active_set``, ``method``, ``backoff``: the sidebar's unless given)."""
+    (``active_set``, ``method``, ``backoff``: the sidebar's unless given; the sidebar's
+    loss pass ``evaluation``)."""
     prob, lam, _ = _setup(problem, c)
     p = c.params
     t0 = time.perf_counter()
@@ -309,7 +317,8 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
                  rule=p["rule"], compare=compare,
                  active_set=bool(p["active_set"]) if active_set is None else active_set,
                  method=p["method"] if method is None else method,
-                 backoff=bool(p["backoff"]) if backoff is None else backoff, tol=c.tol,
+                 backoff=bool(p["backoff"]) if backoff is None else backoff,
+                 evaluation=p["evaluation"], warm_start=warm_start, tol=c.tol,
                  max_iter=c.max_iter, termination=termination, callback=progress)
     bar.empty()
     return pr, time.perf_counter() - t0
