@@ -564,9 +564,10 @@ print(f"ceiling (free screening, the remainder at the naive pass's cost per trip
 # $O((n_j + n_l)\log)$ per anchor instead of $O(n_j n_l)$, the pairwise-ranking trick
 # (Joachims 2006; Chapelle & Keerthi 2010), exact to rounding: `evaluation="sorted"`.
 # The orders are kept from one pass to the next, so each sort is an insertion sort over
-# a nearly sorted list. `dualscope bench triplet_screening` measured it at 1.73-1.74×
-# the naive path on wine with all triplets (tol 1e-6 and 1e-9), 1.07-1.18× with $k=10$,
-# 1.0-1.1× on digits with $k = 10, 20$ (short rows), objectives within the tolerance.
+# a nearly sorted list. `dualscope bench triplet_screening` measured it (two runs) at
+# 1.72-1.76× the naive path on wine with all triplets (tol 1e-6 and 1e-9), 1.07-1.18× with
+# $k=10$ and 0.92-1.18× on digits with $k = 10, 20$ (rows of 10 and 20 are short),
+# objectives within the tolerance.
 
 # %%
 t0 = time.process_time()
@@ -587,7 +588,10 @@ print(f"sorted pass, no screening: {cpu['sorted']:.2f} s CPU, "
 # the linear extrapolation $[2M_{t-1} - M_{t-2}]_+$ (the predictor step of path
 # following) starts much closer: `warm_start="secant"`. It costs one loss pass per
 # $\lambda$ (the start is no longer the previous $\lambda$'s last evaluation); the RRPB
-# reference stays $M_{t-1}$, so screening is unchanged.
+# reference stays $M_{t-1}$, so screening is unchanged. In `dualscope bench
+# triplet_screening` on wine with all triplets it cut the iterations from 1,444 to 455
+# (tol 1e-6) and from 2,857 to 1,637 (1e-9); with the sorted pass the path took 0.26 s
+# against the naive path's 1.02 s (3.9×) and 0.67 against 1.77 s (2.6×).
 
 # %%
 t0 = time.process_time()
