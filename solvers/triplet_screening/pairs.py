@@ -349,7 +349,11 @@ class _Data:
         one visit per triplet (:attr:`everything`), ``"sorted"`` the sorted pass over the
         anchor blocks (:func:`.kernels._sorted_loss_pass`; its sort orders are this
         problem's, kept from one solve to the next). Without anchor blocks both are
-        :attr:`everything`."""
+        :attr:`everything`. Solves in several threads (the dashboard's sessions share a
+        cached problem) cannot interleave their updates of the orders: the compiled
+        kernels hold the GIL (none is ``nogil``); were one to release it, each solve
+        would need its own orders. The results never depend on the orders a pass starts
+        from."""
         if evaluation != "sorted" or self.blocks is None:
             return self.everything
         if self._all_sorted is None:
