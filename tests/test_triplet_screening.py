@@ -1819,3 +1819,20 @@ def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
     naive = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=None)
     n = min(len(naive.primal), len(p.primal))
     np.testing.assert_allclose(p.primal[:n], naive.primal[:n], rtol=1e-8)
+
+
+def test_compiled_triplet_kernels_hold_the_gil():
+    """The sorted pass's orders are shared by every solve of a problem (the dashboard's
+    sessions share cached problems): that is safe only while no compiled kernel that
+    can run a pass releases the GIL."""
+    from numba.core.registry import CPUDispatcher
+
+    from solvers.triplet_screening import burst, kernels, loops, pathscreen
+
+    seen = 0
+    for mod in (kernels, burst, loops, pathscreen):
+        for f in vars(mod).values():
+            if isinstance(f, CPUDispatcher):
+                seen += 1
+                assert not f.targetoptions.get("nogil"), f.py_func.__name__
+    assert seen > 20
