@@ -220,10 +220,10 @@ def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
     # trick (Joachims, "Training linear SVMs in linear time", KDD 2006; Chapelle &
     # Keerthi, "Efficient algorithms for ranking with SVMs", Inf. Retr. 13, 2010) applied
     # to the triplets of each anchor. Non-finite forms give a NaN loss (no fastmath
-    # flags that assume finite values, which would drop that test).
-    ig = 1.0 / gamma if gamma > 0.0 else 0.0
-    hg = 0.0 if hinge else 0.5 * gamma   # the linear piece is u - gamma/2 (hinge: u)
-    _zero(w)
+    # flags that assume finite values, which would drop that test). The middle run's
+    # triplets go through the KKT map of every pass (:func:`_kkt_loss`).
+    ig, hg = _pass_start(w, gamma)
+    hl = 0.0 if hinge else hg   # the linear piece is u - gamma/2 (hinge: u)
     t0, ns, nd, offs, offd, PA, PB, CO, RO = blk
     av = np.empty(max(1, np.max(nd)))
     pre = np.empty(av.shape[0] + 1)
@@ -271,15 +271,14 @@ def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
             nlin += lo
             cnt[lo] += 1
             for k in range(lo, hi):
-                u = t1 - av[k]
-                al = u * ig
-                loss += al * (u - hg * al)
+                al, ell = _kkt_loss(av[k] - b, ig, hg, hinge)
+                loss += ell
                 asum += al
                 a2 += al * al
                 rs += al
                 cs[k] += al
             w[PB[os_ + RO[os_ + r]]] -= rs
-        loss += lin - hg * nlin
+        loss += lin - hl * nlin
         asum += nlin
         a2 += nlin
         c = 0

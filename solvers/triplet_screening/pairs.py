@@ -376,7 +376,8 @@ class _Sub:
     @property
     def pass_visits(self) -> float:
         """Cost of a loss pass over these triplets in visits of the pair-id pass
-        (``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row in blocks)."""
+        (``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row in blocks;
+        the sorted pass ``SORTED_PASS_ELEMENT`` per row and column of its blocks)."""
         b = self.blocks
         if b.CO.size:
             return SORTED_PASS_ELEMENT * (b.PA.size + b.PB.size)

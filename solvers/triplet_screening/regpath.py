@@ -188,10 +188,12 @@ def path(
             break
         if prev is None:
             M0 = prob.solution_above_lambda_max(lam) if lam >= lmax_true else prob.data.zeros()
-            ref, step0 = None, None
+            ref, step0, carry, alpha0 = None, None, None, None
         else:
-            M0, carry, alpha0 = prev.M.copy(), prev._carry, alpha_prev
-            if warm_start == "secant" and len(rows["Ms"]) >= 2:
+            carry, alpha0 = prev._carry, alpha_prev
+            if warm_start != "secant" or len(rows["Ms"]) < 2:
+                M0 = prev.M.copy()
+            else:
                 M0 = sph.proj_pm(2.0 * prev.M - rows["Ms"][-2])[0]
                 carry = None   # not the previous lambda's point: a pass evaluates it
                 if alpha_prev is not None and alpha_old is not None:
@@ -201,8 +203,7 @@ def path(
         with single_threaded_blas():  # ~1 ms per lambda
             res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,
                                  compare=specs if prev is not None else (),
-                                 carry=None if prev is None else carry,
-                                 alpha0=None if prev is None else alpha0)
+                                 carry=carry, alpha0=alpha0)
         # the dual method's last iterates: the next start
         alpha_old, alpha_prev = alpha_prev, ex.get("alpha")
         rows["lambdas"].append(lam)

@@ -19,7 +19,7 @@ from .kernels import (
     _reduced_primal,
     _sphere_rule,
 )
-from .pairs import _Eval, _Sub, kkt_alpha
+from .pairs import BLOCK_ROW, _Eval, _Sub, kkt_alpha
 from .pathscreen import PAIR_WEIGHT, PAY_MARGIN, PathScreen, visits_saved
 from .problem import TripletProblem
 from .rules import _rule_masks
@@ -153,8 +153,8 @@ class _Run:
         if evaluation == "sorted" and self.data.blocks is None:
             self.notes.append("evaluation='sorted' needs triplets stored in anchor blocks "
                               "(one anchor, every same-class j with one list of other-class "
-                              "l, rows of 8 or more on average); these are not, so each "
-                              "triplet is visited")
+                              f"l, rows of {BLOCK_ROW} or more on average); these are not, "
+                              "so each triplet is visited")
         self._bad_rounds = 0
         self._skip_noted = False
         self._dyn_cost = 0.0

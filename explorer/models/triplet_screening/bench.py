@@ -71,21 +71,18 @@ TARGETS = (
 #: The screened run that screens wherever it can (no back-off): its row carries the
 #: ceiling of :func:`screening_ceiling`.
 EVERY = "RRPB at every lambda"
-#: Runs with the sorted loss pass (evaluation="sorted": not screening, an exact pass in
-#: O(n_j + n_l) per anchor), naive and with RRPB (which screens only where it beats that
-#: pass).
-SORTED = "sorted pass"
-SORTED_RRPB = "RRPB, sorted pass"
-#: The naive path started at each lambda from the extrapolated path (warm_start="secant")
-SECANT = "naive, secant start"
+#: The runs of table 0. Besides the paper's (naive, RRPB, RRPB+PGB) and EVERY: the sorted
+#: loss pass (evaluation="sorted": not screening, an exact pass in O(n_j + n_l) per
+#: anchor), naive and with RRPB (which screens only where it beats that pass), and the
+#: secant start along the path (warm_start="secant").
 SCREENED_RUNS = (
     ("naive", dict(screening=None)),
     ("RRPB", dict(screening=("rrpb",))),
     ("RRPB+PGB", dict(screening=("rrpb", "pgb"))),
     (EVERY, dict(screening=("rrpb",), backoff=False)),
-    (SORTED, dict(screening=None, evaluation="sorted")),
-    (SORTED_RRPB, dict(screening=("rrpb",), evaluation="sorted")),
-    (SECANT, dict(screening=None, warm_start="secant")),
+    ("sorted pass", dict(screening=None, evaluation="sorted")),
+    ("RRPB, sorted pass", dict(screening=("rrpb",), evaluation="sorted")),
+    ("naive, secant start", dict(screening=None, warm_start="secant")),
     ("RRPB, secant start", dict(screening=("rrpb",), warm_start="secant")),
     ("sorted pass, secant start", dict(screening=None, evaluation="sorted",
                                        warm_start="secant")),
