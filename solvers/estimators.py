@@ -45,6 +45,7 @@ from sklearn.base import (
 )
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -581,11 +582,25 @@ def _path_ratio() -> float:
     return inspect.signature(triplet_screening.path).parameters["ratio"].default
 
 
+def _warm_starts() -> tuple[str, ...]:
+    from . import triplet_screening
+
+    return triplet_screening.WARM_STARTS
+
+
 @_from_spec("triplet_screening",
             extra={"path": _Extra(False, ["boolean"],
                                   "fit along the regularisation path lam_max, "
-                                  "ratio lam_max, ... down to lam, each solve warm-started "
-                                  "from the previous one (RRPB path screening)")})
+                                  "ratio lam_max, ... down to lam "
+                                  "(solvers.triplet_screening.path: the problem built "
+                                  "once, RRPB path screening); warm_start does not "
+                                  "apply, the path starts from the exact solution at "
+                                  "lam_max"),
+                   "path_start": _Extra("previous", [StrOptions(set(_warm_starts()))],
+                                        "with path=True, where each lambda starts: "
+                                        "'previous' (the last lambda's solution, the "
+                                        "paper's) or 'secant' (the path extrapolated in "
+                                        "log lambda; see path's warm_start)")})
 class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
     r"""Mahalanobis metric learning (RTLM) with safe triplet screening.
 
@@ -608,7 +623,8 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
     screening_log_ : dict of ndarray
         Per screening round and sphere (see the solver).
     path_ : dict of ndarray, only with ``path=True``
-        ``lambdas``, ``screening_rate`` (at the end of each lambda), ``n_iter``, ``gap``.
+        ``lambdas``, ``screening_rate`` (at the end of each lambda), ``n_iter``, ``gap``,
+        ``primal``.
     result_ : solvers.triplet_screening.TripletResult
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
     """
@@ -626,24 +642,24 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
         lam = kw.pop("lam")
         key = (X.shape, np.unique(y, return_inverse=True)[1].tobytes(),
                None if triplets is None else np.asarray(triplets).tobytes())
-        init = self._init_for(key)
         if self.path:
-            lam_max = mod.lambda_max(X, y, triplets=triplets, k=kw["k"], loss=kw["loss"],
-                                     gamma=kw["gamma"], diagonal=kw["diagonal"])
-            n_steps = max(0, math.ceil(math.log(lam / lam_max) / math.log(_path_ratio())))
-            lambdas = [lam_max * _path_ratio() ** t for t in range(n_steps)] + [lam]
-            lambdas = [v for v in lambdas if v >= lam]
-            rates, iters, gaps = [], [], []
-            res = init
-            for lam_t in lambdas:
-                res = mod.solve(X, y, lam_t, triplets=triplets, init=res, **kw)
-                rates.append(res.screening_rate)
-                iters.append(res.n_iter)
-                gaps.append(res.gap)
-            self.path_ = {"lambdas": np.array(lambdas), "screening_rate": np.array(rates),
-                          "n_iter": np.array(iters), "gap": np.array(gaps)}
+            prob = mod.TripletProblem(X, y, triplets=triplets, k=kw["k"], loss=kw["loss"],
+                                      gamma=kw["gamma"], diagonal=kw["diagonal"])
+            lam_max = prob.lambda_max()
+            # lam_max, ratio lam_max, ... above lam, then lam itself
+            n_steps = 0 if not lam_max > lam else math.ceil(
+                math.log(lam / lam_max) / math.log(_path_ratio()))
+            lambdas = [lam_max * _path_ratio() ** t for t in range(n_steps)]
+            lambdas = [v for v in lambdas if v > lam] + [lam]
+            p = mod.path(X, y, triplets=prob, lambdas=lambdas, termination=False,
+                         warm_start=self.path_start, **kw)
+            res = p.final
+            self.path_ = {"lambdas": np.array(p.lambdas),
+                          "screening_rate": np.array(p.rate_final),
+                          "n_iter": np.array(p.n_iter), "gap": np.array(p.gap),
+                          "primal": np.array(p.primal)}
         else:
-            res = mod.solve(X, y, lam, triplets=triplets, init=init, **kw)
+            res = mod.solve(X, y, lam, triplets=triplets, init=self._init_for(key), **kw)
         M = np.asarray(res.M)
         M = np.diag(M) if M.ndim == 1 else M
         w, V = np.linalg.eigh((M + M.T) / 2)

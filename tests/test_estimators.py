@@ -15,6 +15,7 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from solvers import ConvergenceWarning, caso, mtmkl, robust_mtl, triplet_screening, wwsvm
@@ -164,7 +165,7 @@ def test_mtmkl_estimator_equals_solve_with_default_hierarchy_and_a_tree():
     np.testing.assert_allclose(est.theta_, res.theta, rtol=1e-10)
 
 
-def test_triplet_learner_equals_solve_and_follows_metric_learn():
+def test_triplet_learner_equals_solve_and_follows_metric_learn(monkeypatch):
     X, y = _multiclass(n=30, d=3)
     est = E.SafeTripletMetricLearner(lam=2.0, k=3).fit(X, y)
     res = triplet_screening.solve(X, y, 2.0, k=3)
@@ -190,6 +191,25 @@ def test_triplet_learner_equals_solve_and_follows_metric_learn():
     assert lams[-1] == 2.0 and np.all(np.diff(lams) < 0) and lams.size > 1
     dist = np.linalg.norm(est_p.get_mahalanobis_matrix() - M)
     assert dist <= est_p.radius_ + est.radius_ + 1e-9
+    # the secant start along the path: the same optimum, certified; the problem (its
+    # triplets and pair forms) is built once for the whole path
+    built = []
+    init = triplet_screening.TripletProblem.__init__
+
+    def counting(self, *a, **k):
+        built.append(1)
+        init(self, *a, **k)
+
+    monkeypatch.setattr(triplet_screening.TripletProblem, "__init__", counting)
+    est_s = E.SafeTripletMetricLearner(lam=2.0, k=3, path=True, path_start="secant",
+                                       tol=1e-9).fit(X, y)
+    assert len(built) == 1
+    np.testing.assert_array_equal(est_s.path_["lambdas"], lams)
+    assert est_s.result_.lam == 2.0 and est_s.path_["primal"][-1] == est_s.primal_
+    dist = np.linalg.norm(est_s.get_mahalanobis_matrix() - M)
+    assert dist <= est_s.radius_ + est.radius_ + 1e-9
+    with pytest.raises(InvalidParameterError, match="path_start"):
+        E.SafeTripletMetricLearner(path=True, path_start="linear").fit(X, y)
 
 
 # ----------------------------------------------------------------- conventions

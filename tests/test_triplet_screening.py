@@ -11,6 +11,7 @@ import pytest
 from solvers import ConvergenceWarning
 from solvers import triplet_screening as ts
 from solvers.reference import triplet_screening as ref
+from solvers.triplet_screening import spheres as sph
 
 # ----------------------------------------------------------------- helpers
 
@@ -387,6 +388,56 @@ def test_secant_warm_start_differs_from_the_third_lambda_on(method):
         assert a.dual[t] <= b.primal[t] + 1e-12 * abs(b.primal[t])
     with pytest.raises(ValueError, match="warm_start"):
         ts.path(X, y, triplets=prob, warm_start="linear")
+
+
+@pytest.mark.parametrize(("loss", "diagonal"), [("smoothed_hinge", False),
+                                               ("smoothed_hinge", True), ("hinge", False)])
+def test_path_on_a_given_grid_agrees_with_cvxpy(loss, diagonal):
+    """An uneven grid (steps of log lam from 0.05 to 0.9, starting below lam_max, so
+    from M = 0) with the secant start, whose step scales with the ratio of the last two
+    steps of log lam: every lambda is certified and agrees with cvxpy; ``final`` is the
+    last lambda's whole result."""
+    X, y = _data(18, n=24)
+    prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
+    lmax = prob.lambda_max()
+    assert lmax > 0
+    grid = lmax * np.exp(-np.cumsum([0.3, 0.05, 0.9, 0.2, 0.6]))
+    p = _quiet(ts.path, X, y, triplets=prob, loss=loss, diagonal=diagonal, lambdas=grid,
+               warm_start="secant", termination=False, tol=1e-9, max_iter=50_000)
+    np.testing.assert_array_equal(p.lambdas, grid)
+    assert p.converged.all() and p.params["grid"] == "given"
+    _certified_as_cvxpy(X, y, prob, [(p.Ms[t], p.primal[t], p.dual[t], p.gap[t],
+                                      p.lambdas[t]) for t in range(5)])
+    assert p.final.lam == grid[-1] and p.final.primal == p.primal[-1]
+    np.testing.assert_array_equal(p.final.M, p.Ms[-1])
+    # the last lambda started at [M_3 + s (M_3 - M_2)]_+, s = 0.6 / 0.2 (its first
+    # history row is the objective there)
+    start = sph.proj_pm(p.Ms[3] + 3.0 * (p.Ms[3] - p.Ms[2]))[0]
+    if loss != "hinge":  # the dual method's history starts from its dual start
+        assert p.final.history.primal[0] == pytest.approx(prob.primal(start, grid[-1]),
+                                                          rel=1e-12)
+
+
+def test_path_on_the_geometric_grid_given_is_the_default_path():
+    """The default grid written out (lam_max, 0.9 lam_max, ...) gives the default
+    path bit for bit (the 'previous' start); bad grids are refused by name."""
+    X, y = _data(3)
+    prob = ts.TripletProblem(X, y, k=3)
+    kw = dict(triplets=prob, tol=1e-9, termination=False, max_iter=50_000)
+    a = _quiet(ts.path, X, y, n_lambdas=6, **kw)
+    grid = [prob.lambda_max()]
+    for _ in range(5):
+        grid.append(grid[-1] * 0.9)
+    b = _quiet(ts.path, X, y, lambdas=grid, **kw)
+    np.testing.assert_array_equal(a.lambdas, b.lambdas)
+    np.testing.assert_array_equal(a.Ms, b.Ms)
+    np.testing.assert_array_equal(a.n_iter, b.n_iter)
+    assert a.final.primal == b.final.primal == a.primal[-1]
+    for bad in ([1.0, 1.0], [1.0, 2.0], [1.0, -0.5], [1.0, np.nan], [[1.0, 0.5]], []):
+        with pytest.raises(ValueError, match="lambdas"):
+            ts.path(X, y, triplets=prob, lambdas=bad)
+    with pytest.raises(ValueError, match="lam_max"):
+        ts.path(X, y, triplets=prob, lambdas=[1.0, 0.5], lam_max=2.0)
 
 
 def test_cvxpy_agreement_at_about_5000_triplets():
@@ -1460,7 +1511,6 @@ def test_a_round_at_an_exact_iterate_keeps_its_evaluation(kind, diagonal, loss):
     """After a screening round at ``M`` (which lies in the new sphere: its centre for
     DGB, its boundary for GB) the reduced objective's evaluation at ``M`` is the one
     before the round (to rounding): the solver keeps it instead of a new pass."""
-    from solvers.triplet_screening import spheres as sph
     from solvers.triplet_screening.state import _Run
     from solvers.triplet_screening.triplets import _pad
 

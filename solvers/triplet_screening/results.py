@@ -142,6 +142,9 @@ class PathResult:
     notes : tuple of str
         The per-lambda notes (``"lam=...: ..."``), e.g. dynamic screening backing off.
     params : Mapping[str, Any]
+    final : TripletResult or None
+        The last lambda's whole result (screened sets, certificate, history), as
+        :func:`solve` returns it (None when no lambda ran).
     """
 
     lambdas: np.ndarray
@@ -167,6 +170,7 @@ class PathResult:
     params: Mapping[str, Any] = field(default_factory=dict)
     profile: Mapping[str, float] = field(default_factory=dict)
     notes: tuple = ()
+    final: TripletResult | None = None
 
     def __post_init__(self) -> None:
         for name in ("lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time",
