@@ -210,6 +210,14 @@ def test_triplet_learner_equals_solve_and_follows_metric_learn(monkeypatch):
     assert dist <= est_s.radius_ + est.radius_ + 1e-9
     with pytest.raises(InvalidParameterError, match="path_start"):
         E.SafeTripletMetricLearner(path=True, path_start="linear").fit(X, y)
+    # lam_max = 0 (alternating classes on a line: every impostor is nearer than the
+    # genuine neighbours, M* = 0 for every lam): a path of the one lambda, certified
+    X0 = np.arange(12.0)[:, None] * np.array([1.0, 0.5])
+    y0 = np.arange(12) % 2
+    assert triplet_screening.lambda_max(X0, y0, k=2) == 0.0
+    est_0 = E.SafeTripletMetricLearner(lam=1.0, k=2, path=True).fit(X0, y0)
+    np.testing.assert_array_equal(est_0.path_["lambdas"], [1.0])
+    assert est_0.get_mahalanobis_matrix().max() == 0.0 and est_0.dual_gap_ <= 1e-12
 
 
 # ----------------------------------------------------------------- conventions
