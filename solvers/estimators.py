@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import math
 from numbers import Integral
 from typing import Any
 
@@ -645,12 +644,7 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
         if self.path:
             prob = mod.TripletProblem(X, y, triplets=triplets, k=kw["k"], loss=kw["loss"],
                                       gamma=kw["gamma"], diagonal=kw["diagonal"])
-            lam_max = prob.lambda_max()
-            # lam_max, ratio lam_max, ... above lam, then lam itself
-            n_steps = 0 if not lam_max > lam else math.ceil(
-                math.log(lam / lam_max) / math.log(_path_ratio()))
-            lambdas = [lam_max * _path_ratio() ** t for t in range(n_steps)]
-            lambdas = [v for v in lambdas if v > lam] + [lam]
+            lambdas = mod.geometric_grid(prob.lambda_max(), lam, _path_ratio())
             p = mod.path(X, y, triplets=prob, lambdas=lambdas, termination=False,
                          warm_start=self.path_start, **kw)
             res = p.final

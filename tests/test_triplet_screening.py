@@ -433,6 +433,17 @@ def test_path_on_the_geometric_grid_given_is_the_default_path():
     np.testing.assert_array_equal(a.Ms, b.Ms)
     np.testing.assert_array_equal(a.n_iter, b.n_iter)
     assert a.final.primal == b.final.primal == a.primal[-1]
+    # geometric_grid: the same points, down to a given lam exactly
+    g = ts.geometric_grid(grid[0], 0.99 * grid[-1])
+    np.testing.assert_array_equal(g, [*grid, 0.99 * grid[-1]])
+    np.testing.assert_array_equal(ts.geometric_grid(grid[0], grid[-1] * (1 + 1e-12)),
+                                  [*grid[:-1], grid[-1] * (1 + 1e-12)])  # no near-twin
+    np.testing.assert_array_equal(ts.geometric_grid(1.0, 2.0), [2.0])
+    np.testing.assert_array_equal(ts.geometric_grid(0.0, 2.0), [2.0])
+    for args, name in (((-1.0, 1.0), "lam_max"), ((1.0, 0.0), "lam"),
+                       ((1.0, 0.5, 1.0), "ratio")):
+        with pytest.raises(ValueError, match=name):
+            ts.geometric_grid(*args)
     for bad in ([1.0, 1.0], [1.0, 2.0], [1.0, -0.5], [1.0, np.nan], [[1.0, 0.5]], []):
         with pytest.raises(ValueError, match="lambdas"):
             ts.path(X, y, triplets=prob, lambdas=bad)

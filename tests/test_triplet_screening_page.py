@@ -90,6 +90,8 @@ def test_regularisation_path_rates_and_range_heatmap(page):
     assert np.all((Z >= 0) & (Z <= 1)) and np.mean(np.diag(Z)[1:]) > 0.5
     caps = " ".join(c.value for c in page.caption)
     assert "λ from λ_max to" in caps and "Identical curves" in caps
+    # the grid ends at the page's λ (0.01 λ_max) exactly, not at the ratio's point above it
+    assert "to 0.01 λ_max (the end of the grid)" in caps
     assert "each λ started from the previous λ's solution" in caps
     # the page's other reruns keep the solve (no zero-iteration re-solve)
     assert int(pk.metrics(page)["iterations"]) >= 10

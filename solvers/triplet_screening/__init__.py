@@ -102,7 +102,7 @@ from __future__ import annotations
 
 from .api import dual_objective, lambda_max, primal_objective, solve
 from .problem import TripletProblem
-from .regpath import WARM_STARTS, path
+from .regpath import WARM_STARTS, geometric_grid, path
 from .results import PathResult, TripletResult
 from .spheres import (
     Sphere,
@@ -147,6 +147,7 @@ __all__ = [
     "dgb_sphere",
     "dual_objective",
     "gb_sphere",
+    "geometric_grid",
     "lambda_max",
     "linear_bounds",
     "path",

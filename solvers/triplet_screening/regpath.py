@@ -45,6 +45,36 @@ def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
 
 
 
+def geometric_grid(lam_max: float, lam: float, ratio: float = 0.9) -> np.ndarray:
+    """The path's grid ending at ``lam``: ``lam_max, ratio lam_max, ratio^2 lam_max, ...``
+    while above ``lam`` (a point within a relative 1e-9 of ``lam`` is dropped), then
+    ``lam`` itself; ``[lam]`` when ``lam >= lam_max``. For :func:`path`'s ``lambdas``
+    (each point is the previous one times ``ratio``, as :func:`path` steps its own grid).
+
+    Parameters
+    ----------
+    lam_max : float >= 0
+        Start (usually :func:`lambda_max`).
+    lam : float > 0
+        End.
+    ratio : float in (0, 1)
+
+    Returns
+    -------
+    ndarray
+        Strictly decreasing.
+    """
+    lam_max = check_scalar(lam_max, "lam_max", low=0.0, low_inclusive=True)
+    lam = check_scalar(lam, "lam", low=0.0)
+    ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0, high_inclusive=False)
+    grid = []
+    v = lam_max
+    while v > lam * (1.0 + 1e-9):
+        grid.append(v)
+        v *= ratio
+    return np.array([*grid, lam])
+
+
 def _check_grid(lambdas: Any) -> np.ndarray:
     """``lambdas`` as a float array: 1-D, nonempty, positive, finite, strictly decreasing."""
     try:
@@ -116,8 +146,8 @@ def path(
         Start (default :func:`lambda_max`) and lower limit of the path.
     lambdas : array-like of float, optional
         An explicit grid instead of ``lam_max * ratio**t``: positive, finite, strictly
-        decreasing (e.g. a geometric grid that ends exactly at the ``lam`` of a fit, as
-        :class:`solvers.estimators.SafeTripletMetricLearner` does with ``path=True``).
+        decreasing (e.g. :func:`geometric_grid`, which ends exactly at a given ``lam``,
+        as :class:`solvers.estimators.SafeTripletMetricLearner` uses with ``path=True``).
         It replaces ``lam_max`` (an error to give both), ``ratio`` and ``n_lambdas``; a
         first lambda below :func:`lambda_max` starts from ``M = 0``.
     screening, rule
@@ -218,7 +248,7 @@ def path(
     res: TripletResult | None = None
     alpha_prev: np.ndarray | None = None
     alpha_old: np.ndarray | None = None
-    terminated = "n_lambdas"
+    terminated = "n_lambdas" if grid is None else "lambdas"
     for t in range(n_lambdas):
         if lam_min is not None and lam < lam_min:
             terminated = "lam_min"

@@ -134,7 +134,8 @@ class PathResult:
     n_triplets : int
     lam_max : float
     terminated_by : str
-        ``"rule"`` (the paper's loss-decrease rule), ``"n_lambdas"`` or ``"lam_min"``.
+        ``"rule"`` (the paper's loss-decrease rule), ``"n_lambdas"``, ``"lambdas"`` (the
+        end of a given grid), ``"lam_min"`` or ``"callback"``.
     total_time : float
     profile : Mapping[str, float]
         Seconds per part and ``loss_pass_visits`` summed over the path (see

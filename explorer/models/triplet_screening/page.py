@@ -211,8 +211,8 @@ def path_section(problem, res, c) -> None:
     n_max = b.slider("at most this many λ", 5, 200, 60, key="path_lambdas")
     warm = w_.selectbox("start of each λ", list(ts.WARM_STARTS), key="path_warm",
                         help="previous: the last λ's solution (the paper); secant: the path "
-                             "extrapolated in log λ, [2 M_(t-1) - M_(t-2)]_+ (fewer "
-                             "iterations, one more loss pass per λ)")
+                             "extrapolated in log λ, [2 M_(t-1) - M_(t-2)]_+ on the ratio's "
+                             "steps (fewer iterations, one more loss pass per λ)")
     rules = d_.multiselect("rules to compare", list(ts.RULES), ["sphere", "linear"],
                            key="path_rules",
                            help="SDLS solves a 1-D dual per candidate triplet: slow on "
@@ -258,12 +258,20 @@ def path_section(problem, res, c) -> None:
         right.info("No dynamic screening rounds on this path (every λ converged within 10 "
                    "iterations, or screening is off).", icon=":material/info:")
     st.caption(
-        f"{len(pr.lambdas)} λ from λ_max to {lam_rel[-1]:.3g} λ_max, stopped by "
-        f"'{pr.terminated_by}', {pr.total_iterations} iterations, {stored['elapsed']:.2f} s "
+        f"{len(pr.lambdas)} λ from λ_max to {lam_rel[-1]:.3g} λ_max ("
+        + _STOPS.get(pr.terminated_by, pr.terminated_by) + "), "
+        f"{pr.total_iterations} iterations, {stored['elapsed']:.2f} s "
         "(the per-sphere comparison included); each λ started "
         + ("from the path extrapolated in log λ (secant)"
            if pr.params.get("warm_start") == "secant" else "from the previous λ's solution")
         + ".")
+
+
+#: Why a page path ended (``PathResult.terminated_by``; "lambdas": the grid ends at the
+#: current λ or at the "at most this many λ" limit).
+_STOPS = {"rule": "stopped by the paper's termination rule",
+          "lambdas": "the end of the grid", "callback": f"stopped at the {PATH_BUDGET:.0f} s "
+          "budget", "n_lambdas": "the λ limit", "lam_min": "λ_min"}
 
 
 def _rates_caption(pr) -> str:
@@ -304,10 +312,11 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
               active_set: bool | None = None, method: str | None = None,
               backoff: bool | None = None, termination: bool = True,
               budget: float = PATH_BUDGET, warm_start: str = "previous"):
-    """``ts.path`` for the page's problem from λ_max to the current λ, with a time budget
+    """``ts.path`` for the page's problem from λ_max down the ``ratio`` grid to the current
+    λ exactly (:func:`ts.geometric_grid`, at most ``n_lambdas`` values), with a time budget
     (``active_set``, ``method``, ``backoff``: the sidebar's unless given; the sidebar's
     loss pass ``evaluation``)."""
-    prob, lam, _ = _setup(problem, c)
+    prob, lam, lmax = _setup(problem, c)
     p = c.params
     t0 = time.perf_counter()
     bar = st.progress(0.0, text="λ_max")
@@ -318,9 +327,10 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
         bar.progress(min(1.0, (t + 1) / expected), text=f"λ {t + 1}: {lam_t:.4g}")
         return time.perf_counter() - t0 < budget
 
+    grid = ts.geometric_grid(lmax, lam, ratio)[:n_lambdas]
     pr = ts.path(problem.data["X"], problem.data["y"], triplets=prob, loss=p["loss"],
-                 gamma=float(p["gamma"]), diagonal=bool(p["diagonal"]), ratio=ratio,
-                 n_lambdas=n_lambdas, lam_min=lam * (1 - 1e-12), screening=screening,
+                 gamma=float(p["gamma"]), diagonal=bool(p["diagonal"]), lambdas=grid,
+                 screening=screening,
                  rule=p["rule"], compare=compare,
                  active_set=bool(p["active_set"]) if active_set is None else active_set,
                  method=p["method"] if method is None else method,
