@@ -135,6 +135,18 @@ def test_triplet_bench_quick_paths_agree(tmp_path):
                          "sorted pass, secant start"}
     assert 0 < ceil.pop("RRPB at every lambda") < math.inf
     assert all(c is None or math.isnan(c) for c in ceil.values())
+    # the metric learner with and without its path: certified, the same optimum
+    from explorer.models.triplet_screening.bench import ESTIMATOR_FITS
+
+    est = next(t for t in tables if t["title"].startswith("SafeTripletMetricLearner"))
+    rows = [dict(zip(est["columns"], r, strict=True)) for r in est["rows"]]
+    assert [r["fit"] for r in rows] == [label for label, _ in ESTIMATOR_FITS]
+    assert rows[0]["lambdas"] == 1 and all(r["lambdas"] > 1 for r in rows[1:])
+    for r in rows:
+        assert 0 <= r["rel. gap"] <= r["tol"]
+        # both objectives lie above the optimum by at most their gaps (scales ~equal)
+        bound = (r["rel. gap"] + rows[0]["rel. gap"]) * (1 + 1e-6)
+        assert r["rel. obj. diff vs path=False"] <= bound
 
 
 def test_screening_ceiling_is_the_naive_path_with_free_screening():
