@@ -159,8 +159,14 @@ def test_all_zero_data_is_solved_exactly():
     assert res.primal == pytest.approx(2.0 * 5 * 2)
 
 
-def test_warm_start_reaches_the_same_optimum_and_is_faster():
-    X, y, _ = _instance(5)
+@pytest.mark.parametrize("seed", [3, 4, 6, 7, 8])
+def test_warm_start_reaches_the_same_optimum_and_is_faster(seed):
+    """From the solution at C = 0.8 the solve at C = 1 reaches the cold optimum in fewer
+    epochs, and from the cold optimum itself in at most a fifth of them. (Instances whose
+    cold solve takes 65-150 epochs. Seed 5, which this test used alone, is a two-class
+    set solved cold in 5 epochs; on a fresh install on 2026-11-23 its warm solve took 5
+    epochs too, with no change to the solver, so it cannot show a warm start's gain.)"""
+    X, y, _ = _instance(seed)
     cold = wwsvm.solve(X, y, 1.0, tol=1e-10, max_iter=50000)
     prev = wwsvm.solve(X, y, 0.8, tol=1e-10, max_iter=50000)
     warm = wwsvm.solve(X, y, 1.0, tol=1e-10, max_iter=50000, init=prev)
