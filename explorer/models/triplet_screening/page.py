@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -321,14 +320,12 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
     p = c.params
     t0 = time.perf_counter()
     bar = st.progress(0.0, text="λ_max")
-    expected = max(1, min(n_lambdas, int(math.log(max(p["lam_rel"], 1e-300)) / math.log(ratio))
-                          + 1))
+    grid = ts.geometric_grid(lmax, lam, ratio)[:n_lambdas]
 
     def progress(t, lam_t, _res):
-        bar.progress(min(1.0, (t + 1) / expected), text=f"λ {t + 1}: {lam_t:.4g}")
+        bar.progress(min(1.0, (t + 1) / grid.size), text=f"λ {t + 1}: {lam_t:.4g}")
         return time.perf_counter() - t0 < budget
 
-    grid = ts.geometric_grid(lmax, lam, ratio)[:n_lambdas]
     pr = ts.path(problem.data["X"], problem.data["y"], triplets=prob, loss=p["loss"],
                  gamma=float(p["gamma"]), diagonal=bool(p["diagonal"]), lambdas=grid,
                  screening=screening,
