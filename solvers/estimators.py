@@ -30,7 +30,6 @@ sample-aligned metadata::
 from __future__ import annotations
 
 import importlib
-import inspect
 from numbers import Integral
 from typing import Any
 
@@ -575,12 +574,6 @@ class MultiTaskMKLClassifier(_BinaryTaskClassifier, _SolverEstimator):
 # ---------------------------------------------------------------------------
 
 
-def _path_ratio() -> float:
-    from . import triplet_screening
-
-    return inspect.signature(triplet_screening.path).parameters["ratio"].default
-
-
 def _warm_starts() -> tuple[str, ...]:
     from . import triplet_screening
 
@@ -644,7 +637,7 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
         if self.path:
             prob = mod.TripletProblem(X, y, triplets=triplets, k=kw["k"], loss=kw["loss"],
                                       gamma=kw["gamma"], diagonal=kw["diagonal"])
-            lambdas = mod.geometric_grid(prob.lambda_max(), lam, _path_ratio())
+            lambdas = mod.geometric_grid(prob.lambda_max(), lam)
             p = mod.path(X, y, triplets=prob, lambdas=lambdas, termination=False,
                          warm_start=self.path_start, **kw)
             res = p.final

@@ -390,14 +390,15 @@ def test_secant_warm_start_differs_from_the_third_lambda_on(method):
         ts.path(X, y, triplets=prob, warm_start="linear")
 
 
+@pytest.mark.parametrize("seed", [18, 19, 22])
 @pytest.mark.parametrize(("loss", "diagonal"), [("smoothed_hinge", False),
                                                ("smoothed_hinge", True), ("hinge", False)])
-def test_path_on_a_given_grid_agrees_with_cvxpy(loss, diagonal):
+def test_path_on_a_given_grid_agrees_with_cvxpy(loss, diagonal, seed):
     """An uneven grid (steps of log lam from 0.05 to 0.9, starting below lam_max, so
     from M = 0) with the secant start, whose step scales with the ratio of the last two
     steps of log lam: every lambda is certified and agrees with cvxpy; ``final`` is the
     last lambda's whole result."""
-    X, y = _data(18, n=24)
+    X, y = _data(seed, n=24)
     prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
     lmax = prob.lambda_max()
     assert lmax > 0
@@ -720,6 +721,14 @@ def test_lambda_max_closed_form():
     assert m.max() == pytest.approx(1 - prob.gamma)
     r2 = ts.solve(X, y, 0.5 * lmax, triplets=prob, screening=None, tol=1e-10)
     assert prob.margins(r2.M).max() > 1 - prob.gamma
+    # [sum H]_+ is computed once and shared; what callers get cannot alter it
+    S = prob.solution_above_lambda_max(1.0)
+    np.testing.assert_allclose(S, sph.proj_pm(prob.weighted_sum(np.ones(prob.n_triplets)))[0],
+                               rtol=0, atol=0)
+    S0 = S.copy()
+    S += 1.0
+    np.testing.assert_array_equal(prob.solution_above_lambda_max(1.0), S0)
+    assert prob.lambda_max() == lmax
 
 
 def test_path_with_screening_matches_naive_path():

@@ -73,6 +73,8 @@ class TripletProblem:
         self.data = _Data(X, T, self.diagonal)
         self.n_triplets = self.data.n_t
         self._fingerprint = None
+        self._sum_plus: np.ndarray | None = None
+        self._lam_max: float | None = None
 
     # basic quantities -----------------------------------------------------
     @property
@@ -157,22 +159,31 @@ class TripletProblem:
         Ap, _ = sph.proj_pm(self.weighted_sum(np.asarray(alpha, dtype=float)))
         return Ap / lam
 
+    def _plus_sum(self) -> np.ndarray:
+        """``[sum_T H_t]_+`` (read-only), computed once: a weighted sum over all triplets
+        and an eigendecomposition that :meth:`lambda_max` and
+        :meth:`solution_above_lambda_max` share (a path and the estimator's path fit
+        call both; the dashboard's page calls ``lambda_max`` at every rerun)."""
+        if self._sum_plus is None:
+            Sp, _ = sph.proj_pm(self.weighted_sum(np.ones(self.n_triplets)))
+            Sp.setflags(write=False)
+            self._sum_plus = Sp
+        return self._sum_plus
+
     def lambda_max(self) -> float:
         """``max_t <[sum_T H]_+, H_t> / (1 - gamma)``: above it every triplet is in L*."""
         c = 1.0 - self.gamma
         if c <= 0:
             raise ValueError("lambda_max needs gamma < 1 (the L* region is x < 1 - gamma)")
-        Sp, _ = sph.proj_pm(self.weighted_sum(np.ones(self.n_triplets)))
-        mx = float(np.max(self.data.margins(Sp)))
-        if not mx > 0:
-            # [sum H]_+ = 0: M* = 0 (every triplet in L*) for every lambda
-            return 0.0
-        return mx / c
+        if self._lam_max is None:
+            mx = float(np.max(self.data.margins(self._plus_sum())))
+            # not mx > 0: [sum H]_+ = 0, M* = 0 (every triplet in L*) for every lambda
+            self._lam_max = mx / c if mx > 0 else 0.0
+        return self._lam_max
 
     def solution_above_lambda_max(self, lam: float) -> np.ndarray:
         """The exact optimum ``[sum_T H]_+ / lam`` for ``lam >= lambda_max``."""
-        Sp, _ = sph.proj_pm(self.weighted_sum(np.ones(self.n_triplets)))
-        return Sp / lam
+        return self._plus_sum() / lam
 
     # spheres and rules -------------------------------------------------------
     def spheres(self, M: Any, lam: float, *, kinds: Sequence[str] = SPHERES,

@@ -26,6 +26,8 @@ from .triplets import PARAMS, RULES, SPHERES, _check_loss, _check_screening
 
 #: Where each lambda of :func:`path` after the first starts (see its ``warm_start``).
 WARM_STARTS = ("previous", "secant")
+#: ``lam_t / lam_{t-1}`` of the path's grid (:func:`path`, :func:`geometric_grid`).
+RATIO = 0.9
 
 
 def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
@@ -45,7 +47,7 @@ def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
 
 
 
-def geometric_grid(lam_max: float, lam: float, ratio: float = 0.9) -> np.ndarray:
+def geometric_grid(lam_max: float, lam: float, ratio: float = RATIO) -> np.ndarray:
     """The path's grid ending at ``lam``: ``lam_max, ratio lam_max, ratio^2 lam_max, ...``
     while above ``lam`` (a point within a relative 1e-9 of ``lam`` is dropped), then
     ``lam`` itself; ``[lam]`` when ``lam >= lam_max``. For :func:`path`'s ``lambdas``
@@ -99,7 +101,7 @@ def path(
     k: float = 10,
     loss: str = "smoothed_hinge",
     gamma: float = 0.05,
-    ratio: float = 0.9,
+    ratio: float = RATIO,
     n_lambdas: int = 100,
     lam_max: float | None = None,
     lam_min: float | None = None,

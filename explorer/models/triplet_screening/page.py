@@ -267,11 +267,11 @@ def path_section(problem, res, c) -> None:
         + ".")
 
 
-#: Why a page path ended (``PathResult.terminated_by``; "lambdas": the grid ends at the
-#: current λ or at the "at most this many λ" limit).
+#: Why a page path ended (``PathResult.terminated_by`` of a path on a given grid;
+#: "lambdas": the grid ends at the current λ or at the "at most this many λ" limit).
 _STOPS = {"rule": "stopped by the paper's termination rule",
-          "lambdas": "the end of the grid", "callback": f"stopped at the {PATH_BUDGET:.0f} s "
-          "budget", "n_lambdas": "the λ limit", "lam_min": "λ_min"}
+          "lambdas": "the end of the grid",
+          "callback": f"stopped at the {PATH_BUDGET:.0f} s budget"}
 
 
 def _rates_caption(pr) -> str:
