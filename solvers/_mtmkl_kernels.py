@@ -18,6 +18,16 @@ where ``f_i = sum_m <w_{m tau_i}, phi_m(x_i)>`` is the current decision value.
   kept instead of w: ``f += d* y_i Ktheta[i, :]`` with
   ``Ktheta = sum_m theta_m K~_m``; O(n) per step.
 
+* Factored similarities (``_epoch_factored``): ``G_m = U_m U_m^T`` with the
+  factor columns of all views stacked in ``U`` (T x R, stored by task rows:
+  ``indptr``, ``cols``, ``vals``; column r belongs to view ``view[r]`` and
+  carries the weight ``wcol[r] = theta_view[r]``). The epoch keeps
+  ``V = U^T Z`` (R x d), ``Z[t] = sum_{i in task t} alpha_i y_i x_i``, instead
+  of ``Wsum = Gtheta Z``: ``f_i = sum_{r in row tau_i} U[tau_i, r] wcol[r]
+  <V_r, x_i>`` and a move of ``alpha_i`` changes only the rows r of ``V`` with
+  ``U[tau_i, r] != 0``. A step costs O(nnz(U[tau_i]) d) instead of O(T d): for
+  the 0/1 indicators of a tree's nodes, O(depth d).
+
 The small per-epoch products (task sums, T x T Gram matrices) are loops here
 too: multithreaded BLAS on tiny matrices is slow on a busy machine.
 
@@ -32,8 +42,12 @@ from numba import njit
 __all__ = [
     "_add_task_kernel",
     "_decision_linear",
+    "_epoch_factored",
     "_epoch_kernel",
     "_epoch_linear",
+    "_factor_combine",
+    "_factor_project",
+    "_factor_weights",
     "_gram_rows",
     "_kernel_task_products",
     "_small_matmul",
@@ -188,3 +202,87 @@ def _task_decision(KA, G, tau, w, out):  # pragma: no cover
         for t in range(T):
             acc += KA[j, t] * G[t, tj]
         out[j] += w * acc
+
+
+@njit(cache=True)
+def _epoch_factored(X, y, tau, sqn, indptr, cols, vals, wcol, qdiag, V, alpha, order,
+                    C):  # pragma: no cover
+    # (E.3)-(E.4) with f_i read from V = U^T Z and V updated on the rows of task tau_i
+    n, d = X.shape
+    n_moved = 0
+    for ii in range(n):
+        i = order[ii]
+        t = tau[i]
+        qii = qdiag[t] * sqn[i]
+        a_old = alpha[i]
+        if qii > 0.0:
+            fi = 0.0
+            for k in range(indptr[t], indptr[t + 1]):
+                r = cols[k]
+                coef = vals[k] * wcol[r]
+                if coef != 0.0:
+                    acc = 0.0
+                    for j in range(d):
+                        acc += V[r, j] * X[i, j]
+                    fi += coef * acc
+            a_new = a_old + (1.0 - y[i] * fi) / qii
+            if a_new < 0.0:
+                a_new = 0.0
+            elif a_new > C:
+                a_new = C
+        else:
+            a_new = C
+        delta = a_new - a_old
+        if delta != 0.0:
+            alpha[i] = a_new
+            c = delta * y[i]
+            for k in range(indptr[t], indptr[t + 1]):
+                r = cols[k]
+                cv = c * vals[k]
+                for j in range(d):
+                    V[r, j] += cv * X[i, j]
+            n_moved += 1
+    return n_moved
+
+
+@njit(cache=True)
+def _factor_project(indptr, cols, vals, Z, V):  # pragma: no cover
+    # V = U^T Z   (V zeroed here)
+    T, d = Z.shape
+    V[:, :] = 0.0
+    for t in range(T):
+        for k in range(indptr[t], indptr[t + 1]):
+            r = cols[k]
+            u = vals[k]
+            for j in range(d):
+                V[r, j] += u * Z[t, j]
+
+
+@njit(cache=True)
+def _factor_combine(indptr, cols, vals, wcol, V, out):  # pragma: no cover
+    # out = U diag(wcol) V = Gtheta Z   (out zeroed here)
+    T, d = out.shape
+    out[:, :] = 0.0
+    for t in range(T):
+        for k in range(indptr[t], indptr[t + 1]):
+            r = cols[k]
+            u = vals[k] * wcol[r]
+            if u != 0.0:
+                for j in range(d):
+                    out[t, j] += u * V[r, j]
+
+
+@njit(cache=True)
+def _factor_weights(indptr, cols, vals, view, theta, V, W):  # pragma: no cover
+    # W[m, t] = theta_m (U_m V_m)[t] = theta_m (G_m Z)[t]   (W zeroed here)
+    T = indptr.shape[0] - 1
+    d = V.shape[1]
+    W[:, :, :] = 0.0
+    for t in range(T):
+        for k in range(indptr[t], indptr[t + 1]):
+            r = cols[k]
+            m = view[r]
+            u = vals[k] * theta[m]
+            if u != 0.0:
+                for j in range(d):
+                    W[m, t, j] += u * V[r, j]

@@ -67,8 +67,12 @@ import numpy as np
 from ._mtmkl_kernels import (
     _add_task_kernel,
     _decision_linear,
+    _epoch_factored,
     _epoch_kernel,
     _epoch_linear,
+    _factor_combine,
+    _factor_project,
+    _factor_weights,
     _gram_rows,
     _kernel_task_products,
     _small_matmul,
@@ -92,6 +96,8 @@ from .validation import (
 __all__ = [
     "METHODS",
     "PARAMS",
+    "STRUCTURES",
+    "FactoredSimilarities",
     "MTMKLResult",
     "dual_norm",
     "dual_objective",
@@ -112,6 +118,10 @@ PARAMS = ParamSpecs(
               kind="object"),
     ParamSpec("method", "e1", "Algorithm E.1 (interleaved) or Algorithm 1 (exact W-step)",
               choices=("e1", "alternating")),
+    ParamSpec("structure", "auto", '"auto": similarities given in factor form, or dense ones '
+              "that are rank one or diagonal (e.g. a tree's 0/1 node matrices), run in factor "
+              'form; "dense": every similarity as a dense T x T matrix',
+              choices=("auto", "dense")),
     ParamSpec("fix_theta", False, "keep theta fixed (at theta0 or uniform): a fixed-kernel "
               "SVM, e.g. Vanilla MTL"),
     ParamSpec("theta0", None, "starting kernel weights (default uniform M^(-1/p))",
@@ -121,9 +131,14 @@ PARAMS = ParamSpecs(
     ParamSpec("seed", 0, "seed of the sample order", low=0, low_inclusive=True),
 )
 METHODS = PARAMS["method"].choices
+STRUCTURES = PARAMS["structure"].choices
 #: Largest admissible magnitude of a similarity or kernel entry: products of two such
 #: entries (and sums of them) stay finite in float64.
 _MAX_ENTRY = 1e150
+
+#: Factor form: ``W`` (M x T x d) is materialised up to this many entries (else None;
+#: ``task_weights`` and :func:`weights_from_dual` remain).
+_MAX_W_ENTRIES = 2**25
 
 #: Algorithm 1's exact W-step: inner relative-gap target and epoch budget.
 _INNER_TOL_MAX = 1e-2
@@ -149,7 +164,10 @@ class MTMKLResult(Result):
         Dual variables in ``[0, C]``.
     W : ndarray, shape (M, T, d), or None
         ``W[m, t] = w_mt`` by the representer theorem (F.1) (linear features);
-        ``None`` with precomputed kernels.
+        ``None`` with precomputed kernels, and in factor form when
+        ``M T d > 2**25`` (then :func:`weights_from_dual` gives it).
+    task_weights : ndarray, shape (T, d), or None
+        ``sum_m w_mt``, the weight vector of each task (linear features).
     similarity : ndarray, shape (T, T)
         Learned kernel-side task similarity ``sum_m theta_m G_m``.
     view_norms : ndarray, shape (M,)
@@ -159,8 +177,8 @@ class MTMKLResult(Result):
     kernel : {"linear", "precomputed"}
     y, tasks : ndarray, shape (n,)
         Training labels and task ids (the kernel decision function needs them).
-    G : ndarray, shape (M, T, T)
-        The task-similarity matrices.
+    G : ndarray, shape (M, T, T), or FactoredSimilarities
+        The task-similarity matrices (in factor form when the solve used it).
     fixed_theta : bool
         ``True`` when theta was held fixed (e.g. the Vanilla MTL baseline).
     shared_kernel : bool
@@ -170,15 +188,23 @@ class MTMKLResult(Result):
     theta: np.ndarray
     alpha: np.ndarray
     W: np.ndarray | None
+    task_weights: np.ndarray | None
     similarity: np.ndarray
     view_norms: np.ndarray
     p: float
     kernel: str
     y: np.ndarray
     tasks: np.ndarray
-    G: np.ndarray
+    G: np.ndarray | FactoredSimilarities
     fixed_theta: bool
     shared_kernel: bool
+
+    def arrays(self) -> dict[str, Any]:
+        """The solution arrays; similarities in factor form as their factor (a mapping)."""
+        out = super().arrays()
+        if isinstance(self.G, FactoredSimilarities):
+            out["G"] = self.G.to_dict()
+        return out
 
     @property
     def n_tasks(self) -> int:
@@ -216,10 +242,10 @@ class MTMKLResult(Result):
         """
         T = self.n_tasks
         if self.kernel == "linear":
-            Xn = check_matrix(X_new, "X_new", n_cols=self.W.shape[2])
+            Xn = check_matrix(X_new, "X_new", n_cols=self.task_weights.shape[1])
             tn = _check_tasks(tasks_new, Xn.shape[0], T, "tasks_new")
             out = np.empty(Xn.shape[0])
-            _decision_linear(Xn, tn, np.ascontiguousarray(self.W.sum(axis=0)), out)
+            _decision_linear(Xn, tn, np.ascontiguousarray(self.task_weights), out)
             return out
         n = self.alpha.shape[0]
         a = self.alpha * self.y
@@ -256,6 +282,196 @@ class MTMKLResult(Result):
 
 
 # ---------------------------------------------------------------------------
+# Similarities in factor form
+# ---------------------------------------------------------------------------
+
+
+class FactoredSimilarities:
+    r"""Task similarities given by factors: ``G_m = U_m U_m^T``, ``U_m`` of shape (T, r_m).
+
+    PSD by construction (no eigendecomposition to check them). The factor
+    columns of all views are stacked into one sparse ``U`` (T x R, only the
+    nonzero entries kept, stored by task rows), so that the solver's
+    coordinate step touches only the columns a task belongs to (see
+    :mod:`solvers._mtmkl_kernels`). The natural input for a task tree: one
+    0/1 indicator per node (:meth:`from_groups`), ``G_node = 1_S 1_S^T``.
+
+    Behaves like the stack of dense matrices where one is asked for:
+    ``len``, ``G[m]`` (the dense T x T ``G_m``), iteration, ``shape``
+    ``(M, T, T)`` and ``np.asarray(G)``.
+
+    Parameters
+    ----------
+    factors : sequence of array_like, each (T,) or (T, r_m)
+        One factor per view; a vector is one column (rank one). ``r_m = 0``
+        (an empty factor, ``G_m = 0``) is allowed.
+    """
+
+    def __init__(self, factors: Any) -> None:
+        if isinstance(factors, np.ndarray) and factors.ndim == 1:
+            raise TypeError("factors must be a sequence of M factors U_m (T x r_m), got "
+                            "one vector: wrap it in a list")
+        mats = list(factors)
+        if not mats:
+            raise ValueError("factors must contain at least one factor U_m")
+        T = None
+        rows, cols, vals, view = [], [], [], []
+        R = 0
+        for m, U in enumerate(mats):
+            U = np.asarray(U, dtype=float)
+            if U.ndim == 1:
+                U = U[:, None]
+            if U.ndim != 2:
+                raise ValueError(f"factors[{m}] must be a (T,) or (T, r) array, got shape "
+                                 f"{U.shape}")
+            if T is None:
+                T = U.shape[0]
+                if T < 1:
+                    raise ValueError("factors[0] must have at least one row (one per task)")
+            if U.shape[0] != T:
+                raise ValueError(f"factors[{m}] must have {T} rows (one per task), got "
+                                 f"shape {U.shape}")
+            if not np.all(np.isfinite(U)):
+                raise ValueError(f"factors[{m}] contains NaN or infinite values")
+            big = float(np.max(np.abs(U))) if U.size else 0.0
+            if big**2 > _MAX_ENTRY:
+                raise ValueError(f"factors[{m}] has entries up to {big:.3g}: G_m = U_m U_m^T "
+                                 f"would exceed {_MAX_ENTRY:g}; rescale it")
+            t, c = np.nonzero(U)
+            rows.append(t)
+            cols.append(c + R)
+            vals.append(U[t, c])
+            view.append(np.full(U.shape[1], m, dtype=np.int64))
+            R += U.shape[1]
+        rows_a = np.concatenate(rows)
+        order = np.lexsort((np.concatenate(cols), rows_a))
+        self._T, self._M, self._R = int(T), len(mats), R
+        self.cols = np.ascontiguousarray(np.concatenate(cols)[order], dtype=np.int64)
+        self.vals = np.ascontiguousarray(np.concatenate(vals)[order], dtype=float)
+        self.indptr = np.zeros(self._T + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows_a, minlength=self._T), out=self.indptr[1:])
+        self.view = np.ascontiguousarray(np.concatenate(view), dtype=np.int64)
+
+    @classmethod
+    def from_groups(cls, groups: Any, T: int) -> FactoredSimilarities:
+        """One view per group of tasks ``S``: ``G_S = 1_S 1_S^T`` (a tree node's 0/1 matrix).
+
+        Parameters
+        ----------
+        groups : sequence of array_like of int
+            The task ids of each group (e.g. the leaves under each node), in ``0..T-1``.
+        T : int
+            Number of tasks.
+        """
+        T = check_int(T, "T", low=1)
+        factors = []
+        for k, g in enumerate(groups):
+            idx = np.asarray(g)
+            if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+                raise ValueError(f"groups[{k}] must be a 1-D array of task ids")
+            if idx.size and (idx.min() < 0 or idx.max() >= T):
+                raise ValueError(f"groups[{k}] must contain task ids in 0..{T - 1}")
+            v = np.zeros(T)
+            v[idx] = 1.0
+            factors.append(v)
+        return cls(factors)
+
+    @property
+    def n_views(self) -> int:
+        return self._M
+
+    @property
+    def n_tasks(self) -> int:
+        return self._T
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self._M, self._T, self._T)
+
+    @property
+    def nnz(self) -> int:
+        """Nonzero entries of the stacked factor ``U`` (T x R)."""
+        return int(self.vals.size)
+
+    def factor(self, m: int) -> np.ndarray:
+        """``U_m`` (T x r_m), dense."""
+        cols = np.flatnonzero(self.view == m)
+        U = np.zeros((self._T, cols.size))
+        pos = np.full(self._R, -1, dtype=np.int64)
+        pos[cols] = np.arange(cols.size)
+        rows = np.repeat(np.arange(self._T), np.diff(self.indptr))
+        keep = pos[self.cols] >= 0
+        U[rows[keep], pos[self.cols[keep]]] = self.vals[keep]
+        return U
+
+    def weighted(self, theta: np.ndarray) -> np.ndarray:
+        """``sum_m theta_m G_m`` (T x T), dense."""
+        from scipy.sparse import csr_matrix
+
+        U = csr_matrix((self.vals, self.cols, self.indptr), shape=(self._T, self._R))
+        w = np.asarray(theta, dtype=float)[self.view]
+        return np.asarray((U.multiply(w[None, :]) @ U.T).toarray())
+
+    def __len__(self) -> int:
+        return self._M
+
+    def __getitem__(self, m: int) -> np.ndarray:
+        m = int(m)
+        if not -self._M <= m < self._M:
+            raise IndexError(f"view index {m} out of range for {self._M} views")
+        U = self.factor(m % self._M)
+        return U @ U.T
+
+    def __iter__(self):
+        for m in range(self._M):
+            yield self[m]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.stack([self[m] for m in range(self._M)])
+        return out if dtype is None else out.astype(dtype)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stacked factor ``U`` (T x R) by task rows (CSR) and each column's view."""
+        return {"n_tasks": self._T, "n_views": self._M, "indptr": self.indptr,
+                "cols": self.cols, "vals": self.vals, "view": self.view}
+
+    def __repr__(self) -> str:
+        return (f"FactoredSimilarities(M={self._M}, T={self._T}, R={self._R}, "
+                f"nnz={self.nnz})")
+
+
+def _structured_factors(mats: list[np.ndarray]) -> FactoredSimilarities | None:
+    """Factors of dense similarities when each is rank one or diagonal (O(T^2) per matrix).
+
+    ``G = g g^T`` is recognised with ``g = G[:, k] / sqrt(G[k, k])``, ``k`` the
+    largest diagonal entry, when ``G`` equals ``g g^T`` up to rounding
+    (``1e-12`` of its largest entry); a nonnegative diagonal gives ``sqrt(diag)``
+    columns. ``None`` if some matrix is neither (the dense path checks it).
+    """
+    factors = []
+    for G in mats:
+        scale = float(np.max(np.abs(G)))
+        if scale == 0.0:
+            factors.append(np.zeros((G.shape[0], 0)))
+            continue
+        diag = np.diag(G)
+        k = int(np.argmax(diag))
+        if diag[k] > 0.0:
+            g = G[:, k] / math.sqrt(diag[k])
+            if float(np.max(np.abs(G - np.outer(g, g)))) <= 1e-12 * scale:
+                factors.append(g)
+                continue
+        if np.all(diag >= 0.0) and np.count_nonzero(G - np.diag(diag)) == 0:
+            pos = np.flatnonzero(diag)
+            U = np.zeros((G.shape[0], pos.size))
+            U[pos, np.arange(pos.size)] = np.sqrt(diag[pos])
+            factors.append(U)
+            continue
+        return None
+    return FactoredSimilarities(factors)
+
+
+# ---------------------------------------------------------------------------
 # Validation
 # ---------------------------------------------------------------------------
 
@@ -265,7 +481,7 @@ class _Data:
     X: np.ndarray | None
     y: np.ndarray
     tau: np.ndarray
-    G: np.ndarray  # (M, T, T)
+    G: np.ndarray | FactoredSimilarities  # (M, T, T) or factor form
     Ks: list[np.ndarray] | None  # precomputed kernels (1 shared or M)
     n: int
     T: int
@@ -278,6 +494,10 @@ class _Data:
     @property
     def shared(self) -> bool:
         return self.Ks is None or len(self.Ks) == 1
+
+    @property
+    def factored(self) -> bool:
+        return isinstance(self.G, FactoredSimilarities)
 
 
 def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
@@ -310,7 +530,18 @@ def _check_scale(A: Any, name: str) -> np.ndarray:
     return A
 
 
-def _check_G(G: Any) -> np.ndarray:
+def _check_G(G: Any, structure: str = "dense", linear: bool = True
+             ) -> np.ndarray | FactoredSimilarities:
+    """The similarities as an (M, T, T) array, or in factor form (linear features, "auto").
+
+    Factor input is PSD by construction; dense input is recognised as rank one
+    or diagonal in O(T^2) per matrix (``structure="auto"``) and otherwise
+    checked by an eigendecomposition (:func:`~solvers.validation.check_psd`).
+    """
+    if isinstance(G, FactoredSimilarities):
+        if structure == "auto" and linear:
+            return G
+        return np.ascontiguousarray(np.asarray(G))
     if G is None:
         raise TypeError("G is required: a list of M task-similarity matrices (T x T)")
     if isinstance(G, np.ndarray):
@@ -329,6 +560,22 @@ def _check_G(G: Any) -> np.ndarray:
         raise ValueError("G must contain at least one task-similarity matrix")
     first = check_matrix(mats[0], "G[0]")
     T = first.shape[0]
+    if structure == "auto":
+        checked = []
+        for m, g in enumerate(mats):
+            g = _check_scale(g, f"G[{m}]")
+            if g.shape[0] != g.shape[1]:
+                raise ValueError(f"G[{m}] must be square, got shape {g.shape}")
+            if g.shape[0] != T:
+                raise ValueError(f"G[{m}] must be {T} x {T}, got shape {g.shape}")
+            checked.append(g)
+        F = _structured_factors(checked)
+        if F is not None:
+            # factor form when a coordinate step is cheaper: O(nnz_t d) against O(T d)
+            if linear and 2 * F.nnz < T * (T + 1):
+                return F
+            return np.ascontiguousarray(np.stack([(g + g.T) / 2 for g in checked]))
+        mats = checked
     out = [check_psd(_check_scale(g, f"G[{m}]"), f"G[{m}]", size=T)
            for m, g in enumerate(mats)]
     return np.ascontiguousarray(np.stack(out))
@@ -354,10 +601,11 @@ def _check_kernels(kernel: Any, n: int, M: int) -> list[np.ndarray] | None:
             for k, K in enumerate(mats)]
 
 
-def _prepare(X: Any, y: Any, tasks: Any, G: Any, kernel: Any) -> _Data:
-    Gs = _check_G(G)
-    M, T = Gs.shape[0], Gs.shape[1]
+def _prepare(X: Any, y: Any, tasks: Any, G: Any, kernel: Any, structure: str = "dense"
+             ) -> _Data:
     linear = isinstance(kernel, str)
+    Gs = _check_G(G, structure, linear)
+    M, T = Gs.shape[0], Gs.shape[1]
     if linear:
         check_choice(kernel, "kernel", (PARAMS.default("kernel"),))
         X = check_matrix(X, "X")
@@ -492,8 +740,31 @@ def _norms_from_pairs(G: np.ndarray, Bs: list[np.ndarray]) -> np.ndarray:
     return np.maximum(s, 0.0)
 
 
+def _factored_V(F: FactoredSimilarities, Z: np.ndarray) -> np.ndarray:
+    """``V = U^T Z`` (R x d)."""
+    V = np.empty((F._R, Z.shape[1]))
+    _factor_project(F.indptr, F.cols, F.vals, np.ascontiguousarray(Z), V)
+    return V
+
+
+def _factored_norms(F: FactoredSimilarities, V: np.ndarray) -> np.ndarray:
+    """``s_m = tr(Z G_m Z^T) = sum_{r in view m} ||V_r||^2``."""
+    return np.bincount(F.view, weights=np.einsum("rd,rd->r", V, V), minlength=F.n_views)
+
+
+def _factored_weights(F: FactoredSimilarities, theta: np.ndarray, V: np.ndarray
+                      ) -> np.ndarray:
+    """``W[m, t] = theta_m (G_m Z)[t]`` from ``V = U^T Z``."""
+    W = np.empty((F.n_views, F.n_tasks, V.shape[1]))
+    _factor_weights(F.indptr, F.cols, F.vals, F.view, np.ascontiguousarray(theta, dtype=float),
+                    V, W)
+    return W
+
+
 def _view_norms(data: _Data, alpha: np.ndarray) -> np.ndarray:
     a = alpha * data.y
+    if data.factored:
+        return _factored_norms(data.G, _factored_V(data.G, _task_sum_matrix(data, a)))
     if data.Ks is None:
         Z = _task_sum_matrix(data, a)
         ZZ = np.empty((data.T, data.T))
@@ -512,7 +783,7 @@ def _check_alpha(alpha: Any, n: int, C: float | None) -> np.ndarray:
 def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *,
                kernel: Any = PARAMS.default("kernel")) -> np.ndarray:  # noqa: B008 (a str)
     """``s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T)`` for every view m."""
-    data = _prepare(X, y, tasks, G, kernel)
+    data = _prepare(X, y, tasks, G, kernel, "auto")
     return _view_norms(data, _check_alpha(alpha, data.n, None))
 
 
@@ -523,7 +794,7 @@ def dual_objective(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, C: float |
 
     With ``C`` given, ``alpha`` must lie in [0, C] (``ValueError`` otherwise).
     """
-    data = _prepare(X, y, tasks, G, kernel)
+    data = _prepare(X, y, tasks, G, kernel, "auto")
     p = _check_p(p)
     if C is not None:
         C = PARAMS["C"].validate(C)
@@ -538,10 +809,12 @@ def weights_from_dual(alpha: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any
 
     Linear features only; returns an array of shape (M, T, d).
     """
-    data = _prepare(X, y, tasks, G, "linear")
+    data = _prepare(X, y, tasks, G, "linear", "auto")
     alpha = _check_alpha(alpha, data.n, None)
     theta = check_vector(theta, "theta", size=data.M)
     Z = _task_sum_matrix(data, alpha * data.y)
+    if data.factored:
+        return _factored_weights(data.G, theta, _factored_V(data.G, Z))
     return theta[:, None, None] * np.einsum("mst,sd->mtd", data.G, Z)
 
 
@@ -645,6 +918,67 @@ class _LinearState:
         return self.theta[:, None, None] * np.einsum("mst,sd->mtd", self.data.G, self.Z)
 
 
+class _FactoredLinearState:
+    """Linear features, similarities in factor form: keeps ``V = U^T Z`` (R x d).
+
+    The same iterates as :class:`_LinearState` (``Wsum = Gtheta Z = U diag(theta) V``
+    is formed only for the decision values after an epoch); a coordinate step
+    costs O(nnz(U[tau_i]) d) instead of O(T d).
+    """
+
+    def __init__(self, data: _Data, alpha: np.ndarray, theta: np.ndarray) -> None:
+        F = data.G
+        self.data = data
+        self.F = F
+        self.alpha = alpha
+        self.sqn = np.einsum("ij,ij->i", data.X, data.X)
+        T, dim = data.T, data.X.shape[1]
+        self._rows = np.repeat(np.arange(T), np.diff(F.indptr))
+        self.Z = np.empty((T, dim))
+        self.V = np.empty((F._R, dim))
+        self.Wsum = np.empty((T, dim))
+        self.f = np.empty(data.n)
+        self.set_theta(theta)
+        self.refresh()
+
+    def set_theta(self, theta: np.ndarray) -> None:
+        F = self.F
+        self.theta = theta
+        self.wcol = np.ascontiguousarray(theta[F.view], dtype=float)
+        # Gtheta[t, t] = sum_{r in row t} U[t, r]^2 theta_view[r]
+        self.qdiag = np.bincount(self._rows, weights=F.vals**2 * self.wcol[F.cols],
+                                 minlength=self.data.T)
+
+    @property
+    def Gtheta(self) -> np.ndarray:
+        return self.F.weighted(self.theta)
+
+    def refresh(self) -> None:
+        """Exact ``Z``, ``V`` and ``s`` from alpha, then :meth:`sync`."""
+        d, F = self.data, self.F
+        _task_sums(d.X, d.tau, self.alpha * d.y, self.Z)
+        _factor_project(F.indptr, F.cols, F.vals, self.Z, self.V)
+        self.s = _factored_norms(F, self.V)
+        self.sync()
+
+    def sync(self) -> None:
+        """``Wsum = U diag(theta) V`` and the decision values at the current theta (E.5)."""
+        F = self.F
+        _factor_combine(F.indptr, F.cols, F.vals, self.wcol, self.V, self.Wsum)
+        _decision_linear(self.data.X, self.data.tau, self.Wsum, self.f)
+
+    def epoch(self, order: np.ndarray, C: float) -> int:
+        d, F = self.data, self.F
+        return int(_epoch_factored(d.X, d.y, d.tau, self.sqn, F.indptr, F.cols, F.vals,
+                                   self.wcol, self.qdiag, self.V, self.alpha, order, C))
+
+    def weights(self) -> np.ndarray | None:
+        F = self.F
+        if F.n_views * F.n_tasks * self.V.shape[1] > _MAX_W_ENTRIES:
+            return None
+        return _factored_weights(F, self.theta, self.V)
+
+
 class _KernelState:
     """Precomputed kernels: keeps the decision values ``f`` (n) for the epoch."""
 
@@ -716,6 +1050,7 @@ def solve(
     p: float = PARAMS.default("p"),
     kernel: Any = PARAMS.default("kernel"),  # noqa: B008 (a str)
     method: str = PARAMS.default("method"),
+    structure: str = PARAMS.default("structure"),
     fix_theta: bool = PARAMS.default("fix_theta"),
     theta0: Any = PARAMS.default("theta0"),  # noqa: B008 (None)
     tol: float = PARAMS.default("tol"),
@@ -739,9 +1074,11 @@ def solve(
     tasks : array_like of int, shape (n,)
         Task id of every sample, in ``0..T-1``. A task without samples is
         allowed (its weights come from the similarities alone).
-    G : list of M arrays (T, T), or an array (M, T, T)
+    G : list of M arrays (T, T), an array (M, T, T), or FactoredSimilarities
         Kernel-side task similarities ``G_m = Q_m^{-1}``: symmetric PSD, may be
-        singular. One (T, T) array means M = 1.
+        singular. One (T, T) array means M = 1. In factor form
+        ``G_m = U_m U_m^T`` (:class:`FactoredSimilarities`, e.g. a tree's node
+        indicators) they are PSD by construction.
     C : float, > 0
         Loss weight.
     p : float, >= 1 (``inf`` allowed)
@@ -753,6 +1090,15 @@ def solve(
         ``"e1"``: Algorithm E.1 (one coordinate-ascent epoch, then the
         theta-step if the primal decreased). ``"alternating"``: Algorithm 1,
         an (almost) exact W-step before every theta-step.
+    structure : {"auto", "dense"}
+        How the similarities enter the coordinate steps (the iterates are the
+        same). ``"auto"`` (linear features): in factor form when given so or
+        when every dense ``G_m`` is rank one or diagonal and the factor form
+        makes a step cheaper, ``2 nnz(U) < T (T + 1)``; a step then costs
+        O(nnz(U[tau_i]) d) instead of O(T d), and the dense matrices are
+        checked in O(T^2) each instead of by an eigendecomposition.
+        ``"dense"``: every ``G_m`` as a dense T x T matrix, checked to be PSD
+        by its eigenvalues (the general path).
     fix_theta : bool
         Keep theta fixed (at ``theta0``, or uniform ``M^{-1/p}``): an SVM with
         the fixed kernel ``sum_m theta_m K~_m``, e.g. Vanilla MTL. The gap is
@@ -784,11 +1130,12 @@ def solve(
         (extras: ``theta`` per iteration, ``theta_step`` (1 when taken),
         ``epochs`` (cumulative), ``n_sv``, ``n_at_C``, ``n_moved``).
     """
-    v = PARAMS.validate(C=C, p=p, method=method, fix_theta=fix_theta, tol=tol,
-                        max_iter=max_iter, seed=seed)
-    C, p, method, fix_theta, tol, max_iter, seed = (
-        v["C"], v["p"], v["method"], v["fix_theta"], v["tol"], v["max_iter"], v["seed"])
-    data = _prepare(X, y, tasks, G, kernel)
+    v = PARAMS.validate(C=C, p=p, method=method, structure=structure, fix_theta=fix_theta,
+                        tol=tol, max_iter=max_iter, seed=seed)
+    C, p, method, structure, fix_theta, tol, max_iter, seed = (
+        v["C"], v["p"], v["method"], v["structure"], v["fix_theta"], v["tol"], v["max_iter"],
+        v["seed"])
+    data = _prepare(X, y, tasks, G, kernel, structure)
     callback = check_callback(callback)
     n, M = data.n, data.M
     init = check_init(init, MTMKLResult, alpha=(n,), theta=(M,))
@@ -817,7 +1164,10 @@ def solve(
         theta = theta / _pnorm(theta, p)
     alpha = np.zeros(n) if init is None else np.clip(np.array(init.alpha, dtype=float), 0.0, C)
 
-    state = (_LinearState if data.Ks is None else _KernelState)(data, alpha, theta)
+    if data.factored:
+        state = _FactoredLinearState(data, alpha, theta)
+    else:
+        state = (_LinearState if data.Ks is None else _KernelState)(data, alpha, theta)
     p_conj = _conjugate(p)
     rng = np.random.default_rng(seed)
     mon = Monitor("mtmkl", tol=tol, max_iter=max_iter, callback=callback)
@@ -872,12 +1222,14 @@ def solve(
     return MTMKLResult(
         **fields,
         method=method,
-        params={"C": C, "p": p, "method": method, "fix_theta": fix_theta, "tol": tol,
-                "max_iter": max_iter, "seed": seed, "kernel": data.kind},
+        params={"C": C, "p": p, "method": method, "structure": structure,
+                "fix_theta": fix_theta, "tol": tol, "max_iter": max_iter, "seed": seed,
+                "kernel": data.kind},
         theta=state.theta.copy(),
         alpha=state.alpha.copy(),
         W=state.weights(),
-        similarity=state.Gtheta.copy(),
+        task_weights=None if data.Ks is not None else state.Wsum.copy(),
+        similarity=np.array(state.Gtheta),
         view_norms=state.s.copy(),
         p=p,
         kernel=data.kind,

@@ -173,6 +173,158 @@ def test_agrees_with_cvxpy_and_the_gap_is_a_true_bound(case, kernel_kind, G_kind
     assert _pn(res.theta, p) <= 1 + 1e-12 and np.all(res.theta >= 0)
 
 
+# ----------------------------------------------------------------- factor form of the similarities
+
+
+def _structured(seed):
+    """A random instance whose similarities are rank one (0/1 groups, scaled vectors) or
+    diagonal: ``(X, y, tasks, factors, dense list)``."""
+    rng = np.random.default_rng(100 + seed)
+    T = int(rng.integers(3, 9))
+    d = int(rng.integers(2, 6))
+    tasks = np.repeat(np.arange(T), int(rng.integers(3, 8)))
+    if seed % 3 == 2:
+        tasks = tasks[tasks != T - 1]  # a task without samples
+    n = tasks.size
+    W = rng.normal(size=d) + 0.7 * rng.normal(size=(T, d))
+    X = rng.normal(size=(n, d))
+    y = np.sign(np.einsum("ij,ij->i", X, W[tasks]) + 0.5 * rng.normal(size=n))
+    y[y == 0] = 1.0
+    factors = [np.ones(T)]
+    for _ in range(int(rng.integers(1, 5))):
+        v = np.zeros(T)
+        v[rng.choice(T, size=int(rng.integers(1, T)), replace=False)] = 1.0
+        factors.append(v)
+    factors.append(rng.uniform(0.2, 2.0, size=T) * (rng.random(T) < 0.6))  # scaled rank one
+    factors.append(np.diag(np.sqrt(rng.uniform(0.0, 1.5, size=T))))  # diagonal
+    dense = [np.outer(u, u) if u.ndim == 1 else u @ u.T for u in factors]
+    return X, y, tasks, factors, dense
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("seed", range(6))
+def test_factor_form_gives_the_iterates_of_the_dense_path_and_the_cvxpy_optimum(seed):
+    X, y, tasks, factors, dense = _structured(seed)
+    F = mtmkl.FactoredSimilarities(factors)
+    p, C = (1.0, 2.0, 3.0)[seed % 3], (0.3, 1.0, 5.0)[seed % 3]
+    method = ("e1", "alternating")[seed % 2]
+    kw = {"C": C, "p": p, "method": method, "seed": seed}
+    # the same iterates, epoch by epoch: factor input, dense input recognised as
+    # structured, and the general dense path
+    runs = [mtmkl.solve(X, y, tasks, F, tol=1e-14, max_iter=25, **kw),
+            mtmkl.solve(X, y, tasks, dense, tol=1e-14, max_iter=25, **kw),
+            mtmkl.solve(X, y, tasks, dense, tol=1e-14, max_iter=25, structure="dense", **kw)]
+    assert isinstance(runs[0].G, mtmkl.FactoredSimilarities)
+    assert isinstance(runs[2].G, np.ndarray)
+    for r in runs[1:]:
+        np.testing.assert_allclose(r.history.primal, runs[0].history.primal, rtol=1e-10)
+        np.testing.assert_allclose(r.history.dual, runs[0].history.dual, rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(r.history.theta, runs[0].history.theta, rtol=1e-9,
+                                   atol=1e-12)
+        np.testing.assert_allclose(r.alpha, runs[0].alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(r.W, runs[0].W, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(r.similarity, runs[0].similarity, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(r.task_weights, runs[0].task_weights, rtol=1e-9,
+                                   atol=1e-12)
+    # converged, in factor form: cvxpy's optimum inside the certified interval
+    res = mtmkl.solve(X, y, tasks, F, tol=1e-9, max_iter=200_000, **kw)
+    assert res.converged
+    opt = ref.solve(X, y, tasks, dense, C=C, p=p).value
+    scale = max(1.0, abs(opt))
+    assert res.dual <= opt + 1e-7 * scale and opt <= res.primal + 1e-7 * scale
+    assert abs(res.primal - opt) <= 1e-6 * scale
+    np.testing.assert_allclose(res.W, mtmkl.weights_from_dual(res.alpha, res.theta, X, y,
+                                                              tasks, dense), atol=1e-10)
+    np.testing.assert_allclose(res.view_norms, mtmkl.view_norms(res.alpha, X, y, tasks, dense),
+                               rtol=1e-9, atol=1e-12)
+    assert mtmkl.primal_objective(res.W, res.theta, X, y, tasks, F, C, p=p) == \
+        pytest.approx(res.primal, rel=1e-9)
+    np.testing.assert_allclose(res.decision_function(X, tasks),
+                               np.einsum("id,id->i", X, res.W.sum(axis=0)[tasks]), atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_general_factors_and_the_factor_object():
+    rng = np.random.default_rng(5)
+    T, d = 5, 3
+    factors = [rng.normal(size=(T, 2)), rng.normal(size=T), np.zeros((T, 0)), np.eye(T)[:, :2]]
+    F = mtmkl.FactoredSimilarities(factors)
+    dense = np.stack([u @ u.T if u.ndim == 2 else np.outer(u, u) for u in factors])
+    assert len(F) == 4 and F.shape == (4, T, T) and F.n_tasks == T
+    np.testing.assert_allclose(np.asarray(F), dense, atol=1e-14)
+    np.testing.assert_allclose(F[1], dense[1], atol=1e-14)
+    np.testing.assert_allclose([g for g in F], dense, atol=1e-14)
+    th = np.array([0.3, 0.1, 2.0, 0.7])
+    np.testing.assert_allclose(F.weighted(th), np.einsum("m,mst->st", th, dense), atol=1e-13)
+    tasks = np.repeat(np.arange(T), 6)
+    X = rng.normal(size=(tasks.size, d))
+    y = np.where(rng.random(tasks.size) < 0.5, 1.0, -1.0)
+    a = mtmkl.solve(X, y, tasks, F, C=1.0, tol=1e-14, max_iter=20)
+    b = mtmkl.solve(X, y, tasks, F, C=1.0, tol=1e-14, max_iter=20, structure="dense")
+    np.testing.assert_allclose(a.alpha, b.alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.history.primal, b.history.primal, rtol=1e-10)
+    c = mtmkl.solve(X, y, tasks, F, C=1.0, tol=1e-9, max_iter=100_000)
+    assert c.primal == pytest.approx(ref.solve(X, y, tasks, F, C=1.0).value, rel=1e-6)
+    # precomputed kernels run on the dense matrices
+    k = mtmkl.solve(None, y, tasks, F, C=1.0, kernel=X @ X.T, tol=1e-14, max_iter=20)
+    np.testing.assert_allclose(k.history.primal, a.history.primal, rtol=1e-9)
+    with pytest.raises(ValueError, match=r"factors\[1\] must have 5 rows"):
+        mtmkl.FactoredSimilarities([np.ones(5), np.ones(4)])
+    with pytest.raises(ValueError, match=r"factors\[0\] contains NaN"):
+        mtmkl.FactoredSimilarities([np.array([1.0, np.nan])])
+    with pytest.raises(ValueError, match=r"factors\[0\] has entries up to"):
+        mtmkl.FactoredSimilarities([np.array([1.0, 1e80])])
+    with pytest.raises(ValueError, match="factors must contain at least one"):
+        mtmkl.FactoredSimilarities([])
+    with pytest.raises(ValueError, match=r"groups\[1\] must contain task ids in 0\.\.3"):
+        mtmkl.FactoredSimilarities.from_groups([[0, 1], [4]], 4)
+    with pytest.raises(ValueError, match=r"tasks must contain task ids in 0\.\.4"):
+        mtmkl.solve(X, y, tasks + 1, F)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_structured_similarities_are_checked_without_an_eigendecomposition(monkeypatch):
+    prob = hierarchy(seed=0, depth=4, d=10, n_test=1)
+    d = prob.data
+    dense = list(d["G"])
+    calls = []
+    real = np.linalg.eigvalsh
+
+    def counting(a, *args, **kwargs):
+        calls.append(a.shape)
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "eigvalsh", counting)
+    for G in (d["G"], dense):  # factor form, and dense 0/1 matrices recognised as rank one
+        res = mtmkl.solve(d["X"], d["y"], d["tasks"], G, C=0.1, tol=1e-6, max_iter=10_000)
+        assert res.converged and isinstance(res.G, mtmkl.FactoredSimilarities)
+    assert calls == []
+    general = mtmkl.solve(d["X"], d["y"], d["tasks"], dense, C=0.1, tol=1e-6,
+                          max_iter=10_000, structure="dense")
+    assert len(calls) == len(dense)  # the general path checks every matrix
+    assert general.primal == pytest.approx(res.primal, rel=1e-6)
+    # a matrix that is neither rank one nor diagonal sends the solve down the general path
+    mixed = [*dense[:3], dense[1] + dense[2] + np.eye(16)]
+    assert isinstance(mtmkl.solve(d["X"], d["y"], d["tasks"], mixed, max_iter=3).G, np.ndarray)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_depth_ten_tree_in_factor_form():
+    prob = hierarchy(seed=0, depth=10, d=20, n_train=1, n_test=1)
+    d = prob.data
+    assert len(d["G"]) == 2047 and d["G"].nnz == 1024 * 11
+    res = mtmkl.solve(d["X"], d["y"], d["tasks"], d["G"], C=0.1, tol=1e-14, max_iter=3)
+    # W (2047 x 1024 x 20) is not materialised; the task weights decide
+    assert res.W is None and res.task_weights.shape == (1024, 20)
+    f = np.einsum("id,id->i", d["X"], res.task_weights[d["tasks"]])
+    np.testing.assert_allclose(res.decision_function(d["X"], d["tasks"]), f, atol=1e-12)
+    # the recorded primal is P(W(alpha, theta), theta) of the factor-form weights
+    s = mtmkl.view_norms(res.alpha, d["X"], d["y"], d["tasks"], d["G"])
+    hinge = np.maximum(0.0, 1.0 - d["y"] * f).sum()
+    assert res.primal == pytest.approx(0.5 * res.theta @ s + 0.1 * hinge, rel=1e-10)
+
+
 # ----------------------------------------------------------------- kernel form, variants
 
 

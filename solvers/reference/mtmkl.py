@@ -2,7 +2,9 @@ r"""cvxpy reference for MT-MKL (same objective as :mod:`solvers.mtmkl`).
 
 Factor every task similarity ``G_m = R_m R_m^T`` with ``R_m`` (T x r_m) of full
 column rank (eigenvectors of the positive eigenvalues times their square
-roots) and parametrise ``W_m = A_m R_m^T`` (the range of ``G_m`` along the
+roots; for similarities given in factor form, their factors ``U_m``: any ``R``
+with ``R R^T = G_m`` gives the same minimum of ``||A_m||_F^2`` over
+``A_m R_m^T = W_m``) and parametrise ``W_m = A_m R_m^T`` (the range of ``G_m`` along the
 task axis, where ``Q_m = G_m^+``). Then ``||W_m||^2_{Q_m} = ||A_m||_F^2`` and
 Problem 1 reads, jointly convex in ``(A, theta, xi)``::
 
@@ -58,7 +60,7 @@ def solve(
     """
     import cvxpy as cp
 
-    data = _prepare(X, y, tasks, G, kernel)
+    data = _prepare(X, y, tasks, G, kernel, "auto")
     C = check_scalar(C, "C", low=0.0)
     p = _check_p(p)
     fix_theta = check_bool(fix_theta, "fix_theta")
@@ -71,7 +73,10 @@ def solve(
         feats = [data.X]
     else:
         feats = [factor_psd(K) for K in data.Ks]
-    Rs = [factor_psd(Gm) for Gm in data.G]
+    if data.factored:
+        Rs = [data.G.factor(m) for m in range(M)]
+    else:
+        Rs = [factor_psd(Gm) for Gm in data.G]
 
     fixed = None
     if fix_theta:

@@ -1,15 +1,18 @@
 """Datasets for MT-MKL: the paper's hierarchical task generator and digits as a task tree.
 
 Every problem carries ``data = {"X", "y", "tasks", "G"}`` (the arguments of
-:func:`solvers.mtmkl.solve`) and, in ``info``, a test split (``X_test``,
-``y_test``, ``tasks_test``), the tree (``parent``, ``leaves_under``,
-``node_names``, ``depth_of``) and a reference task similarity
-(``true_similarity``).
+:func:`solvers.mtmkl.solve`; ``G`` holds one 0/1 matrix per tree node in factor
+form, :class:`solvers.mtmkl.FactoredSimilarities`: each node's leaf indicator)
+and, in ``info``, a test split (``X_test``, ``y_test``, ``tasks_test``), the
+tree (``parent``, ``leaves_under``, ``node_names``, ``depth_of``) and a
+reference task similarity (``true_similarity``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from solvers.mtmkl import FactoredSimilarities
 
 from ...datasets import load_real
 from ...registry import Problem
@@ -50,15 +53,16 @@ def hierarchy(seed: int = 0, *, depth: int = 5, d: int = 100, flips: int = 5,
               standardize: bool = True) -> Problem:
     """The paper's synthetic experiment (section 4).
 
-    A binary tree of the given ``depth`` (levels below the root; 5 gives the
-    paper's 32 leaves). The root carries ``mu = (1, ..., 1)`` in ``d``
+    A binary tree of the given ``depth`` (levels below the root, 1..10; 5
+    gives the paper's 32 leaves). The root carries ``mu = (1, ..., 1)`` in ``d``
     dimensions; every child copies its parent's ``mu`` and flips the sign of
     ``flips`` random coordinates. The leaves are the tasks. Each task draws
     ``n_train`` training and ``n_test`` test points per class from
     ``N(+0.5 mu_leaf, sigma^2 I)`` (label +1) and ``N(-0.5 mu_leaf, sigma^2 I)``
     (label -1). One similarity matrix per tree node (``2^(depth+1) - 1`` of
-    them, root and leaves included); the true task similarity is the matrix
-    of dot products of the leaves' ``mu``.
+    them, root and leaves included, as the nodes' leaf indicators in factor
+    form); the true task similarity is the matrix of dot products of the
+    leaves' ``mu``.
 
     With ``standardize`` (default) the features are returned in units of the
     noise, ``x / sigma``: the same classification problem, and the same SVM
@@ -67,8 +71,8 @@ def hierarchy(seed: int = 0, *, depth: int = 5, d: int = 100, flips: int = 5,
     """
     depth, d, flips = int(depth), int(d), int(flips)
     n_train, n_test = int(n_train), int(n_test)
-    if not 1 <= depth <= 8:
-        raise ValueError(f"depth must lie in 1..8, got {depth}")
+    if not 1 <= depth <= 10:
+        raise ValueError(f"depth must lie in 1..10, got {depth}")
     if d < 1 or not 0 <= flips <= d:
         raise ValueError(f"need d >= 1 and 0 <= flips <= d, got d={d}, flips={flips}")
     if n_train < 1 or n_test < 1:
@@ -97,7 +101,7 @@ def hierarchy(seed: int = 0, *, depth: int = 5, d: int = 100, flips: int = 5,
     if standardize:
         X, X_test = X / sigma, X_test / sigma
     names = ["root"] + [f"L{level[k]}.{k - (2 ** level[k] - 1)}" for k in range(1, n_nodes)]
-    G = node_similarities(leaves_under, T)
+    G = FactoredSimilarities.from_groups(leaves_under, T)
     return Problem(
         data={"X": X, "y": y, "tasks": tasks, "G": G},
         name="hierarchy",
@@ -209,7 +213,8 @@ def digits_tree(seed: int = 0, *, n_train: int = 10, n_test: int = 0) -> Problem
         names.append("{" + ",".join(str(int(v)) for v in leaves) + "}" if leaves.size < T
                      else "root")
     return Problem(
-        data={"X": X_tr, "y": y_tr, "tasks": t_tr, "G": node_similarities(leaves_under, T)},
+        data={"X": X_tr, "y": y_tr, "tasks": t_tr,
+              "G": FactoredSimilarities.from_groups(leaves_under, T)},
         name="digits",
         description=(f"scikit-learn digits, 10 one-vs-rest tasks, {n_train}+{n_train} "
                      f"training images per task, {test.size} test images; tree of 19 nodes "
