@@ -112,7 +112,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
           + (f", warm-started along {chains[0].path}" if chains and chains[0].path else ""),
           flush=True)
     table = run(spec, backend=args.backend, workers=args.workers, scheduler=args.scheduler,
-                out=args.out, resume=not args.no_resume, progress=not args.quiet)
+                out=args.out, resume=not args.no_resume, progress=not args.quiet,
+                force=args.force)
     print(format_table(table, spec))
     errors = len(table.errors())
     print(f"{len(table)} rows, {sum(bool(r.get('converged')) for r in table)} converged, "
@@ -157,6 +158,8 @@ def add_cli(subparsers: Any, models: Sequence[str] | None = None) -> argparse.Ar
     s.add_argument("--out", default=None, metavar="PATH",
                    help="table (.csv or .parquet); resumed if it exists")
     s.add_argument("--no-resume", action="store_true", help="recompute rows already in --out")
+    s.add_argument("--force", action="store_true",
+                   help="overwrite an --out file that is not a dualscope sweep table")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_sweep)
     return s

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .backends import make_backend
 from .spec import Chain, SweepSpec, plan
-from .table import SweepTable, read_table, write_table
+from .table import SweepTable, TableError, TableWarning, load_table, write_table
 
 __all__ = ["iter_rows", "run"]
 
@@ -81,11 +82,28 @@ def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | No
         be.close()
 
 
+def _previous_rows(out: Path, *, resume: bool, force: bool) -> list[dict[str, Any]]:
+    """The finished rows of ``out`` to keep (validated; each row dropped is a warning)."""
+    if not out.exists():
+        return []
+    try:
+        found = load_table(out)
+    except TableError as exc:
+        if not force:
+            raise TableError(f"{exc}; refusing to overwrite it (choose another output "
+                             "file, or --force / force=True to overwrite it)") from None
+        warnings.warn(f"{exc}; overwriting it (--force)", TableWarning, stacklevel=3)
+        return []
+    for msg in found.dropped:
+        warnings.warn(msg, TableWarning, stacklevel=3)
+    return [r for r in found.rows if not r.get("error")] if resume else []
+
+
 def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = None,
         scheduler: Any = None, out: str | os.PathLike | None = None, resume: bool = True,
         progress: bool = True, should_stop: Callable[[], bool] | None = None,
         on_row: Callable[[dict[str, Any]], Any] | None = None,
-        flush_every: float = 2.0) -> SweepTable:
+        flush_every: float = 2.0, force: bool = False) -> SweepTable:
     """Run a sweep and return its table in plan order (chain, step).
 
     Parameters
@@ -106,12 +124,13 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
         Polled as rows arrive; True cancels the remaining work (rows so far are kept).
     on_row : callable, optional
         Called with every new row.
+    force : bool
+        Overwrite ``out`` even if it is not a dualscope sweep table (refused otherwise,
+        with :class:`~explorer.sweep.table.TableError`, before any work).
     """
     chains = plan(spec)
     order = {k: (c.index, s) for c in chains for k, s in zip(c.keys, c.steps, strict=True)}
-    previous: list[dict[str, Any]] = []
-    if out is not None and resume and Path(out).exists():
-        previous = [r for r in read_table(out) if not r.get("error")]
+    previous = _previous_rows(Path(out), resume=resume, force=force) if out is not None else []
     done = {r["key"] for r in previous if r.get("key") in order}
     rows: dict[str, dict[str, Any]] = {r["key"]: r for r in previous if r.get("key")}
     pending = sum(1 for k in order if k not in done)

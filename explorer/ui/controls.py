@@ -20,7 +20,8 @@ from ..registry import ModelEntry, Param
 from .fmt import fmt, log_options
 from .state import PageState, page_state
 
-__all__ = ["TOL_OPTIONS", "Controls", "Limits", "UrlNote", "param_widget", "sidebar_controls"]
+__all__ = ["MAX_URL_VALUE", "TOL_OPTIONS", "Controls", "Limits", "UrlNote", "param_widget",
+           "parse_url_number", "sidebar_controls"]
 
 TOL_OPTIONS = [10.0 ** -e for e in range(2, 13)]
 
@@ -73,69 +74,134 @@ class Controls:
 # ----------------------------------------------------------------------------- URL checks
 
 
-def _url_raw(key: str) -> str | None:
-    vals = st.query_params.get_all(key)
-    return vals[-1] if vals else None
+#: Longest URL value read (a float's repr needs at most 24 characters).
+MAX_URL_VALUE = 40
 
 
-def _parse_number(raw: str, integer: bool) -> float | int:
-    v = float(raw)
+def parse_url_number(raw: str, *, integer: bool) -> int | float:
+    """The number a URL value stands for; ``ValueError`` with the reason otherwise.
+
+    Every integer and float control of every page reads its URL value through this
+    function. The reason is worded to follow ``URL parameter name=value``: "is not a
+    number", "is not a finite number", "is not a whole number", "is too long (...)".
+    ``±inf``, ``nan``, values that overflow a float (``1e400``) and overlong values are
+    refused; integers are whole floats (``5``, ``5.0``, ``1e3``).
+    """
+    text = raw.strip()
+    if len(text) > MAX_URL_VALUE:
+        raise ValueError(f"is too long ({len(text)} characters; at most {MAX_URL_VALUE})")
+    try:
+        v = float(text)
+    except (ValueError, OverflowError):
+        raise ValueError("is not a number") from None
     if not math.isfinite(v):
         raise ValueError("is not a finite number")
     if integer:
-        if v != int(v):
+        if not v.is_integer():
             raise ValueError("is not a whole number")
         return int(v)
     return v
 
 
+def _url_text(v: Any) -> str:
+    """``v`` as the URL writes it (``5``, ``0.3``, ``walrus``, ``true``)."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+        return str(int(v))
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _pin_url(key: str, text: str) -> None:
+    """Make the URL say ``key=text``, also for the widget bound to ``key``.
+
+    A bound widget seeds itself from the URL of the page load (not from the session
+    state) and parses it itself: a value this module refused (``inf`` in an integer
+    input raises ``OverflowError`` inside Streamlit) or a repeated key (Streamlit takes
+    the last) must not reach it. Streamlit has no public call for the page-load copy
+    of the query, so it is replaced here, next to the current one.
+    """
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as qp:
+        initial = getattr(qp, "_initial_query_params", None)
+        if isinstance(initial, dict) and key in initial:
+            initial[key] = [text]
+        qp.set_corrected_value(key, text, "string_value")
+
+
 class _UrlChecker:
-    """Checks one page's URL values once per raw value and remembers what it decided."""
+    """Checks one page's URL values once per raw value and remembers what it decided.
+
+    A repeated key (``?k=3&k=5``) counts once: the first value is used, and a note
+    says so.
+    """
 
     def __init__(self, ps: PageState):
         self.ps = ps
         self.notes: list[UrlNote] = []
 
-    def fresh(self, key: str) -> str | None:
-        """The raw URL value of ``key`` if it was not checked yet in this session."""
-        raw = _url_raw(key)
-        if raw is None or self.ps.url_checked.get(key) == raw:
+    def fresh(self, key: str, name: str | None = None) -> str | None:
+        """The (first) raw URL value of ``key`` if it was not checked yet in this session."""
+        vals = st.query_params.get_all(key)
+        if not vals:
             return None
-        self.ps.url_checked[key] = raw
+        seen = "&".join(vals)
+        if self.ps.url_checked.get(key) == seen:
+            return None
+        self.ps.url_checked[key] = seen
+        raw = vals[0]
+        if len(vals) > 1:
+            shown = ", ".join(v if len(v) <= MAX_URL_VALUE else v[:MAX_URL_VALUE] + "..."
+                              for v in vals[:5]) + (", ..." if len(vals) > 5 else "")
+            self.notes.append(UrlNote(name or key, shown, f"is given {len(vals)} times "
+                                      "(only the first value is read)", raw))
+            self.pin(key, raw)
         return raw
 
-    def reject(self, key: str, name: str, raw: str, reason: str, fallback: Any) -> None:
+    def pin(self, key: str, text: str) -> None:
+        _pin_url(key, text)
+        self.ps.url_checked[key] = text
+
+    def reject(self, key: str, name: str, raw: str, reason: str, fallback: Any,
+               text: Callable[[Any], str] = _url_text) -> None:
         st.session_state[key] = fallback
+        if len(raw) > MAX_URL_VALUE:
+            raw = raw[:MAX_URL_VALUE] + "..."
         self.notes.append(UrlNote(name, raw, reason, fallback))
+        self.pin(key, text(fallback))
 
     def number(self, key: str, name: str, lo: float, hi: float, default: Any, *,
                integer: bool, validate: Callable[[Any], Any] | None = None,
                grid: bool = False) -> None:
-        raw = self.fresh(key)
+        raw = self.fresh(key, name)
         if raw is None:
             return
+        text = fmt if grid else _url_text  # a select-slider matches its labels
         try:
-            v = _parse_number(raw, integer)
+            v = parse_url_number(raw, integer=integer)
             if validate is not None:
                 v = validate(v)
         except (ValueError, TypeError) as exc:
             reason = str(exc) if str(exc).startswith("is ") else f"is invalid ({exc})"
             if isinstance(exc, ValueError) and "could not convert" in str(exc):
                 reason = "is not a number"
-            self.reject(key, name, raw, reason, default)
+            self.reject(key, name, raw, reason, default, text)
             return
         if v < lo or v > hi:
             used = type(default)(min(max(v, lo), hi)) if not grid else (lo if v < lo else hi)
             self.reject(key, name, raw, f"is outside the control's range [{fmt(lo)}, "
-                                        f"{fmt(hi)}]", used)
+                                        f"{fmt(hi)}]", used, text)
             return
+        if raw != text(v):  # " 5", "5.0", "1e3": the widget reads the plain form
+            self.pin(key, text(v))
         if grid:
             self.ps.extra_options.setdefault(key, [])
             if v not in self.ps.extra_options[key]:
                 self.ps.extra_options[key].append(float(v))
 
     def choice(self, key: str, name: str, options: list[Any], default: Any) -> None:
-        raw = self.fresh(key)
+        raw = self.fresh(key, name)
         if raw is None:
             return
         if raw not in [str(o) for o in options]:
@@ -145,7 +211,7 @@ class _UrlChecker:
             st.session_state[key] = next(o for o in options if str(o) == raw)
 
     def boolean(self, key: str, name: str, default: bool) -> None:
-        raw = self.fresh(key)
+        raw = self.fresh(key, name)
         if raw is None:
             return
         if raw.lower() not in ("true", "false", "1", "0"):

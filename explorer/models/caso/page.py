@@ -78,8 +78,11 @@ def _features(problem, d: int) -> list[str]:
 
 
 def _corr(A: np.ndarray, B: np.ndarray) -> float:
-    """Correlation of the off-diagonal entries of two similarity matrices (NaN if flat)."""
+    """Correlation of the off-diagonal entries of two similarity matrices (NaN if flat or
+    if there is no pair: one task)."""
     iu = np.triu_indices(A.shape[0], 1)
+    if iu[0].size == 0:
+        return float("nan")
     a, b = A[iu] - A[iu].mean(), B[iu] - B[iu].mean()
     den = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(a @ b) / den if den > 1e-12 else float("nan")

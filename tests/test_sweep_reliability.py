@@ -1,0 +1,172 @@
+"""Sweep reliability: table files (atomic, validated, never a foreign file overwritten)."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+
+from explorer import cli, sweep
+from explorer.sweep.table import TableError, TableWarning, load_table
+
+TINY = sweep.SweepSpec("wwsvm", grid={"C": [0.1, 1.0, 10.0]}, sizes={"n": [30]}, seeds=[0],
+                       tol=1e-6, max_iter=300)
+
+
+def _finished(tmp_path_factory, ext):
+    """A finished 3-row table of ``TINY`` and its bytes."""
+    out = tmp_path_factory.mktemp("runs") / f"runs.{ext}"
+    sweep.run(TINY, backend="serial", out=out, progress=False)
+    return out, out.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def finished_csv(tmp_path_factory):
+    return _finished(tmp_path_factory, "csv")
+
+
+@pytest.fixture(scope="module")
+def finished_parquet(tmp_path_factory):
+    return _finished(tmp_path_factory, "parquet")
+
+
+def _keys():
+    return [k for c in sweep.plan(TINY) for k in c.keys]
+
+
+def _rerun(path):
+    """Resume ``TINY`` into ``path``: the rows recomputed and the warnings given."""
+    new = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sweep.run(TINY, backend="serial", out=path, progress=False, on_row=new.append)
+    return new, [str(w.message) for w in caught if issubclass(w.category, TableWarning)]
+
+
+def _csv_corruptions(data: bytes) -> dict[str, tuple[bytes, int]]:
+    """name -> (corrupted bytes, rows that survive)."""
+    lines = data.splitlines(keepends=True)
+    rng = random.Random(0)
+    noise = bytes(rng.randrange(256) for _ in range(400))
+    return {
+        "truncated last line": (b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2], 2),
+        "truncated inside the key": (b"".join(lines[:-1]) + lines[-1][:-12] + b"\n", 2),
+        "garbage appended": (data + b"garbage\n", 3),
+        "a short row appended": (data + b"1,2,3\n", 3),
+        "random bytes appended": (data + noise, 3),
+        "random bytes in the middle": (lines[0] + lines[1] + noise + b"\n" + lines[3], 2),
+        "a row with an extra column": (data + lines[1].rstrip(b"\r\n") + b",extra\n", 3),
+        "a duplicated row": (data + lines[1], 3),
+        "a row with a forged key": (data + lines[1].replace(b'""seed"": 0', b'""seed"": 7'),
+                                    3),
+        "a row with text as primal": (
+            lines[0] + lines[1] + lines[2] + _replace_field(lines[0], lines[3], "primal"), 2),
+    }
+
+
+def _replace_field(header: bytes, line: bytes, col: str) -> bytes:
+    import csv
+    import io
+
+    cols = next(csv.reader(io.StringIO(header.decode())))
+    fields = next(csv.reader(io.StringIO(line.decode())))
+    fields[cols.index(col)] = "oops"
+    buf = io.StringIO()
+    csv.writer(buf).writerow(fields)
+    return buf.getvalue().encode()
+
+
+CSV_KINDS = ["truncated last line", "truncated inside the key", "garbage appended",
+             "a short row appended", "random bytes appended", "random bytes in the middle",
+             "a row with an extra column", "a duplicated row", "a row with a forged key",
+             "a row with text as primal"]
+
+
+@pytest.mark.parametrize("kind", CSV_KINDS)
+def test_a_corrupt_csv_table_loses_no_row_and_keeps_no_junk(tmp_path, finished_csv, kind):
+    _, data = finished_csv
+    bad, survive = _csv_corruptions(data)[kind]
+    path = tmp_path / "runs.csv"
+    path.write_bytes(bad)
+    found = load_table(path)
+    assert len(found.rows) == survive
+    assert {r["key"] for r in found.rows} <= set(_keys())
+    assert found.dropped, kind
+    for msg in found.dropped:
+        assert str(path) in msg and "line " in msg and "dropped" in msg
+    new, told = _rerun(path)
+    assert len(new) == 3 - survive  # only the lost rows are recomputed
+    assert len(told) == len(found.dropped)
+    final = sweep.read_table(path)
+    assert [r["key"] for r in final] == _keys()  # every point once, in plan order, no junk
+
+
+def test_a_corrupt_or_foreign_parquet_file_is_named_and_not_overwritten(tmp_path,
+                                                                         finished_parquet):
+    src, data = finished_parquet
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cases = {"truncated.parquet": data[: len(data) // 2],
+             "garbage.parquet": data + b"garbage",
+             "text.parquet": b"a,b\n1,2\n"}
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(TableError, match=rf"{name}.*refusing to overwrite"):
+            sweep.run(TINY, backend="serial", out=path, progress=False)
+        assert path.read_bytes() == content
+    foreign = tmp_path / "foreign.parquet"
+    pq.write_table(pa.table({"a": [1, 2]}), foreign)
+    before = foreign.read_bytes()
+    with pytest.raises(TableError, match="not a dualscope sweep table"):
+        sweep.run(TINY, backend="serial", out=foreign, progress=False)
+    assert foreign.read_bytes() == before
+    with pytest.warns(TableWarning, match="overwriting it"):
+        sweep.run(TINY, backend="serial", out=foreign, progress=False, force=True)
+    assert [r["key"] for r in sweep.read_table(foreign)] == _keys()
+    # a Parquet table with an edited row: that row is dropped and recomputed
+    rows = sweep.read_table(src)
+    rows[1] = dict(rows[1], key=rows[1]["key"][:20])
+    edited = tmp_path / "edited.parquet"
+    sweep.write_table(rows, edited)
+    assert len(load_table(edited).rows) == 2 and "row 2" in load_table(edited).dropped[0]
+    new, _ = _rerun(edited)
+    assert len(new) == 1 and [r["key"] for r in sweep.read_table(edited)] == _keys()
+
+
+@pytest.mark.parametrize("content", [
+    b"a,b\n1,2\n", b"key\n1\n", b"\x89PNG\r\n\x1a\n" + bytes(range(256)), b'"unterminated\n',
+    b"model,dataset,data_seed\nwwsvm,blobs,0\n"])
+def test_a_foreign_csv_file_is_never_overwritten(tmp_path, capsys, content):
+    path = tmp_path / "f.csv"
+    path.write_bytes(content)
+    code = cli.main(["sweep", "wwsvm", "--grid", "C=1", "--size", "n=30", "--backend",
+                     "serial", "--out", str(path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and path.read_bytes() == content
+    assert "f.csv is not a dualscope sweep table" in err and "--force" in err
+    assert "Traceback" not in err
+    code = cli.main(["sweep", "wwsvm", "--grid", "C=1", "--size", "n=30", "--backend",
+                     "serial", "--out", str(path), "--quiet", "--force"])
+    assert code == 0 and len(sweep.read_table(path)) == 1
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_writing_is_atomic(tmp_path, ext):
+    path = tmp_path / f"t.{ext}"
+    rows = [{"model": "wwsvm", "dataset": "blobs", "data_seed": 0, "x": 1.5, "key": "k"}]
+    sweep.write_table(rows, path)
+    before = path.read_bytes()
+
+    class Exploding:
+        def __str__(self):
+            raise RuntimeError("disk full")
+
+        __repr__ = __str__
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        sweep.write_table([*rows, dict(rows[0], x=Exploding())], path)
+    assert path.read_bytes() == before  # the old table, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
