@@ -26,6 +26,7 @@ Only numpy is used (``json`` and ``numpy.load(allow_pickle=False)``).
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import zipfile
@@ -189,25 +190,32 @@ class SavedModel:
                 "certificate": _jsonable(dict(self.certificate)),
                 "label_name": self.label_name, "task_name": self.task_name}
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write ``.npz`` or ``.json`` (from the extension)."""
-        p = Path(path).expanduser()
+    def to_bytes(self, fmt: str = "npz") -> bytes:
+        """The file contents in format ``"npz"`` or ``"json"``."""
         named = {k: v for k, v in zip(_NAMES, (self.feature_names, self.class_names,
                                                self.task_names), strict=True) if v is not None}
-        if p.suffix.lower() == ".json":
+        if fmt == "json":
             doc = self._meta()
             doc["arrays"] = {k: _array_json(v) for k, v in self.arrays.items()}
             doc["names"] = {k: _array_json(v) for k, v in named.items()}
-            p.write_text(json.dumps(doc), encoding="utf-8")
-            return p
-        if p.suffix.lower() != ".npz":
-            raise ValueError(f"path must end in .npz or .json, got {str(path)!r}")
+            return json.dumps(doc).encode("utf-8")
+        if fmt != "npz":
+            raise ValueError(f"fmt must be 'npz' or 'json', got {fmt!r}")
         clash = set(self.arrays) & (set(_NAMES) | {_META})
         if clash:
             raise ValueError(f"array names {sorted(clash)} are reserved")
-        with open(p, "wb") as f:
-            np.savez(f, **{_META: np.array(json.dumps(self._meta()))}, **named,
-                     **dict(self.arrays))
+        buf = io.BytesIO()
+        np.savez(buf, **{_META: np.array(json.dumps(self._meta()))}, **named,
+                 **dict(self.arrays))
+        return buf.getvalue()
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write ``.npz`` or ``.json`` (from the extension)."""
+        p = Path(path).expanduser()
+        ext = p.suffix.lower()
+        if ext not in (".npz", ".json"):
+            raise ValueError(f"path must end in .npz or .json, got {str(path)!r}")
+        p.write_bytes(self.to_bytes(ext[1:]))
         return p
 
 
