@@ -781,3 +781,56 @@ def source_info(table: Table, test: Table | None) -> dict[str, Any]:
             "task_name": table.task_name, "time_name": table.time_name,
             "density": table.density, "test_source": None if test is None else test.path,
             "from_file": True}
+
+
+# ------------------------------------------------------- a file as a dataset name
+
+#: Prefix of a dataset name that stands for a data file (``file:PATH?label=y&task=t``).
+FILE_PREFIX = "file:"
+_SPEC_KEYS = ("fmt", "label", "task", "time", "test", "test_size")
+
+
+def file_spec(path: str | os.PathLike, **opts: Any) -> str:
+    """A dataset name standing for ``path`` read with ``opts`` (``label``, ``task``, ``time``,
+    ``fmt``, ``test``, ``test_size``): what sweeps and :meth:`ModelEntry.dataset` accept."""
+    from urllib.parse import quote, urlencode
+
+    unknown = set(opts) - set(_SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"unknown file option(s) {sorted(unknown)}; known: {_SPEC_KEYS}")
+    path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    test = opts.get("test")
+    if test is not None:
+        opts["test"] = os.path.abspath(os.path.expanduser(os.fspath(test)))
+    query = urlencode({k: v for k, v in opts.items() if v is not None})
+    return FILE_PREFIX + quote(path) + (f"?{query}" if query else "")
+
+
+def parse_file_spec(name: str) -> tuple[str, dict[str, Any]]:
+    """``(path, options)`` of a :func:`file_spec` name."""
+    from urllib.parse import parse_qsl, unquote
+
+    body = name[len(FILE_PREFIX):]
+    path, _, query = body.partition("?")
+    opts: dict[str, Any] = dict(parse_qsl(query))
+    unknown = set(opts) - set(_SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"dataset {name!r}: unknown file option(s) {sorted(unknown)}")
+    if "test_size" in opts:
+        opts["test_size"] = float(opts["test_size"])
+    return unquote(path), opts
+
+
+def file_dataset(model: str, name: str) -> Any:
+    """A :class:`explorer.registry.Dataset` reading the file named by ``name``
+    (:func:`file_spec`); its ``seed`` draws the ``test_size`` split."""
+    from .registry import Dataset
+
+    path, opts = parse_file_spec(name)
+
+    def make(seed: int = 0) -> Problem:
+        return load_problem(model, path, seed=seed, **opts)
+
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    return Dataset(name=name, title=f"file {Path(path).name}", make=make, sizes={}, real=True,
+                   memory=lambda _s: 8.0 * 8.0 * size)

@@ -300,3 +300,31 @@ def test_no_partial_output_after_a_bad_file(tmp_path, capsys):
                      str(out)]) == 2
     assert not out.exists()
     assert os.listdir(tmp_path) == ["h.csv"]
+
+
+def test_sweep_on_a_file_and_a_bad_one(tmp_path, capsys):
+    X, y = _blobs(n=45)
+    f = _csv(tmp_path / "s.csv", X, np.array(["a", "b", "c"])[y])
+    assert cli.main(["sweep", "wwsvm", "--data", str(f), "--grid", "C=0.5,2", "--seeds", "0,1",
+                     "--test-size", "0.3", "--backend", "serial", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "sweep wwsvm on file s.csv: 4 points" in out and "4 rows, 4 converged" in out
+    (tmp_path / "b.csv").write_text("a,b,label\n")
+    assert cli.main(["sweep", "wwsvm", "--data", str(tmp_path / "b.csv"), "--grid",
+                     "C=1", "--backend", "serial"]) == 2
+    assert capsys.readouterr().err.strip() == "dualscope: b.csv: no data rows (header only: a, " \
+                                              "b, label)"
+
+
+def test_a_file_is_a_dataset_name(tmp_path):
+    """``file:PATH?label=...`` works wherever a dataset name does (registry, sweeps)."""
+    from explorer import registry
+
+    X, y = _blobs(n=30)
+    f = _csv(tmp_path / "with space.csv", X, y, label="lab")
+    name = datafiles.file_spec(f, label="lab", test_size=0.2)
+    ds_name, ds = registry.get("wwsvm").dataset(name)
+    a, b = ds(seed=0), ds(seed=1)
+    assert a.data["X"].shape[0] + a.info["X_test"].shape[0] == 30
+    assert not np.array_equal(a.info["X_test"], b.info["X_test"])  # the seed draws the split
+    assert datafiles.parse_file_spec(name) == (str(f), {"label": "lab", "test_size": 0.2})

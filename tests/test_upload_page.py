@@ -86,3 +86,16 @@ def test_a_bad_file_shows_its_message_and_keeps_the_last_result():
         errors
     assert "Showing the last successful run." in [c.value for c in at.caption]
     assert metrics(at) == before
+
+
+def test_the_sweep_tab_runs_on_an_uploaded_file():
+    at = _with_upload("wwsvm", "mine.csv", _csv("wwsvm"))
+    at.run()
+    ok(at)
+    at.selectbox(key="sweep_wwsvm_backend").set_value("serial")
+    at.button(key="sweep_wwsvm_run").click()
+    at.run()
+    ok(at)
+    stored = at.session_state["sweep_wwsvm_result"]
+    assert stored["rows"] and not any(r.get("error") for r in stored["rows"]), stored["rows"]
+    assert all(r["dataset"].startswith("file:") and r["converged"] for r in stored["rows"])

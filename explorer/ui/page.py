@@ -93,7 +93,12 @@ def _tabs(entry: ModelEntry, problem: Problem, res: Any, c: Controls,
     if sweep:
         with tabs[3]:
             try:
-                sweep.render(entry, c.dataset, dict(c.sizes), c.data_seed, dict(c.params))
+                dataset = c.dataset
+                if c.upload:  # the sweep's workers read the upload from a file
+                    from .upload import upload_spec
+
+                    dataset = upload_spec(entry, c)
+                sweep.render(entry, dataset, dict(c.sizes), c.data_seed, dict(c.params))
             except PANEL_ERRORS as exc:  # the message replaces the sweep panel
                 show_error(exc, "run the sweep")
     with tabs[-1]:

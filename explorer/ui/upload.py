@@ -24,7 +24,7 @@ import streamlit as st
 from ..registry import ModelEntry, Problem
 
 __all__ = ["YOUR_FILE", "Upload", "file_controls", "file_guard", "model_downloads",
-           "preview", "set_upload", "uploaded_problem"]
+           "preview", "set_upload", "upload_spec", "uploaded_problem"]
 
 #: The dataset name shown (and used in keys) when the data comes from an upload.
 YOUR_FILE = "your file"
@@ -252,3 +252,25 @@ def model_downloads(entry: ModelEntry, problem: Problem, res: Any) -> None:
     st.caption("Named arrays (" + ", ".join(sorted(sm.arrays)) + "), parameters, certificate "
                "and the data's names; `solvers.saved.load_model(path).predict(X)` or "
                "`dualscope predict --model FILE --data new.csv` applies it.")
+
+
+def upload_spec(entry: ModelEntry, c: Any) -> str:
+    """The upload as a dataset name for the sweep (:func:`explorer.datafiles.file_spec`).
+
+    The sweep's worker processes read files, so the upload's bytes are written once to a
+    private temporary directory named by their digest (readable by this user only).
+    """
+    from .. import datafiles
+
+    cur = _store().get(entry.name)
+    if cur is None:
+        raise ValueError("no file uploaded yet: choose a file in the sidebar")
+    up: Upload = cur["upload"]
+    if "path" not in cur or not os.path.exists(cur["path"]):
+        folder = tempfile.mkdtemp(prefix=f"dualscope_upload_{up.digest}_")
+        path = os.path.join(folder, os.path.basename(up.name) or "upload.csv")
+        with open(path, "wb") as f:
+            f.write(up.data)
+        cur["path"] = path
+    opts = {k: v for k, v in c.extras.get("upload_options", {}).items() if v}
+    return datafiles.file_spec(cur["path"], **opts)
