@@ -6,13 +6,17 @@ Subcommands::
     dualscope list                           models, datasets, sizes and parameters
     dualscope solve MODEL [options]          solve once, print the gap history
     dualscope check MODEL [options]          solve and cross-check against cvxpy
+    dualscope predict --model M --data PATH  apply a saved model to a data file
     dualscope bench MODEL [--quick]          the model's benchmark table
 
 Options of ``solve`` / ``check``: ``--dataset NAME``, ``--size KEY=VALUE``
 (repeatable; each size must lie in the dataset's range, ``--force`` exceeds it
 and prints an estimate of memory and time), ``--set PARAM=VALUE`` (repeatable),
-``--seed``, ``--tol``, ``--max-iter``, ``--json PATH``. Every subcommand takes
-``--debug``.
+``--seed``, ``--tol``, ``--max-iter``, ``--json PATH``; a data file instead of a
+dataset: ``--data PATH`` with ``--label``, ``--task``, ``--time``, ``--test PATH`` or
+``--test-size F``, ``--format`` (:mod:`explorer.datafiles`), and ``--save MODEL.npz``
+for ``dualscope predict --model MODEL.npz --data PATH [--out PRED.csv]``. Every
+subcommand takes ``--debug``.
 
 Error contract: no input makes the CLI print a Python traceback. Every error
 is one line ``dualscope: ...`` on stderr and exit status 2 (130 on Ctrl-C);
@@ -264,6 +268,11 @@ def _parse_sizes(ds: registry.Dataset, pairs: list[str] | None, *, force: bool
 
 def _build(entry: registry.ModelEntry, args: argparse.Namespace
            ) -> tuple[registry.Problem, dict[str, Any]]:
+    if getattr(args, "data", None):
+        return _build_from_file(entry, args)
+    for opt in ("label", "task", "time", "test", "test_size", "format"):
+        if getattr(args, opt, None) is not None:
+            raise CLIError(f"--{opt.replace('_', '-')} applies to --data PATH (a data file)")
     try:
         ds_name, ds = entry.dataset(args.dataset)
     except ValueError as exc:
@@ -274,6 +283,45 @@ def _build(entry: registry.ModelEntry, args: argparse.Namespace
         params[key] = _parse_param(entry.param(key), key, text)
     problem = ds(seed=args.seed, **sizes)
     return problem, params
+
+
+def _build_from_file(entry: registry.ModelEntry, args: argparse.Namespace
+                     ) -> tuple[registry.Problem, dict[str, Any]]:
+    """The problem of ``--data PATH`` (``--label``/``--task``/``--time``/``--test``...)."""
+    from . import datafiles
+
+    if args.dataset:
+        raise CLIError("give --dataset NAME or --data PATH, not both")
+    if args.size:
+        raise CLIError("--size applies to the built-in datasets, not to --data PATH")
+    params = entry.default_params()
+    for key, text in _parse_pairs(args.set, "--set").items():
+        params[key] = _parse_param(entry.param(key), key, text)
+    problem = datafiles.load_problem(
+        entry.name, args.data, fmt=args.format, label=args.label, task=args.task,
+        time=args.time, test=args.test, test_size=args.test_size, seed=args.seed,
+        max_bytes=math.inf if args.force else datafiles.MAX_FILE_BYTES)
+    return problem, params
+
+
+def _save_model(entry: registry.ModelEntry, problem: registry.Problem, res: Any,
+                params: dict[str, Any], path: str) -> None:
+    """``--save``: the fitted model with the data's names (:mod:`solvers.saved`)."""
+    from solvers import saved
+
+    info = problem.info
+    ref = None
+    if entry.name == "triplet_screening":
+        ref = (problem.data["X"], problem.data["y"])
+    class_names = info.get("class_names")
+    if class_names is None and entry.name == "mtmkl":
+        class_names = np.array([-1.0, 1.0])
+    saved.save_model(path, res, model=entry.name, feature_names=info.get("feature_names"),
+                     class_names=class_names, task_names=info.get("task_names"),
+                     label_name=info.get("label_name"), task_name=info.get("task_name"),
+                     reference=ref, params={k: v for k, v in params.items()
+                                            if k not in res.params})
+    print(f"saved the fitted model to {path}")
 
 
 # ------------------------------------------------------------------------ solve
@@ -365,11 +413,91 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
         Path(args.json).expanduser().write_text(json.dumps(out, indent=2, default=str),
                                                 encoding="utf-8")
         print(f"wrote {args.json}")
+    if getattr(args, "save", None):
+        _save_model(entry, problem, res, params, args.save)
+    _held_out(entry, problem, res)
     return code
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     return cmd_solve(args, check=True)
+
+
+def _held_out(entry: registry.ModelEntry, problem: registry.Problem, res: Any) -> None:
+    """Print the held-out score of a file problem with a test part (the sweep hooks')."""
+    info = problem.info
+    if not info.get("from_file") or ("X_test" not in info and "Xs_test" not in info):
+        return
+    hooks = entry.hooks()
+    score = getattr(hooks, "score", None) if hooks is not None else None
+    value = score(problem, res) if score is not None else None
+    if value is None:
+        return
+    name, value = value if isinstance(value, tuple) else (getattr(hooks, "SCORE", "score"),
+                                                          value)
+    print(f"held-out {name}: {value:.6g}")
+
+
+# ------------------------------------------------------------------------ predict
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """``dualscope predict --model m.npz --data new.csv [--out pred.csv]``."""
+    from solvers import saved
+
+    from . import datafiles
+
+    sm = saved.load_model(args.model)
+    feats = sm.feature_names
+    table_feats = feats is not None and datafiles.detect_format(args.data, args.format) in (
+        "csv", "tsv", "parquet")
+    table = datafiles.read_table(
+        args.data, fmt=args.format, label=args.label or None,
+        task=args.task or (sm.task_name if sm.task_name not in (None, "qid", "cell") else None),
+        need_label=False, features=[str(f) for f in feats] if table_feats else None,
+        n_features=sm.n_features if datafiles.detect_format(args.data, args.format)
+        == "svmlight" else None)
+    if table.d != sm.n_features:
+        raise CLIError(f"{table.name}: {table.d} features, the model {args.model} has "
+                       f"{sm.n_features}")
+    tasks = table.tasks if table.tasks is not None else table.time
+    if sm.needs_tasks and tasks is None:
+        raise CLIError(f"{table.name}: model {sm.model} needs each row's task (--task COL)")
+    X = table.X.toarray() if table.sparse else table.X
+    try:
+        pred = sm.predict(X, tasks if sm.needs_tasks else None)
+    except ValueError as exc:
+        raise CLIError(f"{table.name}: {exc}") from None
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cols = ([sm.task_name or "task"] if sm.needs_tasks else []) + ["prediction"]
+    w.writerow(cols)
+    for i, v in enumerate(pred):
+        row = [_plain(tasks[i])] if sm.needs_tasks else []
+        w.writerow([*row, _plain(v)])
+    if args.out:
+        Path(args.out).expanduser().write_text(buf.getvalue(), encoding="utf-8")
+        print(f"wrote {len(pred)} predictions to {args.out}")
+    else:
+        sys.stdout.write(buf.getvalue())
+    if table.y is not None:
+        y = table.y
+        if pred.dtype.kind == "f" and sm.model in ("robust_mtl", "caso") \
+                and y.dtype.kind in "iuf":
+            msg = f"mean squared error {float(np.mean((pred - y.astype(float)) ** 2)):.6g}"
+        else:
+            same = [str(_plain(a)) == str(_plain(b)) for a, b in zip(pred, y, strict=True)]
+            msg = f"accuracy {float(np.mean(same)):.6g}"
+        print(f"{table.name} has labels ({table.label_name}): {msg}", file=sys.stderr)
+    return 0
+
+
+def _plain(v: Any) -> Any:
+    v = v.item() if isinstance(v, np.generic) else v
+    return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -409,6 +537,18 @@ def _first_line(text: str) -> str:
     return _one_line(text.split(". ")[0]) if text else ""
 
 
+def _file_formats() -> str:
+    from .datafiles import FORMATS
+
+    return ", ".join(f"{f} ({' '.join(x)})" for f, x in FORMATS.items())
+
+
+def _file_roles(model: str) -> str:
+    from .datafiles import roles
+
+    return roles(model).describe()
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for e in registry.entries():
         print(f"{e.name}: {e.title}")
@@ -416,6 +556,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         for d in e.datasets.values():
             sizes = ", ".join(f"{k}={v[0]} [{v[1]}, {v[2]}]" for k, v in d.sizes.items())
             print(f"    {d.name}: {d.title}" + (f"; {sizes}" if sizes else ""))
+        print(f"  files (--data PATH): {_file_formats()}; needs "
+              f"{_file_roles(e.name)}")
         print(f"  parameters (--set NAME=VALUE; also --tol, default {e.tol:g}, and "
               f"--max-iter, default {e.max_iter}):")
         for p in e.params:
@@ -518,6 +660,34 @@ def _configure_solve(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-iter", type=int, default=None)
     s.add_argument("--json", metavar="PATH", help="write parameters + history as JSON")
     s.add_argument("--quiet", action="store_true", help="only the final summary")
+    f = s.add_argument_group("your data file (instead of --dataset; see `dualscope list`)")
+    f.add_argument("--data", metavar="PATH",
+                   help="CSV/TSV, LIBSVM/svmlight (.svm, .libsvm, .txt, .gz), .npz, Parquet "
+                        "or MALSAR .mat")
+    f.add_argument("--format", help="file format, overriding the extension "
+                                    "(csv, tsv, svmlight, npz, parquet, mat)")
+    f.add_argument("--label", metavar="COL", help="label column (default: the last)")
+    f.add_argument("--task", metavar="COL",
+                   help="task column of the multitask models (default: a column 'task')")
+    f.add_argument("--time", metavar="COL",
+                   help="time column (robust_mtl: the tasks' time order)")
+    f.add_argument("--test", metavar="PATH", help="held-out file (same columns)")
+    f.add_argument("--test-size", type=float, metavar="F",
+                   help="hold out a random fraction F of the rows (of each task)")
+    f.add_argument("--save", metavar="MODEL.npz",
+                   help="save the fitted model (.npz or .json) for `dualscope predict`")
+
+
+def _configure_predict(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, metavar="MODEL.npz",
+                   help="a model saved by `dualscope solve ... --save` (.npz or .json)")
+    p.add_argument("--data", required=True, metavar="PATH", help="the rows to predict")
+    p.add_argument("--format", help="file format, overriding the extension")
+    p.add_argument("--label", metavar="COL",
+                   help="label column, if the file has one (scored, not used)")
+    p.add_argument("--task", metavar="COL", help="task column (default: the training one)")
+    p.add_argument("--out", metavar="PATH", help="write the predictions as CSV "
+                                                 "(default: standard output)")
 
 
 def _configure_bench(b: argparse.ArgumentParser) -> None:
@@ -533,9 +703,11 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("list", "models, datasets (with size ranges) and parameters (with ranges)",
                lambda p: None, cmd_list),
     Subcommand("solve", "solve one model on a dataset, print the gap history",
-               _configure_solve, cmd_solve, outputs=("json",)),
+               _configure_solve, cmd_solve, outputs=("json", "save")),
     Subcommand("check", "solve and cross-check against the cvxpy reference",
-               _configure_solve, cmd_check, outputs=("json",)),
+               _configure_solve, cmd_check, outputs=("json", "save")),
+    Subcommand("predict", "apply a saved model (solve --save) to a data file",
+               _configure_predict, cmd_predict, outputs=("out",)),
     Subcommand("bench", "benchmark: vs cvxpy and vs the paper's baseline",
                _configure_bench, cmd_bench, outputs=("json",)),
     Subcommand("warmup", "compile every model's numba kernels (once, after install)",

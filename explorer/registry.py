@@ -240,6 +240,10 @@ class ModelEntry:
         """``(name, Dataset)`` of dataset ``name`` (default: the first); ``ValueError``
         lists the available ones."""
         ds_name = name or self.default_dataset
+        if ds_name.startswith("file:"):  # a user's data file (explorer.datafiles.file_spec)
+            from .datafiles import file_dataset
+
+            return ds_name, file_dataset(self.name, ds_name)
         if ds_name not in self.datasets:
             raise ValueError(f"model {self.name} has no dataset {ds_name!r}; "
                              f"available: {list(self.datasets)}")

@@ -124,3 +124,56 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
             assert "using tol = 1e-6 instead" in note.inner_text()
         finally:
             browser.close()
+
+
+def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_path):
+    """"your file": Playwright's set_input_files uploads a CSV; the page solves it and shows
+    the certificate, equal to the solver's on the same rows; the URL names no file."""
+    import numpy as np
+    from playwright.sync_api import sync_playwright
+
+    from solvers import wwsvm
+
+    rng = np.random.default_rng(3)
+    y = np.arange(90) % 3
+    X = rng.normal(size=(90, 4)) + 2.0 * np.eye(3, 4)[y]
+    species = np.array(["setosa", "versicolor", "virginica"])[y]
+    path = tmp_path / "flowers.csv"
+    with open(path, "w") as f:
+        f.write("a,b,c,d,species\n")
+        for xi, s in zip(X, species, strict=True):
+            f.write(",".join(repr(float(v)) for v in xi) + f",{s}\n")
+    expected = wwsvm.solve(X, y, C=1.0, tol=1e-6)
+
+    with sync_playwright() as pw:
+        missing = None
+        try:
+            browser = launch(pw)
+        except RuntimeError as exc:
+            missing = str(exc)
+        if missing:
+            pytest.fail(f"tests/test_browser.py: {missing}", pytrace=False)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(server + "/wwsvm")
+            page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+            _wait_idle(page)
+            sidebar = page.locator("[data-testid='stSidebar']")
+            sidebar.get_by_text("your file", exact=True).first.click()
+            _wait_idle(page)
+            sidebar.locator("input[type='file']").set_input_files(str(path))
+            page.get_by_text("file flowers.csv: 90 samples, 4 features, 3 classes").first \
+                .wait_for(timeout=120_000)
+            _wait_idle(page)
+            assert page.locator("[data-testid='stException']").count() == 0
+            primal = float(_metric(page, "primal"))
+            dual = float(_metric(page, "dual (lower bound)"))
+            rel = float(_metric(page, "relative gap"))
+            assert dual <= primal and 0 <= rel <= 1e-6
+            assert primal == pytest.approx(expected.primal, rel=1e-5)
+            assert page.get_by_text("does not carry", exact=False).count() >= 1
+            dataset = page.evaluate(
+                "() => new URL(window.location.href).searchParams.get('dataset')")
+            assert dataset in (None, "blobs", "digits", "wine", "iris")
+        finally:
+            browser.close()

@@ -55,7 +55,7 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
     hooks = hooks_of(entry)
     problem = None
     try:
-        problem = entry.datasets[chain.dataset](seed=chain.seed, **chain.sizes)
+        problem = entry.dataset(chain.dataset)[1](seed=chain.seed, **chain.sizes)
         if chain.fold is not None:
             problem = hooks.split(problem, chain.cv, chain.fold, seed=chain.seed)
     except Exception as exc:  # the data cannot be built: every point says why

@@ -48,7 +48,7 @@ def parse_values(param: registry.Param | None, text: str, cast: Callable | None 
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments."""
     entry = registry.get(args.model)
-    ds_name, ds = entry.dataset(args.dataset)
+    ds_name, ds = entry.dataset(_file_dataset(args) or args.dataset)
     grid = {k: parse_values(entry.param(k), v) for k, v in parse_pairs(args.grid, "--grid").items()}
     sizes = {}
     for k, v in parse_pairs(args.size, "--size").items():
@@ -63,6 +63,27 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     return SweepSpec(model=entry.name, grid=grid, sizes=sizes, seeds=seeds, dataset=ds_name,
                      fixed=fixed, cv=args.cv, path=args.path, descending=args.descending,
                      tol=args.tol, max_iter=args.max_iter, warm=not args.cold)
+
+
+def _file_dataset(args: argparse.Namespace) -> str | None:
+    """The dataset name of ``--data PATH`` and its options (None without ``--data``)."""
+    from ..datafiles import file_spec, read_table
+
+    opts = {"fmt": args.format, "label": args.label, "task": args.task, "time": args.time,
+            "test": args.test, "test_size": args.test_size}
+    if not args.data:
+        given = [k for k, v in opts.items() if v is not None]
+        if given:
+            raise ValueError(f"--{given[0].replace('_', '-').replace('fmt', 'format')} "
+                             "applies to --data PATH (a data file)")
+        return None
+    if args.dataset:
+        raise ValueError("give --dataset NAME or --data PATH, not both")
+    if args.size:
+        raise ValueError("--size applies to the built-in datasets, not to --data PATH")
+    read_table(args.data, fmt=args.format, label=args.label, task=args.task,
+               time=args.time)  # a bad file: its message now, not one per point
+    return file_spec(args.data, **opts)
 
 
 def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
@@ -108,7 +129,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     chains = plan(spec)
     n = sum(len(c.keys) for c in chains)
-    print(f"sweep {spec.model} on {spec.dataset}: {n} points in {len(chains)} chain(s)"
+    shown = spec.dataset
+    if shown and shown.startswith("file:"):
+        shown = "file " + shown.rsplit("/", 1)[-1].split("?")[0]
+    print(f"sweep {spec.model} on {shown}: {n} points in {len(chains)} chain(s)"
           + (f", warm-started along {chains[0].path}" if chains and chains[0].path else ""),
           flush=True)
     table = run(spec, backend=args.backend, workers=args.workers, scheduler=args.scheduler,
@@ -140,6 +164,16 @@ def add_cli(subparsers: Any, models: Sequence[str] | None = None) -> argparse.Ar
                    help="dataset size (several values: an axis) (repeatable)")
     s.add_argument("--dataset", help="dataset name (see `dualscope list`)")
     s.add_argument("--seeds", default="0", help="data seeds, e.g. 0,1,2 (default 0)")
+    f = s.add_argument_group("your data file (instead of --dataset)")
+    f.add_argument("--data", metavar="PATH", help="CSV/TSV, LIBSVM/svmlight, .npz, Parquet or "
+                                                  "MALSAR .mat (see `dualscope list`)")
+    f.add_argument("--format", help="file format, overriding the extension")
+    f.add_argument("--label", metavar="COL", help="label column (default: the last)")
+    f.add_argument("--task", metavar="COL", help="task column (default: a column 'task')")
+    f.add_argument("--time", metavar="COL", help="time column (robust_mtl's task order)")
+    f.add_argument("--test", metavar="PATH", help="held-out file: a score per point")
+    f.add_argument("--test-size", type=float, metavar="F",
+                   help="hold out a fraction F of the rows (drawn per data seed)")
     s.add_argument("--cv", type=int, default=0, metavar="K",
                    help="K-fold cross-validation (held-out score per fold)")
     s.add_argument("--path", default=None,

@@ -63,9 +63,12 @@ class Controls:
     extras: dict[str, Any] = field(default_factory=dict)
     notes: list[UrlNote] = field(default_factory=list, compare=False)
     limited: list[str] = field(default_factory=list, compare=False)
+    #: the uploaded file and its options (``""``: a built-in dataset; see ``ui.upload``)
+    upload: str = ""
 
     def problem_key(self, entry: ModelEntry) -> tuple:
-        return (entry.name, self.dataset, tuple(sorted(self.sizes.items())), self.data_seed)
+        key = (entry.name, self.dataset, tuple(sorted(self.sizes.items())), self.data_seed)
+        return (*key, self.upload) if self.upload else key
 
     def model_params(self, exclude: tuple[str, ...] = ("method",)) -> dict[str, Any]:
         return {k: v for k, v in self.params.items() if k not in exclude}
@@ -293,13 +296,24 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
     check = _UrlChecker(ps)
     sb = st.sidebar
     sb.subheader("Data")
+    from .upload import YOUR_FILE, file_controls
+
+    # not bound to the URL: a link names built-in datasets only (it cannot carry a file)
+    source = sb.segmented_control("data source", ["built-in", YOUR_FILE], default="built-in",
+                                  key="data_source") or "built-in"
+    upload, upload_opts = "", {}
+    if source == YOUR_FILE:
+        upload, upload_opts = file_controls(entry, sb)
+        upload = upload or "none"
     names = list(entry.datasets)
     # no format_func: a bound selectbox writes its displayed text into the URL, and the
     # URL should carry the short name (``?dataset=digits``)
     check.choice("dataset", "dataset", names, names[0])
-    ds = sb.selectbox("dataset", names, index=0, key="dataset", bind="query-params")
+    ds = sb.selectbox("dataset", names, index=0, key="dataset", bind="query-params",
+                      disabled=bool(upload))
     dataset = entry.datasets[ds]
-    sb.caption(dataset.title)
+    sb.caption(dataset.title if not upload else "(built-in datasets: choose 'built-in' "
+               "above)")
     pnames = {p.name for p in entry.params}
     # Datasets share size names (n, d, ...): on a switch, start from the new defaults.
     switched = ps.dataset not in (None, ds)
@@ -320,7 +334,7 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
         return new
 
     sizes = {}
-    for name, (default, low, high) in dataset.sizes.items():
+    for name, (default, low, high) in ({} if upload else dataset.sizes).items():
         key = f"data_{name}" if name in pnames or name in ("tol", "max_iter") else name
         low, high = bounds(name, low, high)
         integer = isinstance(default, int)
@@ -366,6 +380,9 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
         sb.caption("Limits that depend on other controls: " + "; ".join(limited))
     c = Controls(ds, sizes, data_seed, params, float(tol), max_iter, notes=check.notes,
                  limited=limited)
+    if upload:
+        c.dataset, c.upload = YOUR_FILE, upload
+        c.extras["upload_options"] = upload_opts
     # the note says which value the control actually took
     values = {**{f"data_{k}" if k in pnames else k: v for k, v in sizes.items()}, **params,
               "dataset": ds, "tol": c.tol, "max_iter": max_iter, "data_seed": data_seed}

@@ -47,6 +47,10 @@ def sweep_panel() -> Any | None:
 
 def _confirmed(entry: ModelEntry, c: Controls, guard: Guard | None) -> bool:
     """False (after drawing the estimate and a confirm button) when the guard objects."""
+    if c.upload:
+        from .upload import file_guard
+
+        guard = file_guard(entry)  # from the real size of the file's problem
     msg = (guard or default_guard(entry))(c)
     if not msg:
         return True
@@ -89,7 +93,12 @@ def _tabs(entry: ModelEntry, problem: Problem, res: Any, c: Controls,
     if sweep:
         with tabs[3]:
             try:
-                sweep.render(entry, c.dataset, dict(c.sizes), c.data_seed, dict(c.params))
+                dataset = c.dataset
+                if c.upload:  # the sweep's workers read the upload from a file
+                    from .upload import upload_spec
+
+                    dataset = upload_spec(entry, c)
+                sweep.render(entry, dataset, dict(c.sizes), c.data_seed, dict(c.params))
             except PANEL_ERRORS as exc:  # the message replaces the sweep panel
                 show_error(exc, "run the sweep")
     with tabs[-1]:
@@ -158,13 +167,17 @@ def model_page(
 
     ps = page_state(entry.name)
     problem, error, what = None, None, "solve"
-    if _confirmed(entry, c, guard):
-        try:
+    try:
+        if _confirmed(entry, c, guard):
             problem = get_problem(entry, c)
-        except PANEL_ERRORS as exc:  # the message, and the last good result below
-            error, what = exc, "build the dataset"
+    except PANEL_ERRORS as exc:  # the message, and the last good result below
+        error, what = exc, "read the file" if c.upload else "build the dataset"
     if problem is not None:
         st.caption(f"**{problem.name}** — {problem.description}")
+        if c.upload:
+            from .upload import preview
+
+            preview(problem)
 
     reference = None
     if ps.reference is not None and ps.reference.key == (

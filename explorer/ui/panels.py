@@ -218,4 +218,12 @@ def export_panel(entry: ModelEntry, problem: Problem, c: Any, res: Any) -> None:
                        mime="application/json", icon=":material/download:",
                        key="download_run")
     st.caption("The page state lives in the URL: copy the address bar to share this "
-               "configuration.")
+               "configuration." + (" An uploaded file is not part of it: a shared link "
+                                   "does not carry the file." if getattr(c, "upload", "")
+                                   else ""))
+    try:
+        from .upload import model_downloads
+
+        model_downloads(entry, problem, res)
+    except PANEL_ERRORS as exc:  # the run's download above still works
+        show_error(exc, "prepare the model download")

@@ -73,6 +73,11 @@ _CACHE = ProblemCache()
 
 
 def get_problem(entry: ModelEntry, c: Any) -> Problem:
-    """The dataset instance for these controls (cached across reruns and sessions)."""
+    """The dataset instance for these controls (cached across reruns and sessions; an
+    uploaded file's problem lives in this session only, see :mod:`.upload`)."""
+    if getattr(c, "upload", ""):
+        from .upload import uploaded_problem
+
+        return uploaded_problem(entry, c)
     key = (entry.name, c.dataset, tuple(sorted(c.sizes.items())), c.data_seed)
     return _CACHE.get(key, lambda: entry.datasets[c.dataset](seed=c.data_seed, **c.sizes))

@@ -99,3 +99,61 @@ def digits_ovr(seed: int = 0, *, n: int = 60, d: int = 16) -> Problem:
                      f"{d} principal components"),
         info={"ys_sign": ys, "d": d, "m": 10},
     )
+
+
+# -------------------------------------------------------------------- user files
+
+
+def _file_roles():
+    from ...datafiles import FileRoles
+
+    return FileRoles(labels="real", tasks=True)
+
+
+#: What a data file must hold for this model (see :mod:`explorer.datafiles`).
+FILE_ROLES = _file_roles()
+
+
+def _targets(y: np.ndarray, table, names=None):
+    """Real targets, or +-1 for two distinct label values (``names``: the two)."""
+    from ...datafiles import DataFileError
+
+    if names is not None:
+        return np.where(np.asarray(y) == names[1], 1.0, -1.0)
+    if y.dtype.kind not in "iuf":
+        raise DataFileError(f"{table.name}: column {table.label_name!r} holds text labels "
+                            f"with more than two values; this model takes real targets or "
+                            "two classes")
+    return np.asarray(y, dtype=np.float64)
+
+
+def from_table(table, test=None, **_opts) -> Problem:
+    """A user's file: features, targets and a task column (one task per distinct value).
+
+    Two distinct target values are read as classes (``-1``/``+1``, the larger / later one
+    positive) for every loss; otherwise the targets are real (squared loss) and their
+    signs serve the hinge and logistic losses.
+    """
+    from ...datafiles import dense, per_task, source_info, task_codes
+
+    X = dense(table, "caso")
+    names, codes, tcodes = task_codes(table, test)
+    labels = np.unique(table.y)
+    two = labels if labels.size == 2 else None
+    y = _targets(table.y, table, two)
+    m = names.size
+    Xs, ys = per_task(X, y, codes, m, table)
+    sign = [np.where(v >= 0.0, 1.0, -1.0) for v in ys]
+    info = {**source_info(table, test), "task_names": names, "ys_sign": sign,
+            "d": X.shape[1], "m": m}
+    if two is not None:
+        info["class_names"] = two
+    if test is not None and test.y is not None:
+        Xt, yt = per_task(dense(test, "caso"), _targets(test.y, test, two), tcodes, m, test)
+        info.update(Xs_test=Xt, ys_test=yt,
+                    ys_sign_test=[np.where(v >= 0.0, 1.0, -1.0) for v in yt])
+    return Problem(data={"Xs": Xs, "ys": ys}, name=table.name,
+                   description=f"file {table.name}: {m} tasks, {X.shape[0]} samples, "
+                               f"{X.shape[1]} features"
+                               + (f"; {test.n} held out" if test is not None else ""),
+                   info=info)

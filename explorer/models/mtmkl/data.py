@@ -225,3 +225,48 @@ def digits_tree(seed: int = 0, *, n_train: int = 10, n_test: int = 0) -> Problem
             "depth_of": depth_of, "node_names": names, "T": T,
         },
     )
+
+
+# -------------------------------------------------------------------- user files
+
+
+def _file_roles():
+    from ...datafiles import FileRoles
+
+    return FileRoles(labels="binary", tasks=True)
+
+
+#: What a data file must hold for this model (see :mod:`explorer.datafiles`).
+FILE_ROLES = _file_roles()
+
+
+def from_table(table, test=None, **_opts) -> Problem:
+    """A user's file: features, binary labels and a task column.
+
+    The task similarities are the flat hierarchy (all tasks together, then each
+    task alone), as :class:`solvers.estimators.MultiTaskMKLClassifier` without a tree;
+    the second of the two sorted label values is the positive class.
+    """
+    from ...datafiles import class_codes, dense, source_info, task_codes
+
+    X = dense(table, "mtmkl")
+    classes, codes, test_codes = class_codes(table, "mtmkl", binary=True, test=test)
+    names, tasks, ttasks = task_codes(table, test)
+    T = names.size
+    leaves_under = [np.arange(T)] + ([np.array([t]) for t in range(T)] if T > 1 else [])
+    parent = np.array([-1] + [0] * (len(leaves_under) - 1), dtype=np.int64)
+    depth_of = np.array([0] + [1] * (len(leaves_under) - 1), dtype=np.int64)
+    info = {**source_info(table, test), "class_names": classes, "task_names": names, "T": T,
+            "parent": parent, "leaves_under": leaves_under, "depth_of": depth_of,
+            "node_names": ["root", *[str(v) for v in names][:len(leaves_under) - 1]],
+            "d": X.shape[1]}
+    if test is not None and test_codes is not None:
+        info.update(X_test=dense(test, "mtmkl"), y_test=np.where(test_codes == 1, 1.0, -1.0),
+                    tasks_test=ttasks)
+    return Problem(data={"X": X, "y": np.where(codes == 1, 1.0, -1.0), "tasks": tasks,
+                         "G": node_similarities(leaves_under, T)},
+                   name=table.name,
+                   description=f"file {table.name}: {T} tasks, {X.shape[0]} samples, "
+                               f"{X.shape[1]} features, labels {list(classes)} as -1/+1"
+                               + (f"; {test.n} held out" if test is not None else ""),
+                   info=info)

@@ -81,11 +81,36 @@ def _true_title(problem) -> str:
     return "true similarity (dot products of the leaves' μ)"
 
 
+def _file_structure(problem, res) -> None:
+    """A user's file: θ per node of the flat hierarchy and the learned similarity."""
+    from ...figures import heatmap
+    from .metrics import evaluate
+
+    info = problem.info
+    cols = st.columns(3)
+    if "X_test" in info:
+        cols[0].metric("mean test AUC (held-out rows)", f"{evaluate(res, problem)['mean_auc']:.4f}")
+    cols[1].metric(f"‖θ‖_{res.p:g} (p on the slider)", f"{res.theta_norm:.4g}")
+    cols[2].metric("Σθ (≠ 1 unless p = 1)", f"{res.theta.sum():.4g}")
+    names = [str(v) for v in info["task_names"]]
+    if res.n_views == len(info["parent"]):
+        st.plotly_chart(tree_figure(info["parent"], info["leaves_under"], info["depth_of"],
+                                    res.theta, p=res.p, names=info["node_names"]),
+                        width="stretch")
+    st.plotly_chart(heatmap(res.similarity, x=names, y=names, title="learned task similarity"),
+                    width="stretch")
+    st.caption("Your file: the flat hierarchy (all tasks together, then each task alone); "
+               "no true similarity to compare with.")
+
+
 def structure(problem, res, c) -> None:
     """Tree with θ per node, learned vs true similarity, θ over the iterations."""
     from .metrics import evaluate, similarity_correlation
 
     info = problem.info
+    if info.get("from_file"):
+        _file_structure(problem, res)
+        return
     T = int(info["T"])
     parent, leaves, depth_of = info["parent"], info["leaves_under"], info["depth_of"]
     names = info["node_names"]
@@ -126,6 +151,10 @@ def comparison(problem, res, c) -> None:
     from .baselines import compare
 
     st.markdown("#### The paper's comparison on held-out data")
+    if "X_test" not in problem.info:
+        st.info("This comparison scores on held-out rows: give your file a held-out "
+                "fraction in the sidebar.", icon=":material/info:")
+        return
     p = float(c.params["p"])
     C = float(c.params["C"])
     seed = int(c.params.get("seed", 0))

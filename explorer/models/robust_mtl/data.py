@@ -121,3 +121,43 @@ def diabetes_in_time(seed: int = 0, *, m: int = 8) -> Problem:
         info={"age_ranges_standardised": ages,
               "feature_names": ["age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"]},
     )
+
+
+# -------------------------------------------------------------------- user files
+
+
+def _file_roles():
+    from ...datafiles import FileRoles
+
+    return FileRoles(labels="real", tasks=True, time=True)
+
+
+#: What a data file must hold for this model (see :mod:`explorer.datafiles`).
+FILE_ROLES = _file_roles()
+
+
+def from_table(table, test=None, **_opts) -> Problem:
+    """A user's file: features, real targets and the tasks as time steps.
+
+    The time order is that of the sorted task ids, or, with a time column, of each
+    task's earliest time (a time column alone makes each distinct time a task).
+    """
+    from ...datafiles import DataFileError, dense, per_task, source_info, task_codes
+
+    if table.y.dtype.kind not in "iuf":
+        raise DataFileError(f"{table.name}: column {table.label_name!r} holds text labels; "
+                            "robust_mtl takes real targets")
+    X = dense(table, "robust_mtl")
+    names, codes, tcodes = task_codes(table, test, time_order=True)
+    m = names.size
+    Xs, ys = per_task(X, np.asarray(table.y, dtype=np.float64), codes, m, table)
+    info = {**source_info(table, test), "task_names": names, "d": X.shape[1], "m": m}
+    if test is not None and test.y is not None:
+        Xt, yt = per_task(dense(test, "robust_mtl"), np.asarray(test.y, dtype=np.float64),
+                          tcodes, m, test)
+        info.update(Xs_test=Xt, ys_test=yt)
+    return Problem(data={"Xs": Xs, "ys": ys}, name=table.name,
+                   description=f"file {table.name}: {m} time-ordered tasks, {X.shape[0]} "
+                               f"samples, {X.shape[1]} features"
+                               + (f"; {test.n} held out" if test is not None else ""),
+                   info=info)

@@ -75,3 +75,46 @@ def real(name: str):
 
     make.__name__ = f"load_{name}"
     return make
+
+
+# -------------------------------------------------------------------- user files
+
+
+def _file_roles():
+    from ...datafiles import FileRoles
+
+    return FileRoles(labels="classes", triplets=True)
+
+
+#: What a data file must hold for this model (see :mod:`explorer.datafiles`).
+FILE_ROLES = _file_roles()
+
+
+def from_table(table, test=None, *, k: int = 5, **_opts) -> Problem:
+    """A user's file: features and class labels; triplets from the file or the labels.
+
+    Explicit triplets (``triplets`` in a ``.npz``, row indices ``(i, j, l)``) are used as
+    given; otherwise every point's ``k`` nearest same-class and ``k`` nearest
+    other-class points (default 5; the bundled sets use all of them).
+    """
+    from ...datafiles import DataFileError, class_codes, dense, source_info
+
+    X = dense(table, "triplet_screening")
+    names, y, yt = class_codes(table, "triplet_screening", test=test)
+    info = {**source_info(table, test), "class_names": names, "d": X.shape[1]}
+    if test is not None:
+        info["X_test"] = dense(test, "triplet_screening")
+        if yt is not None:
+            info["y_test"] = yt
+    desc = f"file {table.name}: {X.shape[0]} samples, {X.shape[1]} features, {names.size} classes"
+    if table.triplets is None:
+        return _problem(X, y, k, table.name, desc, info)
+    T = np.asarray(table.triplets)
+    if T.ndim != 2 or T.shape[1] != 3 or T.dtype.kind not in "iu" or T.size == 0 \
+            or T.min() < 0 or T.max() >= X.shape[0]:
+        raise DataFileError(f"{table.name}: 'triplets' must be a non-empty integer array "
+                            f"(n_t, 3) of row indices in [0, {X.shape[0]}), got shape "
+                            f"{T.shape}, dtype {T.dtype}")
+    info.update({"n_triplets": int(T.shape[0]), "k": None})
+    return Problem(data={"X": X, "y": y, "triplets": T.astype(np.int64)}, name=table.name,
+                   description=f"{desc}; {T.shape[0]:,} triplets from the file", info=info)

@@ -59,3 +59,39 @@ def real(name: str):
 
     make.__name__ = f"load_{name}"
     return make
+
+
+# -------------------------------------------------------------------- user files
+
+
+def _file_roles():
+    from ...datafiles import FileRoles
+
+    return FileRoles(labels="classes")
+
+
+#: What a data file must hold for this model (see :mod:`explorer.datafiles`).
+FILE_ROLES = _file_roles()
+
+
+def from_table(table, test=None, **_opts) -> Problem:
+    """A user's file (:class:`explorer.datafiles.Table`): features and class labels.
+
+    Labels become codes ``0..k-1`` (``info["class_names"]`` keeps the file's values);
+    ``test`` rows go to ``info["X_test"]`` / ``info["y_test"]`` (codes).
+    """
+    from ...datafiles import class_codes, dense, source_info
+
+    X = dense(table, "wwsvm")
+    names, y, yt = class_codes(table, "wwsvm", test=test)
+    info = {**source_info(table, test), "class_names": names, "k": int(names.size),
+            "d": X.shape[1]}
+    if test is not None:
+        info["X_test"] = dense(test, "wwsvm")
+        if yt is not None:
+            info["y_test"] = yt
+    return Problem(data={"X": X, "y": y}, name=table.name,
+                   description=f"file {table.name}: {X.shape[0]} samples, {X.shape[1]} "
+                               f"features, {names.size} classes"
+                               + (f"; {test.n} held out" if test is not None else ""),
+                   info=info)

@@ -1,0 +1,836 @@
+"""A user's data files as :class:`explorer.registry.Problem` instances.
+
+One reader per format, each the ecosystem's own (no hand-written parser):
+
+======== ============================================ =========================================
+format   extensions                                   reader
+======== ============================================ =========================================
+csv      ``.csv`` (``.gz``)                            :func:`pandas.read_csv`
+tsv      ``.tsv``, ``.tab`` (``.gz``)                  :func:`pandas.read_csv` (tab)
+svmlight ``.svm``, ``.libsvm``, ``.svmlight``,         :func:`sklearn.datasets.load_svmlight_file`
+         ``.txt`` (``.gz``)                            (sparse CSR; ``qid`` = task)
+npz      ``.npz``                                     :func:`numpy.load` (no pickles): ``X``,
+                                                      ``y``, optional ``tasks``, ``time``,
+                                                      ``feature_names``, ``triplets``
+parquet  ``.parquet``, ``.pq``                         :func:`pandas.read_parquet` (pyarrow)
+mat      ``.mat``                                     :func:`scipy.io.loadmat`: MALSAR's
+                                                      multitask layout (cell arrays ``X{t}``,
+                                                      ``Y{t}``) or plain ``X``, ``y``
+======== ============================================ =========================================
+
+The format follows the extension unless given (``fmt=`` / ``--format``). Tables
+(CSV, TSV, Parquet) have a header row; the label column is the one named
+(``label=``) or the last; the task and time columns are named (``task=``,
+``time=``; a column called ``task`` / ``time`` is found without being named).
+
+:func:`read_table` returns a :class:`Table` (features, labels, tasks, names);
+:func:`problem_from_table` turns it into a model's :class:`Problem` through the
+model's ``FILE_ROLES`` and ``from_table`` in ``explorer/models/<model>/data.py``
+(what the model needs: features, class labels or real targets, tasks, a time
+order, triplets). :func:`load_problem` does both.
+
+Every failure is a :class:`DataFileError` (a ``ValueError``) whose one-line
+message names the file and, where known, the line and column; nothing is
+returned from a file that failed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .registry import Problem
+
+__all__ = ["FORMATS", "MAX_FILE_BYTES", "DataFileError", "FileRoles", "Table",
+           "detect_format", "load_problem", "problem_from_table", "read_table", "roles",
+           "split_table"]
+
+#: Format name -> file extensions (a ``.gz`` suffix is accepted for the text formats).
+FORMATS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv",),
+    "tsv": (".tsv", ".tab"),
+    "svmlight": (".svm", ".libsvm", ".svmlight", ".txt"),
+    "npz": (".npz",),
+    "parquet": (".parquet", ".pq"),
+    "mat": (".mat",),
+}
+_TEXT = ("csv", "tsv", "svmlight")
+
+#: Files larger than this (on disk; a ``.gz`` file counts 5 times its size) are refused
+#: before they are read.
+MAX_FILE_BYTES = 512 * 1024**2
+
+#: Sparse input is densified for a model without sparse support only below this many bytes.
+MAX_DENSE_BYTES = 256 * 1024**2
+
+
+class DataFileError(ValueError):
+    """A data file that cannot be used; the message names the file (one line)."""
+
+
+@dataclass(frozen=True)
+class FileRoles:
+    """What a model needs from a data file.
+
+    Attributes
+    ----------
+    labels : {"classes", "binary", "real"}
+        Class labels (at least two classes), exactly two classes, or real targets
+        (two distinct values are also accepted as +-1 targets).
+    tasks : bool
+        One task per distinct value of a task column (or ``qid``, or a MALSAR cell).
+    time : bool
+        The tasks are time steps: ordered by the sorted task ids, or by a time column.
+    triplets : bool
+        Accepts explicit triplets (an ``(n_t, 3)`` index array ``triplets`` in a
+        ``.npz``); otherwise they are built from the labels.
+    sparse : bool
+        The solver takes ``scipy.sparse`` features as they are (otherwise sparse
+        input is densified when it is small, refused when not).
+    """
+
+    labels: str = "classes"
+    tasks: bool = False
+    time: bool = False
+    triplets: bool = False
+    sparse: bool = False
+
+    def describe(self) -> str:
+        """The roles in words (for ``dualscope list``)."""
+        what = {"classes": "class labels (>= 2 classes)", "binary": "binary labels",
+                "real": "real targets"}[self.labels]
+        parts = ["features", what]
+        if self.tasks:
+            parts.append("a task column (time-ordered)" if self.time else "a task column")
+        if self.time:
+            parts.append("or a time column")
+        if self.triplets:
+            parts.append("optional triplets (.npz key 'triplets')")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Table:
+    """Features and roles read from one file.
+
+    ``X`` is dense (n, d) float64 or scipy.sparse CSR; ``y``, ``tasks``, ``time``
+    are 1-D arrays of length n (or None); ``lines`` the file line of each row
+    where known (for messages).
+    """
+
+    X: Any
+    y: np.ndarray | None
+    feature_names: tuple[str, ...]
+    path: str
+    fmt: str
+    tasks: np.ndarray | None = None
+    time: np.ndarray | None = None
+    label_name: str | None = None
+    task_name: str | None = None
+    time_name: str | None = None
+    triplets: np.ndarray | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def sparse(self) -> bool:
+        return not isinstance(self.X, np.ndarray)
+
+    @property
+    def density(self) -> float:
+        """Fraction of non-zero feature values."""
+        nnz = self.X.nnz if self.sparse else int(np.count_nonzero(self.X))
+        return nnz / max(1, self.n * self.d)
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+    def head(self, rows: int = 5) -> dict[str, list[Any]]:
+        """The first ``rows`` rows as ``column -> values`` (label/task/time first)."""
+        k = min(rows, self.n)
+        out: dict[str, list[Any]] = {}
+        for col, arr in ((self.label_name or "label", self.y), (self.task_name or "task",
+                         self.tasks), (self.time_name or "time", self.time)):
+            if arr is not None:
+                out[col] = [_scalar(v) for v in arr[:k]]
+        block = self.X[:k].toarray() if self.sparse else self.X[:k]
+        for j, name in enumerate(self.feature_names[:20]):
+            out[name] = [float(v) for v in block[:, j]]
+        return out
+
+
+def _scalar(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+# ------------------------------------------------------------------------ formats
+
+
+def detect_format(path: str | os.PathLike, fmt: str | None = None) -> str:
+    """The format of ``path``: ``fmt`` when given, else from its extension."""
+    name = Path(path).name
+    if fmt:
+        f = fmt.lower().lstrip(".")
+        f = {"libsvm": "svmlight", "svm": "svmlight", "pq": "parquet", "tab": "tsv"}.get(f, f)
+        if f not in FORMATS:
+            raise DataFileError(f"{name}: unknown format {fmt!r}; formats: "
+                                f"{', '.join(FORMATS)}")
+        return f
+    lower = name.lower()
+    if lower.endswith(".gz"):
+        lower = lower[:-3]
+        for f in _TEXT:
+            if lower.endswith(FORMATS[f]):
+                return f
+        raise DataFileError(f"{name}: a .gz file must be {', '.join(_TEXT)} "
+                            "(e.g. data.svm.gz); give the format with --format")
+    for f, exts in FORMATS.items():
+        if lower.endswith(exts):
+            return f
+    raise DataFileError(
+        f"{name}: unknown file extension; formats: "
+        + "; ".join(f"{f} ({' '.join(e)})" for f, e in FORMATS.items())
+        + " (or give the format with --format)")
+
+
+def _check_size(p: Path, max_bytes: float) -> None:
+    if not p.exists():
+        raise DataFileError(f"{p}: no such file")
+    if p.is_dir():
+        raise DataFileError(f"{p}: is a directory, not a data file")
+    size = p.stat().st_size
+    if size == 0:
+        raise DataFileError(f"{p.name}: the file is empty")
+    factor = 5 if p.name.lower().endswith(".gz") else 1
+    if size * factor > max_bytes:
+        extra = " (a .gz file counts 5 times its size)" if factor > 1 else ""
+        raise DataFileError(
+            f"{p.name}: {size / 1024**2:,.1f} MB is beyond the size budget of "
+            f"{max_bytes / 1024**2:,.0f} MB{extra}; refused before reading it")
+
+
+def _open_text_head(p: Path, nbytes: int = 65536) -> bytes:
+    """The first bytes of a text file (decompressed), for the binary-content check."""
+    try:
+        if p.name.lower().endswith(".gz"):
+            with gzip.open(p, "rb") as f:
+                return f.read(nbytes)
+        with open(p, "rb") as f:
+            return f.read(nbytes)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _gz_error(p, exc) from None
+
+
+def _gz_error(p: Path, exc: BaseException) -> DataFileError:
+    return DataFileError(f"{p.name}: truncated or corrupt gzip file ({_one_line(exc)})")
+
+
+def _one_line(exc: BaseException | str) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _check_text(p: Path, fmt: str) -> None:
+    head = _open_text_head(p)
+    if not head.strip():
+        raise DataFileError(f"{p.name}: the file is empty")
+    bad = head.find(b"\x00")
+    if bad < 0:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 4:  # not just a character cut at the buffer's end
+                bad = exc.start
+    if bad >= 0:
+        line = head[:bad].count(b"\n") + 1
+        raise DataFileError(f"{p.name}: line {line}: binary content (byte {bad}), not a "
+                            f"{fmt} text file")
+
+
+# ------------------------------------------------------------------------- tables
+
+
+def _find(columns: Sequence[str], name: str | None, what: str, option: str, p: Path,
+          default: str | None = None) -> str | None:
+    if name is None:
+        return default if default in columns else None
+    if name in columns:
+        return name
+    if name.isdigit() and int(name) < len(columns):
+        return columns[int(name)]
+    raise DataFileError(f"{p.name}: no {what} column {name!r} ({option}); columns: "
+                        f"{_cols(columns)}")
+
+
+def _cols(columns: Sequence[str]) -> str:
+    cols = [str(c) for c in columns]
+    return ", ".join(cols[:12]) + (f", ... ({len(cols)} columns)" if len(cols) > 12 else "")
+
+
+def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | None,
+                time: str | None, need_label: bool, line_offset: int,
+                features: Sequence[str] | None) -> Table:
+    import pandas as pd
+
+    columns = [str(c) for c in df.columns]
+    df.columns = columns
+    if df.shape[0] == 0:
+        raise DataFileError(f"{p.name}: no data rows (header only: {_cols(columns)})")
+    task_col = _find(columns, task, "task", "--task", p, default="task")
+    time_col = _find(columns, time, "time", "--time", p, default="time")
+    taken = {c for c in (task_col, time_col) if c}
+    if label is not None:
+        label_col = _find(columns, label, "label", "--label", p)
+    elif features is not None:  # predicting: the label is whatever is not a feature
+        rest = [c for c in columns if c not in set(features) | taken]
+        label_col = rest[-1] if rest else None
+    else:
+        rest = [c for c in columns if c not in taken]
+        label_col = rest[-1] if rest else None
+    if need_label and label_col is None:
+        raise DataFileError(f"{p.name}: no label column; columns: {_cols(columns)}")
+    if features is None:
+        feats = [c for c in columns if c not in taken | {label_col}]
+    else:
+        missing = [c for c in features if c not in columns]
+        if missing:
+            raise DataFileError(f"{p.name}: the feature columns {_cols(missing)} of the "
+                                f"training data are missing; columns: {_cols(columns)}")
+        feats = list(features)
+    if not feats:
+        if fmt in ("csv", "tsv") and len(columns) == 1:
+            other = [s for s in (";", "\t", ",", "|", " ") if s in columns[0]]
+            sep = {"csv": "','", "tsv": "a tab"}[fmt]
+            hint = (f"; its header contains {other[0]!r}: wrong delimiter? (this reader "
+                    f"splits on {sep}; use --format "
+                    f"{'tsv' if other[0] == chr(9) else 'csv'} or convert the file)"
+                    if other else "")
+            raise DataFileError(f"{p.name}: only one column found ({columns[0][:40]!r})"
+                                f"{hint}")
+        raise DataFileError(f"{p.name}: no feature columns (columns: {_cols(columns)})")
+    block = df[feats]
+    numeric = block.apply(pd.to_numeric, errors="coerce")
+    bad = numeric.isna().to_numpy() & ~block.isna().to_numpy()
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DataFileError(f"{p.name}: line {i + line_offset}, column {feats[j]!r}: "
+                            f"non-numeric value {str(block.iat[i, j])[:40]!r}")
+    X = numeric.to_numpy(dtype=np.float64)
+    _check_finite(X, p, feats, line_offset)
+    y = _role(df, label_col, p, line_offset) if label_col else None
+    tk = _role(df, task_col, p, line_offset) if task_col else None
+    tm = _role(df, time_col, p, line_offset) if time_col else None
+    return Table(X=np.ascontiguousarray(X), y=y, feature_names=tuple(feats), path=str(p),
+                 fmt=fmt, tasks=tk, time=tm, label_name=label_col, task_name=task_col,
+                 time_name=time_col)
+
+
+def _role(df: Any, col: str, p: Path, line_offset: int) -> np.ndarray:
+    s = df[col]
+    miss = s.isna().to_numpy()
+    if miss.any():
+        i = int(np.flatnonzero(miss)[0])
+        raise DataFileError(f"{p.name}: line {i + line_offset}, column {col!r}: missing value")
+    a = s.to_numpy()
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)):
+            i = int(np.flatnonzero(~np.isfinite(a))[0])
+            raise DataFileError(f"{p.name}: line {i + line_offset}, column {col!r}: "
+                                f"value {a[i]!r} is not finite")
+        if np.all(a == np.round(a)):
+            a = a.astype(np.int64)
+    elif a.dtype.kind == "O" or a.dtype.kind not in "iub":
+        a = np.asarray([str(v) for v in a])
+    return a
+
+
+def _check_finite(X: np.ndarray, p: Path, names: Sequence[str], line_offset: int | None
+                  ) -> None:
+    if X.size and not np.all(np.isfinite(X)):
+        i, j = np.argwhere(~np.isfinite(X))[0]
+        where = f"line {i + line_offset}, " if line_offset is not None else f"row {i}, "
+        what = "missing value (NaN)" if np.isnan(X[i, j]) else f"value {X[i, j]!r}"
+        raise DataFileError(f"{p.name}: {where}column {names[j]!r}: {what}; features must "
+                            "be finite numbers")
+
+
+def _read_csv(p: Path, fmt: str, **kw: Any) -> Table:
+    import pandas as pd
+
+    _check_text(p, fmt)
+    try:
+        df = pd.read_csv(p, sep="\t" if fmt == "tsv" else ",", skipinitialspace=True,
+                         low_memory=False)
+    except pd.errors.EmptyDataError:
+        raise DataFileError(f"{p.name}: the file is empty") from None
+    except pd.errors.ParserError as exc:
+        raise DataFileError(f"{p.name}: {_one_line(exc)}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise _gz_error(p, exc) from None
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"{p.name}: binary content (byte {exc.start}), not a {fmt} "
+                            "text file") from None
+    return _from_frame(df, p, fmt, line_offset=2, **kw)
+
+
+def _read_parquet(p: Path, fmt: str, **kw: Any) -> Table:
+    import pandas as pd
+
+    try:
+        df = pd.read_parquet(p)
+    except ImportError:
+        raise DataFileError(f"{p.name}: reading Parquet needs pyarrow "
+                            "(pip install pyarrow)") from None
+    except Exception as exc:  # pyarrow's ArrowInvalid etc.: not a Parquet file
+        raise DataFileError(f"{p.name}: not a readable Parquet file ({_one_line(exc)})"
+                            ) from None
+    return _from_frame(df, p, fmt, line_offset=0, **kw)
+
+
+def _read_svmlight(p: Path, fmt: str, *, label: str | None, task: str | None,
+                   time: str | None, need_label: bool, line_offset: int = 1,
+                   features: Sequence[str] | None = None, n_features: int | None = None
+                   ) -> Table:
+    from sklearn.datasets import load_svmlight_file
+
+    _check_text(p, fmt)
+    try:
+        kw = {"n_features": n_features} if n_features else {}
+        X, y, qid = load_svmlight_file(str(p), query_id=True, dtype=np.float64, **kw)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise _gz_error(p, exc) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataFileError(f"{p.name}: not a valid svmlight/LIBSVM file ({_one_line(exc)})"
+                            ) from None
+    if X.shape[0] == 0:
+        raise DataFileError(f"{p.name}: no data rows")
+    if not np.all(np.isfinite(X.data)):
+        i = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
+                                side="right") - 1)
+        raise DataFileError(f"{p.name}: line {i + 1}: a feature value is not finite")
+    if not np.all(np.isfinite(y)):
+        i = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise DataFileError(f"{p.name}: line {i + 1}: the label is not finite")
+    yy = y.astype(np.int64) if np.all(y == np.round(y)) else y
+    tasks = np.asarray(qid, dtype=np.int64) if np.unique(qid).size > 1 else None
+    X = X.tocsr()
+    X.sort_indices()
+    names = tuple(features) if features is not None else tuple(
+        f"f{j}" for j in range(X.shape[1]))
+    return Table(X=X, y=yy, feature_names=names, path=str(p), fmt=fmt, tasks=tasks,
+                 label_name="label", task_name="qid" if tasks is not None else None)
+
+
+def _read_npz(p: Path, fmt: str, *, label: str | None, task: str | None, time: str | None,
+              need_label: bool, features: Sequence[str] | None = None, **_: Any) -> Table:
+    import zipfile
+
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise DataFileError(f"{p.name}: not a readable .npz file ({_one_line(exc)})"
+                            ) from None
+    except ValueError as exc:  # object arrays need pickles: refused
+        raise DataFileError(f"{p.name}: {_one_line(exc)} (object arrays are not read)"
+                            ) from None
+    keys = sorted(data)
+    if "X" not in data:
+        raise DataFileError(f"{p.name}: no array 'X' (keys: {', '.join(keys) or 'none'})")
+    X = np.asarray(data["X"])
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataFileError(f"{p.name}: 'X' must be a non-empty 2-D array, got shape "
+                            f"{X.shape}")
+    if X.dtype.kind not in "iufb":
+        raise DataFileError(f"{p.name}: 'X' must be numeric, got dtype {X.dtype}")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    names = tuple(str(s) for s in data["feature_names"]) if "feature_names" in data else \
+        tuple(f"x{j}" for j in range(X.shape[1]))
+    if features is not None and len(features) != X.shape[1]:
+        raise DataFileError(f"{p.name}: {X.shape[1]} features, the training data had "
+                            f"{len(features)}")
+    _check_finite(X, p, names, None)
+    ykey = label or "y"
+
+    def role(key: str | None, default: str) -> np.ndarray | None:
+        k = key or default
+        if k not in data:
+            if key is not None:
+                raise DataFileError(f"{p.name}: no array {k!r} (keys: {', '.join(keys)})")
+            return None
+        a = np.asarray(data[k]).ravel()
+        if a.shape[0] != X.shape[0]:
+            raise DataFileError(f"{p.name}: {k!r} has {a.shape[0]} entries, 'X' has "
+                                f"{X.shape[0]} rows")
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise DataFileError(f"{p.name}: {k!r}[{int(np.flatnonzero(~np.isfinite(a))[0])}]"
+                                " is not finite")
+        return a
+
+    y = role(label, "y")
+    if y is None and need_label:
+        raise DataFileError(f"{p.name}: no label array 'y' (keys: {', '.join(keys)})")
+    T = data.get("triplets")
+    return Table(X=X, y=y, feature_names=names, path=str(p), fmt=fmt,
+                 tasks=role(task, "tasks"), time=role(time, "time"),
+                 label_name=ykey if y is not None else None,
+                 task_name=(task or "tasks") if (task or "tasks") in data else None,
+                 time_name=(time or "time") if (time or "time") in data else None,
+                 triplets=None if T is None else np.asarray(T))
+
+
+def _read_mat(p: Path, fmt: str, *, label: str | None, task: str | None, time: str | None,
+              need_label: bool, features: Sequence[str] | None = None, **_: Any) -> Table:
+    from scipy.io import loadmat
+
+    try:
+        m = loadmat(str(p))
+    except Exception as exc:  # scipy raises ValueError / TypeError / MatReadError
+        raise DataFileError(f"{p.name}: not a readable MATLAB .mat file ({_one_line(exc)})"
+                            ) from None
+    keys = sorted(k for k in m if not k.startswith("__"))
+    xk = "X" if "X" in m else None
+    yk = label or next((k for k in ("Y", "y") if k in m), None)
+    if xk is None or (yk is None and need_label) or (yk is not None and yk not in m):
+        raise DataFileError(f"{p.name}: a .mat data file needs variables 'X' and 'Y' "
+                            f"(MALSAR: cell arrays X{{t}}, Y{{t}}); found: "
+                            f"{', '.join(keys) or 'none'}")
+    Xm, Ym = m[xk], (m[yk] if yk else None)
+    if Xm.dtype == object:  # MALSAR: one cell per task
+        cells = [np.asarray(c) for c in Xm.ravel()]
+        ycells = [np.asarray(c).ravel() for c in Ym.ravel()] if Ym is not None else None
+        if ycells is not None and len(ycells) != len(cells):
+            raise DataFileError(f"{p.name}: X has {len(cells)} cells, {yk} has "
+                                f"{len(ycells)}")
+        d = {c.shape[1] if c.ndim == 2 else -1 for c in cells}
+        if len(d) != 1 or -1 in d:
+            raise DataFileError(f"{p.name}: the cells X{{t}} must be 2-D with one common "
+                                f"number of columns, got {sorted(d)}")
+        for t, c in enumerate(cells):
+            if ycells is not None and ycells[t].shape[0] != c.shape[0]:
+                raise DataFileError(f"{p.name}: task {t + 1}: X{{{t + 1}}} has {c.shape[0]} "
+                                    f"rows, {yk}{{{t + 1}}} has {ycells[t].shape[0]}")
+        X = np.vstack([c.astype(np.float64) for c in cells])
+        y = np.concatenate(ycells) if ycells is not None else None
+        tasks = np.concatenate([np.full(c.shape[0], t + 1) for t, c in enumerate(cells)])
+    else:
+        X = np.asarray(Xm, dtype=np.float64)
+        y = np.asarray(Ym).ravel() if Ym is not None else None
+        tasks = None
+        if y is not None and y.shape[0] != X.shape[0]:
+            raise DataFileError(f"{p.name}: X has {X.shape[0]} rows, {yk} has {y.shape[0]}")
+    if X.shape[0] == 0:
+        raise DataFileError(f"{p.name}: no data rows")
+    names = tuple(f"x{j}" for j in range(X.shape[1]))
+    _check_finite(X, p, names, None)
+    if y is not None:
+        if y.dtype.kind not in "iuf" or not np.all(np.isfinite(y)):
+            raise DataFileError(f"{p.name}: {yk} must hold finite numbers")
+        if y.dtype.kind == "f" and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+    return Table(X=np.ascontiguousarray(X), y=y, feature_names=names, path=str(p), fmt=fmt,
+                 tasks=tasks, label_name=yk, task_name="cell" if tasks is not None else None)
+
+
+_READERS = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
+            "svmlight": _read_svmlight, "npz": _read_npz, "mat": _read_mat}
+
+
+def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | None = None,
+               task: str | None = None, time: str | None = None, need_label: bool = True,
+               features: Sequence[str] | None = None, n_features: int | None = None,
+               max_bytes: float = MAX_FILE_BYTES) -> Table:
+    """Read ``path`` into a :class:`Table` (see the module docstring for the formats).
+
+    Parameters
+    ----------
+    fmt : str, optional
+        Format name overriding the extension.
+    label, task, time : str, optional
+        Column (table formats) or array (``.npz``, ``.mat``) names of the roles.
+    need_label : bool
+        Refuse a file without labels (``False`` when predicting).
+    features : sequence of str, optional
+        The feature columns to take (those of the training data, when predicting
+        or reading a test file).
+    n_features : int, optional
+        Number of features of a svmlight file (that of the training data).
+    max_bytes : float
+        Size budget checked before reading.
+
+    Raises
+    ------
+    DataFileError
+        With a one-line message naming the file (and line / column where known).
+    """
+    p = Path(path).expanduser()
+    f = detect_format(p, fmt)
+    _check_size(p, max_bytes)
+    kw: dict[str, Any] = {"label": label, "task": task, "time": time,
+                          "need_label": need_label, "features": features}
+    if f == "svmlight":
+        kw["n_features"] = n_features
+    try:
+        return _READERS[f](p, f, **kw)
+    except DataFileError:
+        raise
+    except MemoryError:
+        raise DataFileError(f"{p.name}: out of memory while reading it") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise _gz_error(p, exc) from None
+    except (ValueError, TypeError, OSError, UnicodeDecodeError) as exc:
+        raise DataFileError(f"{p.name}: {_one_line(exc)}") from None
+
+
+# ----------------------------------------------------------------------- problems
+
+
+def _model_data(model: str) -> Any:
+    return importlib.import_module(f"explorer.models.{model}.data")
+
+
+def roles(model: str) -> FileRoles:
+    """The :class:`FileRoles` of ``model`` (from ``explorer/models/<model>/data.py``)."""
+    return getattr(_model_data(model), "FILE_ROLES", FileRoles())
+
+
+def dense(table: Table, model: str) -> np.ndarray:
+    """The features as a dense array, or a :class:`DataFileError` when that is too big."""
+    if not table.sparse:
+        return table.X
+    size = 8.0 * table.n * table.d
+    if size > MAX_DENSE_BYTES:
+        raise DataFileError(
+            f"{table.name}: model {model} takes dense features; this sparse file "
+            f"({table.n:,} x {table.d:,}, {100 * table.density:.2g} % non-zero) would need "
+            f"{size / 1024**2:,.0f} MB dense (limit {MAX_DENSE_BYTES / 1024**2:.0f} MB)")
+    return table.X.toarray()
+
+
+def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, Table]:
+    """``(train, test)``: a random ``test_size`` fraction of the rows (of each task) held out.
+
+    Classification labels without tasks are split per class (stratified) so each
+    class keeps training rows.
+    """
+    if not 0.0 < test_size < 1.0:
+        raise DataFileError(f"--test-size must lie in (0, 1), got {test_size}")
+    rng = np.random.default_rng(seed)
+    groups = table.tasks if table.tasks is not None else (
+        table.y if table.y is not None and table.y.dtype.kind in "iuUS" else None)
+    if groups is None:
+        groups = np.zeros(table.n, dtype=np.int64)
+    test = []
+    for g in np.unique(groups):
+        idx = rng.permutation(np.flatnonzero(groups == g))
+        k = round(test_size * idx.size)
+        if idx.size >= 2:
+            test.append(idx[:min(max(k, 1 if test_size * idx.size >= 0.5 else 0),
+                                 idx.size - 1)])
+    te = np.sort(np.concatenate(test)) if test else np.zeros(0, dtype=np.int64)
+    tr = np.setdiff1d(np.arange(table.n), te)
+    if te.size == 0:
+        raise DataFileError(f"{table.name}: --test-size {test_size} holds out no row")
+    return _rows(table, tr), _rows(table, te)
+
+
+def _rows(t: Table, idx: np.ndarray) -> Table:
+    def cut(a: Any) -> Any:
+        return None if a is None else a[idx]
+
+    return replace(t, X=t.X[idx], y=cut(t.y), tasks=cut(t.tasks), time=cut(t.time),
+                   triplets=None)
+
+
+def problem_from_table(model: str, table: Table, test: Table | None = None, **opts: Any
+                       ) -> Problem:
+    """``model``'s :class:`Problem` of ``table`` (and the held-out ``test`` rows in ``info``).
+
+    Uses ``from_table(table, test, **opts)`` of ``explorer/models/<model>/data.py``.
+    ``info`` carries ``source`` (the file), ``feature_names``, ``class_names`` or
+    ``task_names`` where they apply.
+    """
+    mod = _model_data(model)
+    if not hasattr(mod, "from_table"):
+        raise DataFileError(f"model {model} does not read data files")
+    if test is not None and test.d != table.d:
+        raise DataFileError(f"{test.name}: {test.d} features, the training file "
+                            f"{table.name} has {table.d}")
+    r = roles(model)
+    if table.y is None:
+        raise DataFileError(f"{table.name}: no labels")
+    if r.tasks and table.tasks is None and not r.time:
+        raise DataFileError(f"{table.name}: model {model} needs a task column (--task COL; "
+                            f"columns: {_cols(table.feature_names)})")
+    return mod.from_table(table, test, **opts)
+
+
+def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
+                 label: str | None = None, task: str | None = None, time: str | None = None,
+                 test: str | os.PathLike | None = None, test_size: float | None = None,
+                 seed: int = 0, max_bytes: float = MAX_FILE_BYTES, **opts: Any) -> Problem:
+    """Read ``path`` (and ``test`` or a ``test_size`` split) into ``model``'s Problem."""
+    table = read_table(path, fmt=fmt, label=label, task=task, time=time, max_bytes=max_bytes)
+    held = None
+    if test is not None and test_size is not None:
+        raise DataFileError("give --test or --test-size, not both")
+    if test is not None:
+        held = read_table(test, fmt=fmt, label=table.label_name if table.fmt in (
+            "csv", "tsv", "parquet") else label, task=table.task_name if table.task_name
+            not in (None, "qid", "cell") else task, time=table.time_name if table.fmt in (
+            "csv", "tsv", "parquet") else time, max_bytes=max_bytes,
+            features=table.feature_names if table.fmt in ("csv", "tsv", "parquet") else None,
+            n_features=table.d if table.sparse else None)
+        if held.d != table.d:
+            raise DataFileError(f"{held.name}: {held.d} features, the training file "
+                                f"{table.name} has {table.d}")
+    elif test_size is not None:
+        table, held = split_table(table, float(test_size), seed)
+    return problem_from_table(model, table, held, **opts)
+
+
+# ------------------------------------------------------- helpers for from_table
+
+
+def class_codes(table: Table, model: str, *, binary: bool = False,
+                test: Table | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(class_names, codes, test_codes)`` of the labels; refuses one class (or not two)."""
+    y = table.y
+    names, codes = np.unique(y, return_inverse=True)
+    where = f"{table.name}: column {table.label_name!r}" if table.label_name else table.name
+    if y.dtype.kind == "f" and names.size > max(20, y.size // 2):
+        raise DataFileError(f"{where}: labels look real-valued ({names.size} distinct "
+                            f"values); model {model} needs class labels")
+    if names.size < 2:
+        raise DataFileError(f"{where}: one class only ({_scalar(names[0])!r}); model "
+                            f"{model} needs at least two")
+    if binary and names.size != 2:
+        raise DataFileError(f"{where}: {names.size} classes; model {model} takes binary "
+                            f"labels (two classes), got {[_scalar(v) for v in names[:6]]}")
+    tc = None
+    if test is not None and test.y is not None:
+        yt = test.y.astype(y.dtype) if y.dtype.kind in "iuf" and test.y.dtype.kind in "iuf" \
+            else test.y.astype(str) if y.dtype.kind == "U" else test.y
+        unknown = np.setdiff1d(np.unique(yt), names)
+        if unknown.size:
+            raise DataFileError(f"{test.name}: labels {[_scalar(v) for v in unknown[:5]]} "
+                                f"do not occur in the training data")
+        tc = np.searchsorted(names, yt)
+    return names, codes.astype(np.int64), tc
+
+
+def task_codes(table: Table, test: Table | None = None, *, time_order: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(task_names, codes, test_codes)``; with ``time_order`` the tasks sorted by time."""
+    tasks = table.tasks if table.tasks is not None else table.time
+    if tasks is None:
+        raise DataFileError(f"{table.name}: no task column (--task COL)")
+    names, codes = np.unique(tasks, return_inverse=True)
+    if time_order and table.time is not None and table.tasks is not None:
+        first = np.array([table.time[codes == t].min() for t in range(names.size)])
+        order = np.argsort(first, kind="stable")
+        names = names[order]
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        codes = rank[codes]
+    tc = None
+    if test is not None:
+        tt = test.tasks if test.tasks is not None else test.time
+        if tt is None:
+            raise DataFileError(f"{test.name}: no task column")
+        lookup = {(_scalar(v) if not isinstance(v, str) else v): i for i, v in
+                  enumerate(names)}
+        try:
+            tc = np.array([lookup[_scalar(v)] for v in tt], dtype=np.int64)
+        except KeyError as exc:
+            raise DataFileError(f"{test.name}: task {exc.args[0]!r} does not occur in the "
+                                "training data") from None
+    return names, codes.astype(np.int64), tc
+
+
+def per_task(X: Any, v: np.ndarray, codes: np.ndarray, m: int, table: Table
+             ) -> tuple[list[Any], list[np.ndarray]]:
+    """Rows of each task: ``([X_t], [v_t])``; refuses an empty task."""
+    Xs, vs = [], []
+    for t in range(m):
+        idx = np.flatnonzero(codes == t)
+        Xs.append(X[idx])
+        vs.append(v[idx])
+    return Xs, vs
+
+
+def source_info(table: Table, test: Table | None) -> dict[str, Any]:
+    """The ``info`` entries every file problem carries."""
+    return {"source": table.path, "format": table.fmt,
+            "feature_names": list(table.feature_names), "label_name": table.label_name,
+            "task_name": table.task_name, "time_name": table.time_name,
+            "density": table.density, "test_source": None if test is None else test.path,
+            "from_file": True}
+
+
+# ------------------------------------------------------- a file as a dataset name
+
+#: Prefix of a dataset name that stands for a data file (``file:PATH?label=y&task=t``).
+FILE_PREFIX = "file:"
+_SPEC_KEYS = ("fmt", "label", "task", "time", "test", "test_size")
+
+
+def file_spec(path: str | os.PathLike, **opts: Any) -> str:
+    """A dataset name standing for ``path`` read with ``opts`` (``label``, ``task``, ``time``,
+    ``fmt``, ``test``, ``test_size``): what sweeps and :meth:`ModelEntry.dataset` accept."""
+    from urllib.parse import quote, urlencode
+
+    unknown = set(opts) - set(_SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"unknown file option(s) {sorted(unknown)}; known: {_SPEC_KEYS}")
+    path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    test = opts.get("test")
+    if test is not None:
+        opts["test"] = os.path.abspath(os.path.expanduser(os.fspath(test)))
+    query = urlencode({k: v for k, v in opts.items() if v is not None})
+    return FILE_PREFIX + quote(path) + (f"?{query}" if query else "")
+
+
+def parse_file_spec(name: str) -> tuple[str, dict[str, Any]]:
+    """``(path, options)`` of a :func:`file_spec` name."""
+    from urllib.parse import parse_qsl, unquote
+
+    body = name[len(FILE_PREFIX):]
+    path, _, query = body.partition("?")
+    opts: dict[str, Any] = dict(parse_qsl(query))
+    unknown = set(opts) - set(_SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"dataset {name!r}: unknown file option(s) {sorted(unknown)}")
+    if "test_size" in opts:
+        opts["test_size"] = float(opts["test_size"])
+    return unquote(path), opts
+
+
+def file_dataset(model: str, name: str) -> Any:
+    """A :class:`explorer.registry.Dataset` reading the file named by ``name``
+    (:func:`file_spec`); its ``seed`` draws the ``test_size`` split."""
+    from .registry import Dataset
+
+    path, opts = parse_file_spec(name)
+
+    def make(seed: int = 0) -> Problem:
+        return load_problem(model, path, seed=seed, **opts)
+
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    return Dataset(name=name, title=f"file {Path(path).name}", make=make, sizes={}, real=True,
+                   memory=lambda _s: 8.0 * 8.0 * size)

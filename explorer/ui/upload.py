@@ -1,0 +1,276 @@
+"""The "your file" choice of every page's dataset selector, and the model download.
+
+The sidebar offers *built-in* datasets or *your file*: an uploader accepting the
+formats of :mod:`explorer.datafiles`, the label / task / time columns, an optional
+held-out fraction, and (in the main area) a preview: n, d, classes or tasks,
+density and the first rows. An upload lives in this session only (its bytes are
+kept in the session state, never on disk beyond the read); the URL keeps naming
+built-in datasets only, and the page says that a shared link does not carry the
+file. The cost guard is computed from the real size of the problem read from the
+file, before anything is solved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from dataclasses import dataclass, replace
+from typing import Any
+
+import streamlit as st
+
+from ..registry import ModelEntry, Problem
+
+__all__ = ["YOUR_FILE", "Upload", "file_controls", "file_guard", "model_downloads",
+           "preview", "set_upload", "upload_spec", "uploaded_problem"]
+
+#: The dataset name shown (and used in keys) when the data comes from an upload.
+YOUR_FILE = "your file"
+_UPLOADS = "dualscope.uploads"
+_TABLE_FORMATS = ("csv", "tsv", "parquet")
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One uploaded file of a page: name and bytes (the session's copy)."""
+
+    name: str
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.blake2b(self.data, digest_size=8).hexdigest()
+
+
+def _store() -> dict[str, Any]:
+    return st.session_state.setdefault(_UPLOADS, {})
+
+
+def set_upload(model: str, name: str, data: bytes) -> None:
+    """Keep ``data`` as model ``model``'s uploaded file (what the uploader does; tests too)."""
+    _store()[model] = {"upload": Upload(name, bytes(data)), "cache": {}}
+
+
+def _read(up: Upload, **kw: Any) -> Any:
+    """The :class:`explorer.datafiles.Table` of an upload (through a private temp file)."""
+    from .. import datafiles
+
+    with tempfile.TemporaryDirectory(prefix="dualscope_upload_") as tmp:
+        path = os.path.join(tmp, os.path.basename(up.name) or "upload.csv")
+        with open(path, "wb") as f:
+            f.write(up.data)
+        return datafiles.read_table(path, **kw)
+
+
+def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
+    """Draw the uploader and the column choices; return ``(key, options)``.
+
+    ``key`` identifies the upload and its options (``""`` before a file is given).
+    """
+    from .. import datafiles
+
+    exts = sorted({e.lstrip(".") for x in datafiles.FORMATS.values() for e in x} | {"gz"})
+    roles = datafiles.roles(entry.name)
+    sb.caption(f"{entry.name} reads: {roles.describe()}. Formats: "
+               + ", ".join(datafiles.FORMATS) + ". A shared link does not carry an "
+               "uploaded file: the URL names built-in datasets only.")
+    got = sb.file_uploader("your data file", type=exts, key=f"upload_{entry.name}",
+                           help="CSV/TSV (header row), LIBSVM/svmlight (.svm, .libsvm, "
+                                ".txt, optionally .gz), NumPy .npz (X, y, tasks), Parquet, "
+                                "MATLAB .mat (MALSAR: cell arrays X{t}, Y{t})")
+    if got is not None:
+        if got.size > datafiles.MAX_FILE_BYTES:  # from the size, before reading it
+            sb.error(f"{got.name}: {got.size / 1024**2:,.1f} MB is beyond the size budget of "
+                     f"{datafiles.MAX_FILE_BYTES / 1024**2:,.0f} MB; refused before reading it")
+            return "", {}
+        cur = _store().get(entry.name)
+        if cur is None or cur["upload"].name != got.name or \
+                len(cur["upload"].data) != got.size:
+            set_upload(entry.name, got.name, got.getvalue())
+    cur = _store().get(entry.name)
+    if cur is None:
+        return "", {}
+    up: Upload = cur["upload"]
+    sb.caption(f"using **{up.name}** ({len(up.data) / 1024:,.1f} KB, this session only)")
+    opts: dict[str, Any] = {"label": None, "task": None, "time": None}
+    try:
+        fmt = datafiles.detect_format(up.name)
+    except datafiles.DataFileError:
+        fmt = None
+    if fmt in _TABLE_FORMATS:
+        cols = _columns(up, cur)
+        if cols:
+            last = cols[-1]
+            opts["label"] = sb.selectbox("label column", cols, index=cols.index(last),
+                                         key=f"upload_label_{entry.name}")
+            rest = ["(none)", *[c for c in cols if c != opts["label"]]]
+            if roles.tasks:
+                dflt = rest.index("task") if "task" in rest else 0
+                t = sb.selectbox("task column", rest, index=dflt,
+                                 key=f"upload_task_{entry.name}")
+                opts["task"] = None if t == "(none)" else t
+            if roles.time:
+                dflt = rest.index("time") if "time" in rest else 0
+                t = sb.selectbox("time column (task order)", rest, index=dflt,
+                                 key=f"upload_time_{entry.name}")
+                opts["time"] = None if t == "(none)" else t
+    opts["test_size"] = float(sb.number_input(
+        "held-out fraction (0 = none)", min_value=0.0, max_value=0.5, value=0.0, step=0.05,
+        key=f"upload_test_{entry.name}"))
+    key = f"{up.digest}:{opts['label']}:{opts['task']}:{opts['time']}:{opts['test_size']}"
+    return key, opts
+
+
+def _columns(up: Upload, cur: dict[str, Any]) -> list[str]:
+    """The header of a table upload (read once per upload; [] when unreadable)."""
+    if "columns" not in cur:
+        try:
+            import pandas as pd
+
+            fmt = up.name.lower()
+            buf = io.BytesIO(up.data)
+            if fmt.endswith((".parquet", ".pq")):
+                import pyarrow.parquet as pq
+
+                cur["columns"] = [str(c) for c in pq.read_schema(buf).names]
+            else:
+                sep = "\t" if fmt.endswith((".tsv", ".tab", ".tsv.gz", ".tab.gz")) else ","
+                comp = "gzip" if fmt.endswith(".gz") else None
+                cur["columns"] = [str(c) for c in pd.read_csv(
+                    buf, sep=sep, nrows=0, compression=comp).columns]
+        except Exception:  # the full read reports the problem with its message
+            cur["columns"] = []
+    return cur["columns"]
+
+
+def uploaded_problem(entry: ModelEntry, c: Any) -> Problem:
+    """The Problem of this session's upload with the controls' options (cached per key).
+
+    Raises :class:`explorer.datafiles.DataFileError` for a bad file (nothing kept).
+    """
+    from .. import datafiles
+
+    cur = _store().get(entry.name)
+    if cur is None:
+        raise ValueError("no file uploaded yet: choose a file in the sidebar")
+    cache = cur["cache"]
+    if c.upload in cache:
+        return cache[c.upload]
+    opts = dict(c.extras.get("upload_options", {}))
+    test_size = opts.pop("test_size", 0.0)
+    table = _read(cur["upload"], **opts)
+    test = None
+    if test_size:
+        table, test = datafiles.split_table(table, test_size, seed=c.data_seed)
+    problem = datafiles.problem_from_table(entry.name, table, test)
+    problem = replace(problem, info={**problem.info, "table": table})
+    cache.clear()  # one problem per upload: the latest options
+    cache[c.upload] = problem
+    return problem
+
+
+def file_guard(entry: ModelEntry) -> Any:
+    """A guard from the real size of the problem read from the upload.
+
+    Memory: 8 working copies of the problem's arrays; work: the arrays' size relative
+    to the page's default dataset (a rough proxy, said to be one).
+    """
+    from .guards import MEMORY_LIMIT, WORK_LIMIT
+    from .problems import _CACHE, nbytes
+
+    def guard(c: Any) -> str | None:
+        problem = uploaded_problem(entry, c)
+        size = nbytes({k: v for k, v in problem.data.items()})
+        name = entry.default_dataset
+        ds = entry.datasets[name]
+        sizes = ds.full_sizes()
+        base = _CACHE.get((entry.name, name, tuple(sorted(sizes.items())), 0),
+                          lambda: ds(seed=0, **sizes))
+        ratio = size / max(nbytes(dict(base.data)), 1)
+        mem = 8.0 * size
+        if mem <= MEMORY_LIMIT and ratio <= WORK_LIMIT:
+            return None
+        return (f"This file makes a problem of {size / 1e6:,.1f} MB of arrays, about "
+                f"{ratio:,.0f}× the default dataset's (a rough proxy for the work; ~"
+                f"{mem / 1e9:.1f} GB with working copies). The page's budget is ~2 GB and "
+                "~30 s on a 2-core machine. Use a smaller file, or solve anyway.")
+
+    return guard
+
+
+def preview(problem: Problem) -> None:
+    """n, d, classes or tasks, density and the first rows of the uploaded data."""
+    table = problem.info.get("table")
+    if table is None:
+        return
+    info = problem.info
+    parts = [f"n = {table.n:,}", f"d = {table.d:,}"]
+    if info.get("class_names") is not None:
+        names = [str(v) for v in info["class_names"]]
+        parts.append(f"{len(names)} classes ({', '.join(names[:8])}"
+                     f"{', ...' if len(names) > 8 else ''})")
+    if info.get("task_names") is not None:
+        parts.append(f"{len(info['task_names'])} tasks")
+    parts.append(f"density {100 * table.density:.3g} %"
+                 + (" (sparse)" if table.sparse else ""))
+    if info.get("test_source") or "X_test" in info or "Xs_test" in info:
+        parts.append("held-out rows in the structure and sweep scores")
+    with st.expander(f"Your file: {table.name} — " + ", ".join(parts), expanded=False):
+        import pandas as pd
+
+        st.dataframe(pd.DataFrame(table.head(5)), hide_index=True)
+        st.caption("An uploaded file lives in this session only; a shared link does not "
+                   "carry it.")
+
+
+def model_downloads(entry: ModelEntry, problem: Problem, res: Any) -> None:
+    """Download buttons of the learned model (.npz and JSON, :mod:`solvers.saved`)."""
+    from solvers import saved
+
+    info = problem.info
+    ref = (problem.data["X"], problem.data["y"]) if entry.name == "triplet_screening" \
+        else None
+    classes = info.get("class_names")
+    if classes is None and entry.name == "mtmkl":
+        import numpy as np
+
+        classes = np.array([-1.0, 1.0])
+    sm = saved.from_fitted(res, model=entry.name, feature_names=info.get("feature_names"),
+                           class_names=classes, task_names=info.get("task_names"),
+                           label_name=info.get("label_name"), task_name=info.get("task_name"),
+                           reference=ref)
+    base = f"dualscope_{entry.name}_{problem.name}_model".replace(" ", "_")
+    a, b = st.columns(2)
+    a.download_button("Download the learned model (.npz)", sm.to_bytes("npz"),
+                      file_name=f"{base}.npz", mime="application/octet-stream",
+                      icon=":material/download:", key="download_model_npz")
+    b.download_button("Download the learned model (JSON)", sm.to_bytes("json"),
+                      file_name=f"{base}.json", mime="application/json",
+                      icon=":material/download:", key="download_model_json")
+    st.caption("Named arrays (" + ", ".join(sorted(sm.arrays)) + "), parameters, certificate "
+               "and the data's names; `solvers.saved.load_model(path).predict(X)` or "
+               "`dualscope predict --model FILE --data new.csv` applies it.")
+
+
+def upload_spec(entry: ModelEntry, c: Any) -> str:
+    """The upload as a dataset name for the sweep (:func:`explorer.datafiles.file_spec`).
+
+    The sweep's worker processes read files, so the upload's bytes are written once to a
+    private temporary directory named by their digest (readable by this user only).
+    """
+    from .. import datafiles
+
+    cur = _store().get(entry.name)
+    if cur is None:
+        raise ValueError("no file uploaded yet: choose a file in the sidebar")
+    up: Upload = cur["upload"]
+    if "path" not in cur or not os.path.exists(cur["path"]):
+        folder = tempfile.mkdtemp(prefix=f"dualscope_upload_{up.digest}_")
+        path = os.path.join(folder, os.path.basename(up.name) or "upload.csv")
+        with open(path, "wb") as f:
+            f.write(up.data)
+        cur["path"] = path
+    opts = {k: v for k, v in c.extras.get("upload_options", {}).items() if v}
+    return datafiles.file_spec(cur["path"], **opts)

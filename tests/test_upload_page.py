@@ -1,0 +1,101 @@
+"""The dashboard's "your file" choice (AppTest): every page solves an uploaded file, shows
+its preview, exports the learned model, and keeps the last good result after a bad file."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from pagekit import metrics, model_page, ok
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _csv(model: str) -> bytes:
+    rng = np.random.default_rng(0)
+    n = 36 if model == "triplet_screening" else 60
+    y = np.arange(n) % 3
+    X = rng.normal(size=(n, 3)) + 2.5 * np.eye(3)[y]
+    task = np.array(["north", "south"])[np.arange(n) % 2]
+    out = io.StringIO()
+    if model in ("wwsvm", "triplet_screening"):
+        out.write("a,b,c,species\n")
+        for xi, yi in zip(X, y, strict=True):
+            out.write(",".join(repr(float(v)) for v in xi) + f",{['x', 'y', 'z'][yi]}\n")
+    else:
+        target = (np.where(y == 0, "yes", "no") if model == "mtmkl"
+                  else [repr(float(v)) for v in X @ np.array([1.0, -2.0, 0.5])
+                        + 0.1 * rng.normal(size=n)])
+        out.write("a,b,c,task,target\n")
+        for xi, t, yi in zip(X, task, target, strict=True):
+            out.write(",".join(repr(float(v)) for v in xi) + f",{t},{yi}\n")
+    return out.getvalue().encode()
+
+
+def _with_upload(model: str, name: str, data: bytes):
+    from explorer.ui.upload import Upload
+
+    at = model_page(model)
+    at.session_state["data_source"] = "your file"
+    at.session_state["dualscope.uploads"] = {model: {"upload": Upload(name, data),
+                                                     "cache": {}}}
+    return at
+
+
+@pytest.mark.parametrize("model", ["wwsvm", "caso", "robust_mtl", "mtmkl",
+                                   "triplet_screening"])
+def test_every_page_solves_an_uploaded_file(model):
+    at = _with_upload(model, "mine.csv", _csv(model))
+    at.run()
+    ok(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "file mine.csv" in captions
+    assert "does not carry" in captions  # the upload is not part of a shared link
+    expanders = [e.label for e in at.expander]
+    assert any(lab.startswith("Your file: mine.csv") for lab in expanders), expanders
+    m = metrics(at)
+    assert any("gap" in k for k in m), m
+    downloads = [b.proto.label for b in at.get("download_button")]
+    assert "Download the learned model (.npz)" in downloads
+    assert "Download the learned model (JSON)" in downloads
+    # the URL names built-in datasets only
+    assert at.query_params.get("dataset", [""])[0] in ("", *_builtin(model))
+
+
+def _builtin(model):
+    from explorer.registry import get
+
+    return list(get(model).datasets)
+
+
+def test_a_bad_file_shows_its_message_and_keeps_the_last_result():
+    at = _with_upload("wwsvm", "mine.csv", _csv("wwsvm"))
+    at.run()
+    ok(at)
+    before = metrics(at)
+    at.session_state["dualscope.uploads"] = {}
+    from explorer.ui.upload import Upload
+
+    at.session_state["dualscope.uploads"] = {"wwsvm": {"upload": Upload(
+        "bad.csv", b"a,b,species\n1,2,x\n3,oops,y\n"), "cache": {}}}
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("bad.csv: line 3, column 'b': non-numeric value 'oops'" in e for e in errors), \
+        errors
+    assert "Showing the last successful run." in [c.value for c in at.caption]
+    assert metrics(at) == before
+
+
+def test_the_sweep_tab_runs_on_an_uploaded_file():
+    at = _with_upload("wwsvm", "mine.csv", _csv("wwsvm"))
+    at.run()
+    ok(at)
+    at.selectbox(key="sweep_wwsvm_backend").set_value("serial")
+    at.button(key="sweep_wwsvm_run").click()
+    at.run()
+    ok(at)
+    stored = at.session_state["sweep_wwsvm_result"]
+    assert stored["rows"] and not any(r.get("error") for r in stored["rows"]), stored["rows"]
+    assert all(r["dataset"].startswith("file:") and r["converged"] for r in stored["rows"])
