@@ -278,7 +278,8 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> WestonWatkinsSVC:
         """Fit on ``X`` (n, d) and labels ``y`` (any hashable, at least 2 classes)."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc", "coo"),
+                             accept_large_sparse=True)
         check_classification_targets(y)
         classes, codes = encode_labels(y, "y", min_classes=1)
         if classes.size < 2:
@@ -293,8 +294,9 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
 
     def _scores(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_.T
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          accept_sparse=("csr", "csc", "coo"), accept_large_sparse=True)
+        return np.asarray(X @ self.coef_.T)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Class scores ``X W`` (n, n_classes); for 2 classes ``score_1 - score_0`` (n,)."""
@@ -308,7 +310,7 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
 

@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
@@ -72,6 +73,7 @@ from .validation import (
     check_init,
     check_int,
     check_matrix,
+    check_matrix_or_sparse,
     check_scalar,
     encode_labels,
 )
@@ -181,8 +183,8 @@ class WWSVMResult(Result):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Class scores ``X @ W`` (n x k), columns in the order of ``classes``."""
-        X = check_matrix(X, "X", n_cols=self.W.shape[0])
-        return X @ self.W
+        X = check_matrix_or_sparse(X, "X", n_cols=self.W.shape[0])
+        return np.asarray(X @ self.W)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted labels ``classes[argmax_j (X @ W)_j]``."""
@@ -194,9 +196,9 @@ class WWSVMResult(Result):
 # ---------------------------------------------------------------------------
 
 
-def _encode(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validated ``X``, label codes ``0..k-1`` and the class labels."""
-    X = check_matrix(X, "X")
+def _encode(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Validated ``X`` (dense, or CSR if sparse), label codes ``0..k-1``, the classes."""
+    X = check_matrix_or_sparse(X, "X")
     classes, codes = encode_labels(y, "y", size=X.shape[0])
     return X, np.ascontiguousarray(codes), classes
 
@@ -209,7 +211,7 @@ def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, int]:
 
 def _margins_hinge(W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Matrix of ``max(0, 1 - (w_{y_i} - w_j)^T x_i)`` with zeros at ``j = y_i``."""
-    S = X @ W
+    S = np.asarray(X @ W)
     n = X.shape[0]
     sy = S[np.arange(n), y]
     H = np.maximum(0.0, 1.0 - (sy[:, None] - S))
@@ -237,7 +239,35 @@ def _weights(alpha: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     coef = -alpha.copy()
     coef[np.arange(n), y] = 0.0
     coef[np.arange(n), y] = -coef.sum(axis=1)
-    return X.T @ coef
+    return np.asarray(X.T @ coef)
+
+
+def _row_sq_norms(X: Any) -> np.ndarray:
+    """``||x_i||^2`` of every row (dense or CSR)."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _run_epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, cap):
+    """One epoch of :func:`solvers._wwsvm_kernels.epoch` (dense) or ``epoch_sparse``."""
+    if sp.issparse(X):
+        return K.epoch_sparse(X.indptr, X.indices, X.data, y, sqn, Wt, A, order, C, exact,
+                              inner_eps, max_steps, skip, wait, cap)
+    return K.epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, cap)
+
+
+def _step_to_w(X: Any, y: np.ndarray, ii: np.ndarray, jj: np.ndarray, delta: np.ndarray,
+               dWt: np.ndarray) -> None:
+    """``dWt = sum_a delta_a (e_{y_i} - e_j) x_i^T`` (dense kernel, or a sparse product)."""
+    if not sp.issparse(X):
+        K.step_to_w(X, y, ii, jj, delta, dWt)
+        return
+    s, inv = np.unique(ii, return_inverse=True)
+    coef = np.zeros((s.size, dWt.shape[0]))
+    np.add.at(coef, (inv, y[ii]), delta)
+    np.add.at(coef, (inv, jj), -delta)
+    dWt[:] = np.asarray(X[s].T @ coef).T
 
 
 def dual_objective(alpha: Any, X: Any, y: Any, C: float | None = None) -> float:
@@ -324,7 +354,7 @@ def _certificate(Wt: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C:
                  ) -> tuple[float, float, tuple[int, int, int], np.ndarray]:
     """Primal at ``W``, dual at ``A`` (with ``W = W(A)``), the counts, and ``S = X W``."""
     sqW = float(np.sum(Wt * Wt))
-    S = X @ Wt.T
+    S = np.ascontiguousarray(X @ Wt.T)
     hinge, asum, n_zero, n_free, n_c = K.hinge_and_counts(S, y, A, C)
     return 0.5 * sqW + C * hinge, asum - 0.5 * sqW, (n_zero, n_free, n_c), S
 
@@ -345,7 +375,8 @@ def _free_gram(X: np.ndarray, y: np.ndarray, ii: np.ndarray, jj: np.ndarray) -> 
     ya = y[ii]
     s, inv = np.unique(ii, return_inverse=True)
     Xs = X[s]
-    G = (Xs @ Xs.T)[np.ix_(inv, inv)]
+    XX = Xs @ Xs.T
+    G = (XX.toarray() if sp.issparse(XX) else XX)[np.ix_(inv, inv)]
     G *= ((ya[:, None] == ya[None, :]).astype(float) - (ya[:, None] == jj[None, :])
           - (jj[:, None] == ya[None, :]) + (jj[:, None] == jj[None, :]))
     return G
@@ -477,7 +508,7 @@ def _free_block_step(X: np.ndarray, y: np.ndarray, A: np.ndarray, Wt: np.ndarray
     if np.array_equal(x, a):
         return None
     dWt = np.empty_like(Wt)
-    K.step_to_w(X, y, ii, jj, x - a, dWt)
+    _step_to_w(X, y, ii, jj, x - a, dWt)
     return ii, jj, x, dWt, its
 
 
@@ -511,8 +542,11 @@ def solve(
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Samples (finite). Rows equal to zero are handled explicitly.
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        Samples (finite). Sparse input (CSR, CSC, COO, ...; 32- or 64-bit indices)
+        stays sparse: the epochs, the certificate and the free-block steps touch
+        only its non-zeros. Rows equal to zero are handled explicitly (their block
+        is at ``C``, their hinge terms are 1).
     y : array_like, shape (n,)
         Labels, any hashable sortable values, at least two distinct; the classes
         are the distinct labels (``{1, 5, 9}`` are three classes).
@@ -584,7 +618,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     else:
         A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
         A[np.arange(n), y] = 0.0
-    sqn = np.einsum("ij,ij->i", X, X)
+    sqn = _row_sq_norms(X)
     Wt = np.ascontiguousarray(_weights(A, X, y).T)
     order = np.arange(n, dtype=np.int64)
     rng_state = np.array([seed], dtype=np.uint64)  # splitmix64 state of the sample order
@@ -615,8 +649,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     inner_total, visited_last = 0, 0
     for epoch in range(1, max_iter + 1):
         K.shuffle(order, rng_state)
-        inner, visited = K.epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps,
-                                 skip, wait, cap)
+        inner, visited = _run_epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps,
+                                    max_steps, skip, wait, cap)
         inner_total += inner
         visited_last = visited
         if epoch < next_cert and epoch < max_iter:

@@ -104,6 +104,20 @@ def test_wwsvm_estimator_equals_solve_with_string_labels():
     assert est.coef_.shape == (3, X.shape[1]) and set(est.predict(X)) <= {1, 5, 9}
 
 
+def test_wwsvm_estimator_sparse_equals_dense():
+    import scipy.sparse as sp
+
+    X, y = _multiclass()
+    X = np.where(np.abs(X) > 0.7, X, 0.0)
+    dense = E.WestonWatkinsSVC(C=0.5, tol=1e-9).fit(X, y)
+    for fmt in ("csr", "csc", "coo"):
+        est = E.WestonWatkinsSVC(C=0.5, tol=1e-9).fit(sp.csr_matrix(X).asformat(fmt), y)
+        assert est.primal_ == pytest.approx(dense.primal_, rel=1e-8)
+        np.testing.assert_array_equal(est.predict(sp.csr_matrix(X).asformat(fmt)),
+                                      dense.predict(X))
+    assert E.WestonWatkinsSVC().__sklearn_tags__().input_tags.sparse
+
+
 @pytest.mark.parametrize("cls", [E.ConvexASORegressor, E.ConvexASOClassifier])
 def test_caso_estimators_equal_solve(cls):
     classify = cls is E.ConvexASOClassifier
