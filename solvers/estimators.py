@@ -257,19 +257,25 @@ class _BinaryTaskClassifier(ClassifierMixin):
 # ---------------------------------------------------------------------------
 
 
-@_from_spec("wwsvm")
+@_from_spec("wwsvm", override={"fit_intercept": _Extra(
+    True, ["boolean"], "learn per-class offsets as the weights of a constant feature "
+    "intercept_scaling (LIBLINEAR's regularised bias; False: the paper's model)")})
 class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
     r"""Weston–Watkins multiclass linear SVM, certified (:func:`solvers.wwsvm.solve`).
 
-    ``min_W 1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)``,
-    no intercept (append a constant feature, e.g. with a ``FunctionTransformer``,
-    if wanted). Any hashable labels; ``classes_`` are the distinct labels.
+    ``min_{W, b} 1/2 ||W||_F^2 + 1/2 ||b||^2 / s^2
+    + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i - (b_{y_i} - b_j))``
+    with ``s = intercept_scaling`` (LIBLINEAR's regularised bias feature); with
+    ``fit_intercept=False`` the paper's model without offsets. Dense or
+    scipy.sparse ``X``. Any hashable labels; ``classes_`` are the distinct labels.
 
     Attributes
     ----------
     classes_ : ndarray, shape (n_classes,)
     coef_ : ndarray, shape (n_classes, n_features)
         One weight vector per class (``W.T``), also for two classes.
+    intercept_ : ndarray, shape (n_classes,)
+        The offsets ``b`` (zeros with ``fit_intercept=False``).
     result_ : solvers.wwsvm.WWSVMResult
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
         Epochs run and the certificate of the fit.
@@ -289,6 +295,7 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
         key = (X.shape, codes.tobytes())  # warm start: same samples' labels
         res = self._module.solve(X, codes, init=self._init_for(key), **self._solver_kwargs())
         self.coef_ = np.ascontiguousarray(res.W.T)
+        self.intercept_ = np.asarray(res.intercept, dtype=np.float64)
         self._store(res, key)
         return self
 
@@ -296,10 +303,10 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64,
                           accept_sparse=("csr", "csc", "coo"), accept_large_sparse=True)
-        return np.asarray(X @ self.coef_.T)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Class scores ``X W`` (n, n_classes); for 2 classes ``score_1 - score_0`` (n,)."""
+        """Scores ``X W + b`` (n, n_classes); for 2 classes ``score_1 - score_0`` (n,)."""
         S = self._scores(X)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 

@@ -1,6 +1,7 @@
 r"""Weston–Watkins multiclass SVM by dual block coordinate descent (Walrus).
 
-Model (no offset; append a constant feature if wanted)::
+Model (the paper's has no offset; ``fit_intercept=True`` adds LIBLINEAR's
+regularised bias feature, see :func:`solve`)::
 
     min_W  P(W) = 1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)
 
@@ -106,6 +107,10 @@ PARAMS = ParamSpecs(
               "paper's gap <= ratio x first-epoch gap", choices=("relative_gap", "gap_ratio")),
     ParamSpec("ratio", 0.0009, "gap ratio of the paper's stopping rule (the authors' code: "
               "0.0009)", low=0.0, high=1.0, high_inclusive=False),
+    ParamSpec("fit_intercept", False, "learn a per-class offset b_j as the weights of a "
+              "constant feature (LIBLINEAR's regularised bias; off: the paper's model)"),
+    ParamSpec("intercept_scaling", 1.0, "value of the constant bias feature (a larger value "
+              "regularises the offset less)", low=0.0),
 )
 METHODS = PARAMS["method"].choices
 STOPPING = PARAMS["stopping"].choices
@@ -169,6 +174,9 @@ class WWSVMResult(Result):
         Number of classes ``k``.
     n_certificates : int
         How many epochs computed the certificate (the others only swept).
+    intercept : ndarray, shape (k,)
+        Per-class offsets ``b_j = intercept_scaling * w_{d+1, j}`` (zeros without
+        ``fit_intercept``).
     n_accel_steps : int
         Accepted free-block Newton steps (0 with ``accelerate=False``).
     """
@@ -178,16 +186,18 @@ class WWSVMResult(Result):
     gap_ratio: float
     classes: np.ndarray
     n_classes: int
+    intercept: np.ndarray | None = None
     n_certificates: int = 0
     n_accel_steps: int = 0
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Class scores ``X @ W`` (n x k), columns in the order of ``classes``."""
+        """Class scores ``X @ W + intercept`` (n x k), columns in the order of ``classes``."""
         X = check_matrix_or_sparse(X, "X", n_cols=self.W.shape[0])
-        return np.asarray(X @ self.W)
+        S = np.asarray(X @ self.W)
+        return S if self.intercept is None else S + self.intercept
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted labels ``classes[argmax_j (X @ W)_j]``."""
+        """Predicted labels ``classes[argmax_j (X @ W + intercept)_j]``."""
         return self.classes[np.argmax(self.decision_function(X), axis=1)]
 
 
@@ -201,6 +211,16 @@ def _encode(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     X = check_matrix_or_sparse(X, "X")
     classes, codes = encode_labels(y, "y", size=X.shape[0])
     return X, np.ascontiguousarray(codes), classes
+
+
+def _with_bias(X: Any, scaling: float) -> Any:
+    """``[X, scaling * 1]``: the data with LIBLINEAR's constant bias feature appended."""
+    col = np.full((X.shape[0], 1), float(scaling))
+    if sp.issparse(X):
+        Xb = sp.hstack([X, sp.csr_matrix(col)], format="csr")
+        Xb.sort_indices()
+        return Xb
+    return np.hstack([X, col])
 
 
 def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, int]:
@@ -530,6 +550,8 @@ def solve(
     accelerate: bool = PARAMS.default("accelerate"),
     stopping: str = PARAMS.default("stopping"),
     ratio: float = PARAMS.default("ratio"),
+    fit_intercept: bool = PARAMS.default("fit_intercept"),
+    intercept_scaling: float = PARAMS.default("intercept_scaling"),
     init: WWSVMResult | None = None,
     callback=None,
 ) -> WWSVMResult:
@@ -574,6 +596,20 @@ def solve(
         paper's rule, stop when ``gap <= ratio * (gap after the first epoch)``.
     ratio : float in (0, 1)
         The ratio of the ``"gap_ratio"`` rule (0.0009 in the authors' code).
+    fit_intercept : bool
+        Learn per-class offsets ``b`` as LIBLINEAR does (``-B``): every sample gets
+        a constant feature ``s = intercept_scaling`` whose weights are regularised
+        like the others, so the problem solved (and certified) is
+
+            min_{W, v}  1/2 ||W||_F^2 + 1/2 ||v||^2
+                        + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i
+                                                        - s (v_{y_i} - v_j)),
+
+        with ``b = s v`` (``result.intercept``); the dual is the one above on the
+        augmented samples ``(x_i, s)``. ``False`` (default): the paper's model.
+    intercept_scaling : float, > 0
+        The constant ``s``; a larger ``s`` regularises the offsets less
+        (``1/2 ||b||^2 / s^2``).
     init : WWSVMResult, optional
         Warm start: the previous result's ``alpha`` (clipped to the new ``[0, C]``).
     callback : callable, optional
@@ -583,7 +619,7 @@ def solve(
     Returns
     -------
     WWSVMResult
-        ``W``, ``alpha``, ``classes``, ``primal``, ``dual``, ``gap`` (certified),
+        ``W``, ``intercept``, ``alpha``, ``classes``, ``primal``, ``dual``, ``gap`` (certified),
         ``gap_ratio``, ``n_iter`` (epochs), ``converged``, ``history`` (one row per
         certified epoch: the first 10 epochs, then every epoch up to every 5th,
         sooner as the target nears; extras ``n_zero``, ``n_free``, ``n_at_C`` dual
@@ -594,7 +630,8 @@ def solve(
     k = int(classes.shape[0])
     v = PARAMS.validate(C=C, method=method, tol=tol, max_iter=max_iter, seed=seed,
                         shrinking=shrinking, accelerate=accelerate, stopping=stopping,
-                        ratio=ratio)
+                        ratio=ratio, fit_intercept=fit_intercept,
+                        intercept_scaling=intercept_scaling)
     C, method, tol, max_iter, seed = v["C"], v["method"], v["tol"], v["max_iter"], v["seed"]
     shrinking, accelerate, stopping, ratio = (
         v["shrinking"], v["accelerate"], v["stopping"], v["ratio"])
@@ -604,13 +641,23 @@ def solve(
     if init is not None and not np.array_equal(np.asarray(init.classes), classes):
         raise IncompatibleWarmStart(
             "init does not match this problem: its classes differ from the labels of y")
+    bias = v["intercept_scaling"] if v["fit_intercept"] else 0.0
+    if bias:
+        X = _with_bias(X, bias)
     with single_threaded_blas():
         return _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
-                      stopping, ratio, init, callback, v)
+                      stopping, ratio, init, callback, v, bias)
+
+
+def _split_bias(W: np.ndarray, bias: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(W, intercept)`` from the weights on the augmented data (bias row last)."""
+    if not bias:
+        return W, np.zeros(W.shape[1])
+    return np.ascontiguousarray(W[:-1]), bias * W[-1]
 
 
 def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate, stopping,
-           ratio, init, callback, v) -> WWSVMResult:
+           ratio, init, callback, v, bias) -> WWSVMResult:
     n, d = X.shape
     k = int(classes.shape[0])
     if init is None:
@@ -721,7 +768,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         n_zero, n_free, n_c = counts
         if mon.record(
             epoch, primal, dual,
-            iterate={"W": best[1].copy(), "alpha": A.copy()} if callback is not None else None,
+            iterate=dict(zip(("W", "intercept"), _split_bias(best[1].copy(), bias),
+                             strict=True), alpha=A.copy()) if callback is not None else None,
             n_zero=n_zero, n_free=n_free, n_at_C=n_c,
             gap_ratio=gap / first_gap, inner_steps=inner_total, n_visited=visited_last,
             accel_gain=accel_gain,
@@ -741,14 +789,16 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
             every = int(min(_CERT_MAX, max(1.0, need / 2.0)))
         last_cert_epoch, last_gap, last_dual = epoch, gap, dual
         next_cert = epoch + every
-    W = np.ascontiguousarray(best[1])
+    W, intercept = _split_bias(np.ascontiguousarray(best[1]), bias)
     fields = mon.result_fields()
     return WWSVMResult(
         **fields,
         method=method,
         params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
-                                        "accelerate", "stopping", "ratio")},
+                                        "accelerate", "stopping", "ratio", "fit_intercept",
+                                        "intercept_scaling")},
         W=W,
+        intercept=intercept,
         alpha=A,
         gap_ratio=fields["gap"] / first_gap,
         classes=classes,

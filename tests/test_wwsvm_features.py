@@ -1,4 +1,4 @@
-"""Weston–Watkins SVM on scipy.sparse input: same results as dense, zero rows, formats."""
+"""Weston–Watkins SVM: scipy.sparse input (same results as dense, zero rows, formats), intercept."""
 
 import numpy as np
 import pytest
@@ -77,3 +77,46 @@ def test_sparse_warm_start_and_bad_input():
         wwsvm.solve(bad, y)
     with pytest.raises(ValueError, match="X must have 40 columns"):
         cold.predict(sp.csr_matrix(X[:, :10]))
+
+
+# ----------------------------------------------------------------- intercept
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_intercept_matches_cvxpy(seed):
+    rng = np.random.default_rng(20 + seed)
+    n, d, k = 90, 4, 3
+    y = rng.integers(0, k, n)
+    X = rng.normal(size=(n, d)) + 2.0 * y[:, None] + 3.0  # offsets matter
+    scaling = [1.0, 3.0][seed % 2]
+    Xin = sp.csr_matrix(X) if seed >= 2 else X
+    r = ref.solve(Xin, y, 1.0, fit_intercept=True, intercept_scaling=scaling)
+    s = wwsvm.solve(Xin, y, 1.0, fit_intercept=True, intercept_scaling=scaling, tol=1e-9,
+                    max_iter=20_000)
+    assert s.converged
+    assert s.dual - 1e-6 * abs(r.value) <= r.value <= s.primal + 1e-6 * abs(r.value)
+    np.testing.assert_allclose(s.intercept, r.intercept, atol=1e-3 * scaling)
+    # the certificate is the paper's on the augmented samples (x_i, scaling)
+    Xb = np.hstack([X, np.full((n, 1), scaling)])
+    Wb = np.vstack([s.W, s.intercept / scaling])
+    assert wwsvm.primal_objective(Wb, Xb, y, 1.0) == pytest.approx(s.primal, rel=1e-10)
+    assert wwsvm.dual_objective(s.alpha, Xb, y, 1.0) == pytest.approx(s.dual, rel=1e-10)
+    np.testing.assert_allclose(s.decision_function(Xin), X @ s.W + s.intercept, atol=1e-10)
+    # without the intercept the offsets are zero
+    assert np.all(wwsvm.solve(Xin, y, 1.0, stopping="gap_ratio", ratio=0.5).intercept == 0.0)
+
+
+def test_decision_regions_show_the_intercept():
+    from explorer.models.wwsvm.figures import decision_regions
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = rng.normal(size=(60, 2)) + np.array([[5.0, 5.0], [6.0, 8.0], [9.0, 5.0]])[y]
+    res = wwsvm.solve(X, y, 1.0, fit_intercept=True, tol=1e-8, max_iter=20_000)
+    fig = decision_regions(res.W, X, y, res.alpha, intercept=res.intercept, resolution=40)
+    Z = np.asarray(fig.data[0].z)
+    G = np.stack(np.meshgrid(fig.data[0].x, fig.data[0].y), axis=-1).reshape(-1, 2)
+    np.testing.assert_array_equal(Z.ravel(), res.predict(G))
+    assert "with offsets" in fig.layout.title.text
+    # all three classes own a region (without offsets, far from the origin, they need not)
+    assert set(np.unique(Z)) == {0, 1, 2}
