@@ -257,19 +257,25 @@ class _BinaryTaskClassifier(ClassifierMixin):
 # ---------------------------------------------------------------------------
 
 
-@_from_spec("wwsvm")
+@_from_spec("wwsvm", override={"fit_intercept": _Extra(
+    True, ["boolean"], "learn per-class offsets as the weights of a constant feature "
+    "intercept_scaling (LIBLINEAR's regularised bias; False: the paper's model)")})
 class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
     r"""Weston–Watkins multiclass linear SVM, certified (:func:`solvers.wwsvm.solve`).
 
-    ``min_W 1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)``,
-    no intercept (append a constant feature, e.g. with a ``FunctionTransformer``,
-    if wanted). Any hashable labels; ``classes_`` are the distinct labels.
+    ``min_{W, b} 1/2 ||W||_F^2 + 1/2 ||b||^2 / s^2
+    + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i - (b_{y_i} - b_j))``
+    with ``s = intercept_scaling`` (LIBLINEAR's regularised bias feature); with
+    ``fit_intercept=False`` the paper's model without offsets. Dense or
+    scipy.sparse ``X``. Any hashable labels; ``classes_`` are the distinct labels.
 
     Attributes
     ----------
     classes_ : ndarray, shape (n_classes,)
     coef_ : ndarray, shape (n_classes, n_features)
         One weight vector per class (``W.T``), also for two classes.
+    intercept_ : ndarray, shape (n_classes,)
+        The offsets ``b`` (zeros with ``fit_intercept=False``).
     result_ : solvers.wwsvm.WWSVMResult
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
         Epochs run and the certificate of the fit.
@@ -278,7 +284,8 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> WestonWatkinsSVC:
         """Fit on ``X`` (n, d) and labels ``y`` (any hashable, at least 2 classes)."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc", "coo"),
+                             accept_large_sparse=True)
         check_classification_targets(y)
         classes, codes = encode_labels(y, "y", min_classes=1)
         if classes.size < 2:
@@ -288,16 +295,18 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
         key = (X.shape, codes.tobytes())  # warm start: same samples' labels
         res = self._module.solve(X, codes, init=self._init_for(key), **self._solver_kwargs())
         self.coef_ = np.ascontiguousarray(res.W.T)
+        self.intercept_ = np.asarray(res.intercept, dtype=np.float64)
         self._store(res, key)
         return self
 
     def _scores(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_.T
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          accept_sparse=("csr", "csc", "coo"), accept_large_sparse=True)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Class scores ``X W`` (n, n_classes); for 2 classes ``score_1 - score_0`` (n,)."""
+        """Scores ``X W + b`` (n, n_classes); for 2 classes ``score_1 - score_0`` (n,)."""
         S = self._scores(X)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
@@ -308,7 +317,7 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
 

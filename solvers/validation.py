@@ -25,6 +25,7 @@ __all__ = [
     "check_init",
     "check_int",
     "check_matrix",
+    "check_matrix_or_sparse",
     "check_psd",
     "check_scalar",
     "check_task_lists",
@@ -151,6 +152,44 @@ def check_matrix(a: Any, name: str, *, n_rows: int | None = None, n_cols: int | 
     if n_cols is not None and arr.shape[1] != n_cols:
         raise ValueError(f"{name} must have {n_cols} columns, got shape {arr.shape}")
     return arr
+
+
+def check_matrix_or_sparse(a: Any, name: str, *, n_rows: int | None = None,
+                           n_cols: int | None = None) -> Any:
+    """Like :func:`check_matrix`, but a ``scipy.sparse`` matrix or array is kept sparse.
+
+    Sparse input (CSR, CSC, COO, ... with 32- or 64-bit indices) is returned as a
+    canonical float64 ``scipy.sparse.csr_matrix`` (sorted indices, no duplicates,
+    contiguous index arrays of the input's index dtype); its stored values must be
+    finite. Dense input goes through :func:`check_matrix`.
+    """
+    import scipy.sparse as sp
+
+    if not sp.issparse(a):
+        return check_matrix(a, name, n_rows=n_rows, n_cols=n_cols)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional, got shape {a.shape}")
+    if np.iscomplexobj(a.data if hasattr(a, "data") else np.empty(0)) or not (
+        np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must contain real numbers, got dtype {a.dtype}")
+    X = sp.csr_matrix(a, dtype=np.float64, copy=False)
+    if not X.has_canonical_format:
+        X = X.copy()  # never modify the caller's matrix
+        X.sum_duplicates()  # also sorts the indices
+    if X.shape[0] * X.shape[1] == 0:
+        raise ValueError(f"{name} must not be empty, got shape {X.shape}")
+    if not np.all(np.isfinite(X.data)):
+        bad = int(X.data.size - np.count_nonzero(np.isfinite(X.data)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s)")
+    if n_rows is not None and X.shape[0] != n_rows:
+        raise ValueError(f"{name} must have {n_rows} rows, got shape {X.shape}")
+    if n_cols is not None and X.shape[1] != n_cols:
+        raise ValueError(f"{name} must have {n_cols} columns, got shape {X.shape}")
+    X.indices = np.ascontiguousarray(X.indices)
+    X.indptr = np.ascontiguousarray(X.indptr)
+    X.data = np.ascontiguousarray(X.data)
+    return X
 
 
 def check_vector(a: Any, name: str, *, size: int | None = None) -> np.ndarray:

@@ -1,6 +1,7 @@
 r"""Weston–Watkins multiclass SVM by dual block coordinate descent (Walrus).
 
-Model (no offset; append a constant feature if wanted)::
+Model (the paper's has no offset; ``fit_intercept=True`` adds LIBLINEAR's
+regularised bias feature, see :func:`solve`)::
 
     min_W  P(W) = 1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)
 
@@ -42,6 +43,16 @@ the dual increases and the certified gap decreases; otherwise it is undone and t
 sweeps continue (with a growing pause between attempts, and never more work on
 attempts than on sweeps). The certificate itself is unchanged.
 
+Overlapping classes at large C (``method="ipm"``): the dual has ``n (k - 1)``
+variables but ``W`` only ``d k``; when ``d k`` is small a primal-dual
+interior-point method (Mehrotra's predictor-corrector, Nocedal & Wright,
+*Numerical Optimization*, 2006, Alg. 16.4) solves the primal QP in a few dozen
+iterations whatever C is, each one a ``(d k) x (d k)`` Cholesky of
+``I + A^T D A`` (built in ``O(n d^2 k)``) plus products with ``X``. Every
+iteration is certified by ``alpha = clip(lambda, 0, C)`` (the multipliers of the
+margin constraints), which is dual feasible. ``method="auto"`` picks it for small
+``d k``.
+
 Certificate: ``P(W) - D(alpha)`` is computed (one ``X @ W`` product) every epoch for
 the first 5 epochs, then every 1 to 5 epochs, sooner when the gap's geometric trend
 predicts the target (``result.n_certificates`` says how many); ``W`` is recomputed
@@ -61,6 +72,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
@@ -72,11 +84,13 @@ from .validation import (
     check_init,
     check_int,
     check_matrix,
+    check_matrix_or_sparse,
     check_scalar,
     encode_labels,
 )
 
 __all__ = [
+    "BLOCK_METHODS",
     "METHODS",
     "PARAMS",
     "STOPPING",
@@ -92,8 +106,10 @@ __all__ = [
 #: The parameters of :func:`solve`, declared once (defaults, ranges, choices, help).
 PARAMS = ParamSpecs(
     ParamSpec("C", 1.0, "loss weight", low=0.0),
-    ParamSpec("method", "walrus", "block solver: exact Walrus (the paper's) or "
-              "Shark-style iterative (the baseline)", choices=("walrus", "iterative")),
+    ParamSpec("method", "walrus", "exact Walrus block solver (the paper's), the Shark-style "
+              "iterative block solver (the baseline), a primal interior-point method "
+              "(small d k, any C), or auto (ipm for small d k, else walrus)",
+              choices=("walrus", "iterative", "ipm", "auto")),
     TOL,
     MAX_ITER,
     ParamSpec("seed", 0, "seed of the per-epoch sample order", low=0, low_inclusive=True),
@@ -104,8 +120,14 @@ PARAMS = ParamSpecs(
               "paper's gap <= ratio x first-epoch gap", choices=("relative_gap", "gap_ratio")),
     ParamSpec("ratio", 0.0009, "gap ratio of the paper's stopping rule (the authors' code: "
               "0.0009)", low=0.0, high=1.0, high_inclusive=False),
+    ParamSpec("fit_intercept", False, "learn a per-class offset b_j as the weights of a "
+              "constant feature (LIBLINEAR's regularised bias; off: the paper's model)"),
+    ParamSpec("intercept_scaling", 1.0, "value of the constant bias feature (a larger value "
+              "regularises the offset less)", low=0.0),
 )
 METHODS = PARAMS["method"].choices
+#: The dual block-coordinate methods (the paper's comparison).
+BLOCK_METHODS = ("walrus", "iterative")
 STOPPING = PARAMS["stopping"].choices
 
 #: Shark's inner loop: at most this many steps per class, stop when the largest
@@ -167,6 +189,9 @@ class WWSVMResult(Result):
         Number of classes ``k``.
     n_certificates : int
         How many epochs computed the certificate (the others only swept).
+    intercept : ndarray, shape (k,)
+        Per-class offsets ``b_j = intercept_scaling * w_{d+1, j}`` (zeros without
+        ``fit_intercept``).
     n_accel_steps : int
         Accepted free-block Newton steps (0 with ``accelerate=False``).
     """
@@ -176,16 +201,18 @@ class WWSVMResult(Result):
     gap_ratio: float
     classes: np.ndarray
     n_classes: int
+    intercept: np.ndarray | None = None
     n_certificates: int = 0
     n_accel_steps: int = 0
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Class scores ``X @ W`` (n x k), columns in the order of ``classes``."""
-        X = check_matrix(X, "X", n_cols=self.W.shape[0])
-        return X @ self.W
+        """Class scores ``X @ W + intercept`` (n x k), columns in the order of ``classes``."""
+        X = check_matrix_or_sparse(X, "X", n_cols=self.W.shape[0])
+        S = np.asarray(X @ self.W)
+        return S if self.intercept is None else S + self.intercept
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted labels ``classes[argmax_j (X @ W)_j]``."""
+        """Predicted labels ``classes[argmax_j (X @ W + intercept)_j]``."""
         return self.classes[np.argmax(self.decision_function(X), axis=1)]
 
 
@@ -194,11 +221,21 @@ class WWSVMResult(Result):
 # ---------------------------------------------------------------------------
 
 
-def _encode(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validated ``X``, label codes ``0..k-1`` and the class labels."""
-    X = check_matrix(X, "X")
+def _encode(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Validated ``X`` (dense, or CSR if sparse), label codes ``0..k-1``, the classes."""
+    X = check_matrix_or_sparse(X, "X")
     classes, codes = encode_labels(y, "y", size=X.shape[0])
     return X, np.ascontiguousarray(codes), classes
+
+
+def _with_bias(X: Any, scaling: float) -> Any:
+    """``[X, scaling * 1]``: the data with LIBLINEAR's constant bias feature appended."""
+    col = np.full((X.shape[0], 1), float(scaling))
+    if sp.issparse(X):
+        Xb = sp.hstack([X, sp.csr_matrix(col)], format="csr")
+        Xb.sort_indices()
+        return Xb
+    return np.hstack([X, col])
 
 
 def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, int]:
@@ -209,7 +246,7 @@ def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, int]:
 
 def _margins_hinge(W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Matrix of ``max(0, 1 - (w_{y_i} - w_j)^T x_i)`` with zeros at ``j = y_i``."""
-    S = X @ W
+    S = np.asarray(X @ W)
     n = X.shape[0]
     sy = S[np.arange(n), y]
     H = np.maximum(0.0, 1.0 - (sy[:, None] - S))
@@ -237,7 +274,35 @@ def _weights(alpha: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     coef = -alpha.copy()
     coef[np.arange(n), y] = 0.0
     coef[np.arange(n), y] = -coef.sum(axis=1)
-    return X.T @ coef
+    return np.asarray(X.T @ coef)
+
+
+def _row_sq_norms(X: Any) -> np.ndarray:
+    """``||x_i||^2`` of every row (dense or CSR)."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _run_epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, cap):
+    """One epoch of :func:`solvers._wwsvm_kernels.epoch` (dense) or ``epoch_sparse``."""
+    if sp.issparse(X):
+        return K.epoch_sparse(X.indptr, X.indices, X.data, y, sqn, Wt, A, order, C, exact,
+                              inner_eps, max_steps, skip, wait, cap)
+    return K.epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, cap)
+
+
+def _step_to_w(X: Any, y: np.ndarray, ii: np.ndarray, jj: np.ndarray, delta: np.ndarray,
+               dWt: np.ndarray) -> None:
+    """``dWt = sum_a delta_a (e_{y_i} - e_j) x_i^T`` (dense kernel, or a sparse product)."""
+    if not sp.issparse(X):
+        K.step_to_w(X, y, ii, jj, delta, dWt)
+        return
+    s, inv = np.unique(ii, return_inverse=True)
+    coef = np.zeros((s.size, dWt.shape[0]))
+    np.add.at(coef, (inv, y[ii]), delta)
+    np.add.at(coef, (inv, jj), -delta)
+    dWt[:] = np.asarray(X[s].T @ coef).T
 
 
 def dual_objective(alpha: Any, X: Any, y: Any, C: float | None = None) -> float:
@@ -324,7 +389,7 @@ def _certificate(Wt: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C:
                  ) -> tuple[float, float, tuple[int, int, int], np.ndarray]:
     """Primal at ``W``, dual at ``A`` (with ``W = W(A)``), the counts, and ``S = X W``."""
     sqW = float(np.sum(Wt * Wt))
-    S = X @ Wt.T
+    S = np.ascontiguousarray(X @ Wt.T)
     hinge, asum, n_zero, n_free, n_c = K.hinge_and_counts(S, y, A, C)
     return 0.5 * sqW + C * hinge, asum - 0.5 * sqW, (n_zero, n_free, n_c), S
 
@@ -345,7 +410,8 @@ def _free_gram(X: np.ndarray, y: np.ndarray, ii: np.ndarray, jj: np.ndarray) -> 
     ya = y[ii]
     s, inv = np.unique(ii, return_inverse=True)
     Xs = X[s]
-    G = (Xs @ Xs.T)[np.ix_(inv, inv)]
+    XX = Xs @ Xs.T
+    G = (XX.toarray() if sp.issparse(XX) else XX)[np.ix_(inv, inv)]
     G *= ((ya[:, None] == ya[None, :]).astype(float) - (ya[:, None] == jj[None, :])
           - (jj[:, None] == ya[None, :]) + (jj[:, None] == jj[None, :]))
     return G
@@ -477,7 +543,7 @@ def _free_block_step(X: np.ndarray, y: np.ndarray, A: np.ndarray, Wt: np.ndarray
     if np.array_equal(x, a):
         return None
     dWt = np.empty_like(Wt)
-    K.step_to_w(X, y, ii, jj, x - a, dWt)
+    _step_to_w(X, y, ii, jj, x - a, dWt)
     return ii, jj, x, dWt, its
 
 
@@ -499,6 +565,8 @@ def solve(
     accelerate: bool = PARAMS.default("accelerate"),
     stopping: str = PARAMS.default("stopping"),
     ratio: float = PARAMS.default("ratio"),
+    fit_intercept: bool = PARAMS.default("fit_intercept"),
+    intercept_scaling: float = PARAMS.default("intercept_scaling"),
     init: WWSVMResult | None = None,
     callback=None,
 ) -> WWSVMResult:
@@ -511,15 +579,27 @@ def solve(
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Samples (finite). Rows equal to zero are handled explicitly.
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        Samples (finite). Sparse input (CSR, CSC, COO, ...; 32- or 64-bit indices)
+        stays sparse: the epochs, the certificate and the free-block steps touch
+        only its non-zeros. Rows equal to zero are handled explicitly (their block
+        is at ``C``, their hinge terms are 1).
     y : array_like, shape (n,)
         Labels, any hashable sortable values, at least two distinct; the classes
         are the distinct labels (``{1, 5, 9}`` are three classes).
     C : float, > 0
         Loss weight.
-    method : {"walrus", "iterative"}
-        Exact block solver (the paper's) or the Shark-style iterative baseline.
+    method : {"walrus", "iterative", "ipm", "auto"}
+        ``"walrus"``: dual BCD with the exact block solver (the paper's);
+        ``"iterative"``: the same with the Shark-style iterative block solver (the
+        paper's baseline); ``"ipm"``: a primal-dual interior-point method on the
+        primal QP (Mehrotra predictor-corrector, Nocedal & Wright 2006, Alg. 16.4)
+        whose Newton systems are reduced to ``(d k) x (d k)`` normal equations, so
+        its cost per iteration is ``O(n d^2 k)`` and its iteration count (15-45 on
+        blobs) does not grow with C; needs ``d k <= 3000``; ``max_iter`` counts its
+        iterations, ``seed``, ``shrinking``, ``accelerate`` and ``init`` do not
+        apply. ``"auto"``: ``"ipm"`` when ``d <= 32`` and ``d k <= 400``, else
+        ``"walrus"`` (``result.method`` says which ran).
     tol : float
         With ``stopping="relative_gap"``: stop when ``gap / max(1, |primal|) <= tol``.
     max_iter : int
@@ -540,6 +620,20 @@ def solve(
         paper's rule, stop when ``gap <= ratio * (gap after the first epoch)``.
     ratio : float in (0, 1)
         The ratio of the ``"gap_ratio"`` rule (0.0009 in the authors' code).
+    fit_intercept : bool
+        Learn per-class offsets ``b`` as LIBLINEAR does (``-B``): every sample gets
+        a constant feature ``s = intercept_scaling`` whose weights are regularised
+        like the others, so the problem solved (and certified) is
+
+            min_{W, v}  1/2 ||W||_F^2 + 1/2 ||v||^2
+                        + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i
+                                                        - s (v_{y_i} - v_j)),
+
+        with ``b = s v`` (``result.intercept``); the dual is the one above on the
+        augmented samples ``(x_i, s)``. ``False`` (default): the paper's model.
+    intercept_scaling : float, > 0
+        The constant ``s``; a larger ``s`` regularises the offsets less
+        (``1/2 ||b||^2 / s^2``).
     init : WWSVMResult, optional
         Warm start: the previous result's ``alpha`` (clipped to the new ``[0, C]``).
     callback : callable, optional
@@ -549,7 +643,7 @@ def solve(
     Returns
     -------
     WWSVMResult
-        ``W``, ``alpha``, ``classes``, ``primal``, ``dual``, ``gap`` (certified),
+        ``W``, ``intercept``, ``alpha``, ``classes``, ``primal``, ``dual``, ``gap`` (certified),
         ``gap_ratio``, ``n_iter`` (epochs), ``converged``, ``history`` (one row per
         certified epoch: the first 10 epochs, then every epoch up to every 5th,
         sooner as the target nears; extras ``n_zero``, ``n_free``, ``n_at_C`` dual
@@ -560,7 +654,8 @@ def solve(
     k = int(classes.shape[0])
     v = PARAMS.validate(C=C, method=method, tol=tol, max_iter=max_iter, seed=seed,
                         shrinking=shrinking, accelerate=accelerate, stopping=stopping,
-                        ratio=ratio)
+                        ratio=ratio, fit_intercept=fit_intercept,
+                        intercept_scaling=intercept_scaling)
     C, method, tol, max_iter, seed = v["C"], v["method"], v["tol"], v["max_iter"], v["seed"]
     shrinking, accelerate, stopping, ratio = (
         v["shrinking"], v["accelerate"], v["stopping"], v["ratio"])
@@ -570,13 +665,33 @@ def solve(
     if init is not None and not np.array_equal(np.asarray(init.classes), classes):
         raise IncompatibleWarmStart(
             "init does not match this problem: its classes differ from the labels of y")
+    bias = v["intercept_scaling"] if v["fit_intercept"] else 0.0
+    if bias:
+        X = _with_bias(X, bias)
+    dims = X.shape[1] + (1 if bias else 0)
+    if method == "auto":
+        method = "ipm" if dims <= _AUTO_IPM_D and dims * k <= _AUTO_IPM_DIM else "walrus"
+    if method == "ipm" and dims * k > _IPM_MAX_DIM:
+        raise ValueError(
+            f"method='ipm' needs (d + fit_intercept) * k <= {_IPM_MAX_DIM} (its Newton systems "
+            f"have that size); got d={X.shape[1]}, k={k}: use method='walrus'")
     with single_threaded_blas():
+        if method == "ipm":
+            return _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v,
+                              bias)
         return _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
-                      stopping, ratio, init, callback, v)
+                      stopping, ratio, init, callback, v, bias)
+
+
+def _split_bias(W: np.ndarray, bias: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(W, intercept)`` from the weights on the augmented data (bias row last)."""
+    if not bias:
+        return W, np.zeros(W.shape[1])
+    return np.ascontiguousarray(W[:-1]), bias * W[-1]
 
 
 def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate, stopping,
-           ratio, init, callback, v) -> WWSVMResult:
+           ratio, init, callback, v, bias) -> WWSVMResult:
     n, d = X.shape
     k = int(classes.shape[0])
     if init is None:
@@ -584,7 +699,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     else:
         A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
         A[np.arange(n), y] = 0.0
-    sqn = np.einsum("ij,ij->i", X, X)
+    sqn = _row_sq_norms(X)
     Wt = np.ascontiguousarray(_weights(A, X, y).T)
     order = np.arange(n, dtype=np.int64)
     rng_state = np.array([seed], dtype=np.uint64)  # splitmix64 state of the sample order
@@ -615,8 +730,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     inner_total, visited_last = 0, 0
     for epoch in range(1, max_iter + 1):
         K.shuffle(order, rng_state)
-        inner, visited = K.epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps,
-                                 skip, wait, cap)
+        inner, visited = _run_epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps,
+                                    max_steps, skip, wait, cap)
         inner_total += inner
         visited_last = visited
         if epoch < next_cert and epoch < max_iter:
@@ -687,7 +802,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         n_zero, n_free, n_c = counts
         if mon.record(
             epoch, primal, dual,
-            iterate={"W": best[1].copy(), "alpha": A.copy()} if callback is not None else None,
+            iterate=dict(zip(("W", "intercept"), _split_bias(best[1].copy(), bias),
+                             strict=True), alpha=A.copy()) if callback is not None else None,
             n_zero=n_zero, n_free=n_free, n_at_C=n_c,
             gap_ratio=gap / first_gap, inner_steps=inner_total, n_visited=visited_last,
             accel_gain=accel_gain,
@@ -707,18 +823,226 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
             every = int(min(_CERT_MAX, max(1.0, need / 2.0)))
         last_cert_epoch, last_gap, last_dual = epoch, gap, dual
         next_cert = epoch + every
-    W = np.ascontiguousarray(best[1])
+    W, intercept = _split_bias(np.ascontiguousarray(best[1]), bias)
     fields = mon.result_fields()
     return WWSVMResult(
         **fields,
         method=method,
         params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
-                                        "accelerate", "stopping", "ratio")},
+                                        "accelerate", "stopping", "ratio", "fit_intercept",
+                                        "intercept_scaling")},
         W=W,
+        intercept=intercept,
         alpha=A,
         gap_ratio=fields["gap"] / first_gap,
         classes=classes,
         n_classes=k,
         n_certificates=n_cert,
         n_accel_steps=n_accel,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Primal interior-point method (method="ipm")
+# ---------------------------------------------------------------------------
+
+#: Largest ``d k`` (Newton system size) accepted by ``method="ipm"``.
+_IPM_MAX_DIM = 3000
+#: ``method="auto"`` runs the interior-point method when ``d <= _AUTO_IPM_D`` and
+#: ``d k <= _AUTO_IPM_DIM`` (its iterations then cost a few epochs each, and about
+#: 15-45 of them certify any C), otherwise Walrus.
+_AUTO_IPM_D = 32
+_AUTO_IPM_DIM = 400
+#: Fraction of the step to the boundary of the positive orthant.
+_IPM_STEP = 0.99
+
+
+def _ipm_normal_matrix(X: Any, y: np.ndarray, Dm: np.ndarray, k: int) -> np.ndarray:
+    """``I + A^T diag(D) A`` (dk x dk, W stacked column by column, ``w_j`` = block j).
+
+    Row ``(i, j)`` of ``A`` is ``(e_{y_i} - e_j) kron x_i``, so block ``(a, b)`` is
+    ``sum_i M_i[a, b] x_i x_i^T`` with ``M_i = sum_{j != y_i} D_ij (e_{y_i} - e_j)
+    (e_{y_i} - e_j)^T``: per class ``a``, ``T_ab = X_a^T diag(D_{., b}) X_a`` adds to
+    blocks ``(a, a)`` and ``(b, b)`` and subtracts from ``(a, b)``, ``(b, a)``
+    (``n d^2 k`` flops).
+    """
+    d = X.shape[1]
+    N = np.zeros((k, d, k, d))
+    for a in range(k):
+        rows = np.flatnonzero(y == a)
+        if rows.size == 0:
+            continue
+        Xa = X[rows]
+        Da = Dm[rows]  # (n_a, k), zero in column a
+        if sp.issparse(Xa):
+            T = [np.asarray((Xa.T @ Xa.multiply(Da[:, [b]])).todense()) for b in range(k)]
+        else:
+            TT = Xa.T @ (Xa[:, :, None] * Da[:, None, :]).reshape(rows.size, d * k)
+            T = [TT[:, b::k] for b in range(k)]
+        for b in range(k):
+            if b == a:
+                continue
+            N[a, :, a, :] += T[b]
+            N[b, :, b, :] += T[b]
+            N[a, :, b, :] -= T[b]
+            N[b, :, a, :] -= T[b]
+    N = N.reshape(k * d, k * d)
+    N[np.diag_indices_from(N)] += 1.0
+    return N
+
+
+def _ipm_direction(state, rc1, rc2, A_mul, AT_mul):
+    """Newton direction of the KKT system for complementarity targets ``rc1``, ``rc2``.
+
+    Eliminating ``ds``, ``dmu``, ``dxi`` and ``dlam`` leaves
+    ``(I + A^T D A) dw = -r_w + A^T (q + D h)`` with ``D = 1 / (xi / mu + s / lam)``.
+    """
+    xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L = state
+    d, k = r_w.shape
+    q = r_xi - rc2 / xi
+    E = 1.0 + (s_ / lam) * (mu / xi)
+    h = -r_s + rc1 / lam - (s_ / lam) * q
+    rhs = -r_w + AT_mul(q + Dm * h)
+    dW = sla.cho_solve(L, rhs.T.reshape(-1), check_finite=False).reshape(k, d).T
+    dxi = (h - A_mul(dW)[0]) / E
+    dlam = q + (mu / xi) * dxi
+    dmu = r_xi - dlam
+    ds = (rc1 - s_ * dlam) / lam
+    return dW, dxi, dlam, dmu, ds
+
+
+def _ipm_max_step(pairs) -> float:
+    """Largest ``t <= 1`` keeping every ``x + t dx`` non-negative."""
+    t = 1.0
+    for x, dx in pairs:
+        neg = dx < 0
+        if np.any(neg):
+            t = min(t, float(np.min(-x[neg] / dx[neg])))
+    return t
+
+
+def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bias
+               ) -> WWSVMResult:
+    """Mehrotra predictor-corrector interior-point method on the primal QP.
+
+    ``min 1/2 ||W||^2 + C 1^T xi`` s.t. ``(w_{y_i} - w_j)^T x_i + xi_ij >= 1``,
+    ``xi >= 0`` (Nocedal & Wright, *Numerical Optimization*, 2nd ed., 2006, Sec. 16.6,
+    Alg. 16.4 with Mehrotra's corrector; Gertz & Wright, OOQP, 2003). The Newton
+    system is reduced to the ``dk x dk`` normal matrix ``I + A^T D A`` (Cholesky);
+    everything else costs O(nnz(X) k) per iteration. Each iteration is certified:
+    ``alpha = clip(lambda, 0, C)`` (the margin constraints' multipliers) is dual
+    feasible, so ``P(best W) - D(alpha)`` is a true bound on the suboptimality.
+    """
+    n, d = X.shape
+    k = int(classes.shape[0])
+    ar = np.arange(n)
+    # the classes j != y_i of each sample, in order: an (n, k - 1) table
+    J = np.tile(np.arange(k), (n, 1))
+    J = J[J != y[:, None]].reshape(n, k - 1)
+
+    def A_mul(W):  # (A w)_ij = s_{i y_i} - s_ij, S = X W
+        S = np.asarray(X @ W)
+        return S[ar, y][:, None] - np.take_along_axis(S, J, axis=1), S
+
+    def AT_mul(L):  # A^T lambda = W(lambda), L (n, k - 1)
+        coef = np.zeros((n, k))
+        np.put_along_axis(coef, J, -L, axis=1)
+        coef[ar, y] = L.sum(axis=1)
+        return np.asarray(X.T @ coef)
+
+    def full(L):  # (n, k - 1) -> (n, k) with zeros at y_i
+        out = np.zeros((n, k))
+        np.put_along_axis(out, J, L, axis=1)
+        return out
+
+    W = np.zeros((d, k))
+    xi = np.full((n, k - 1), 2.0)
+    s_ = np.ones((n, k - 1))
+    lam = np.full((n, k - 1), 0.5 * C)
+    mu = np.full((n, k - 1), 0.5 * C)
+    m = n * (k - 1)
+    mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+    best = [math.inf, None]
+    first_gap = None
+    alpha = full(lam)
+    zero_rows = _row_sq_norms(X) == 0.0
+    for it in range(1, max_iter + 1):
+        AW, S = A_mul(W)
+        # certificate: any alpha in [0, C] gives D(alpha) <= optimum <= P(any W); a
+        # zero row's block is optimal at C whatever the rest is
+        alpha_c = np.clip(lam, 0.0, C)
+        alpha_c[zero_rows] = C
+        Wa = AT_mul(alpha_c)
+        dual = float(alpha_c.sum()) - 0.5 * float(np.sum(Wa * Wa))
+        for Wc, Sc in ((W, S), (Wa, None)):
+            Sc = np.asarray(X @ Wc) if Sc is None else Sc
+            H = np.maximum(0.0, 1.0 - (Sc[ar, y][:, None] - np.take_along_axis(Sc, J, 1)))
+            primal = 0.5 * float(np.sum(Wc * Wc)) + C * float(H.sum())
+            if primal < best[0]:
+                best[0], best[1] = primal, Wc.copy()
+        primal = best[0]
+        gap = max(primal - dual, 0.0)
+        if first_gap is None:
+            first_gap = gap if gap > 0 else 1.0
+        if stopping == "gap_ratio":
+            mon.tol = ratio * first_gap / max(1.0, abs(primal))
+        alpha = full(alpha_c)
+        lo, hi = alpha_c <= 1e-9 * C, alpha_c >= C * (1 - 1e-9)
+        n_zero, n_c = int(lo.sum()), int(hi.sum())
+        if mon.record(
+            it, primal, dual,
+            iterate=dict(zip(("W", "intercept"), _split_bias(best[1].copy(), bias),
+                             strict=True), alpha=alpha.copy()) if callback is not None else None,
+            n_zero=n_zero, n_free=m - n_zero - n_c, n_at_C=n_c, gap_ratio=gap / first_gap,
+            inner_steps=0, n_visited=n, accel_gain=0.0,
+        ):
+            break
+        # residuals of the KKT system
+        r_w = W - AT_mul(lam)
+        r_xi = C - lam - mu
+        r_s = AW + xi - 1.0 - s_
+        tau = (float(np.sum(lam * s_)) + float(np.sum(mu * xi))) / (2 * m)
+        Dm = 1.0 / (xi / mu + s_ / lam)
+        try:
+            L = sla.cho_factor(_ipm_normal_matrix(X, y, full(Dm), k), lower=True,
+                               check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            mon.stop("floor", "the interior-point Newton system became singular")
+            mon.record(it, primal, dual)
+            break
+
+        state = (xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L)
+        dW, dxi, dlam, dmu, ds = _ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
+        t_aff = _ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
+        tau_aff = (float(np.sum((lam + t_aff * dlam) * (s_ + t_aff * ds)))
+                   + float(np.sum((mu + t_aff * dmu) * (xi + t_aff * dxi)))) / (2 * m)
+        sigma = (tau_aff / tau) ** 3
+        dW, dxi, dlam, dmu, ds = _ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
+                                                sigma * tau - mu * xi - dmu * dxi, A_mul, AT_mul)
+        t = min(1.0, _IPM_STEP * _ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
+        if not (np.all(np.isfinite(dW)) and t > 1e-12):
+            mon.stop("floor", "the interior-point steps stalled at the rounding level")
+            mon.record(it, primal, dual)
+            break
+        W = W + t * dW
+        xi = xi + t * dxi
+        s_ = s_ + t * ds
+        lam = lam + t * dlam
+        mu = mu + t * dmu
+    W_out, intercept = _split_bias(np.ascontiguousarray(best[1]), bias)
+    fields = mon.result_fields()
+    return WWSVMResult(
+        **fields,
+        method="ipm",
+        params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
+                                        "accelerate", "stopping", "ratio", "fit_intercept",
+                                        "intercept_scaling")},
+        W=W_out,
+        intercept=intercept,
+        alpha=alpha,
+        gap_ratio=fields["gap"] / first_gap,
+        classes=classes,
+        n_classes=k,
+        n_certificates=mon.n_iter,
+        n_accel_steps=0,
     )

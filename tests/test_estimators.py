@@ -92,9 +92,10 @@ def test_wwsvm_estimator_equals_solve_with_string_labels():
     X, y = _multiclass()
     est = E.WestonWatkinsSVC(C=0.5).fit(X, y)
     classes, codes = np.unique(y, return_inverse=True)
-    res = wwsvm.solve(X, codes, C=0.5)
+    res = wwsvm.solve(X, codes, C=0.5, fit_intercept=True)
     np.testing.assert_array_equal(est.classes_, classes)
     np.testing.assert_allclose(est.coef_, res.W.T, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(est.intercept_, res.intercept, rtol=1e-12, atol=1e-14)
     assert est.dual_gap_ == pytest.approx(res.gap) and est.n_iter_ == res.n_iter
     assert est.primal_ - est.dual_ == pytest.approx(est.dual_gap_)
     np.testing.assert_array_equal(est.predict(X), classes[res.predict(X)])
@@ -102,6 +103,36 @@ def test_wwsvm_estimator_equals_solve_with_string_labels():
     # labels {1, 5, 9}: three classes, never max(y) + 1
     est = E.WestonWatkinsSVC().fit(X, np.array([1, 5, 9])[codes])
     assert est.coef_.shape == (3, X.shape[1]) and set(est.predict(X)) <= {1, 5, 9}
+
+
+def test_wwsvm_intercept_pipelines():
+    from sklearn.datasets import load_iris
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.model_selection import cross_val_score
+
+    X, y = load_iris(return_X_y=True)
+    scores = cross_val_score(make_pipeline(StandardScaler(), E.WestonWatkinsSVC()), X, y, cv=5)
+    assert scores.mean() >= 0.95
+    docs = ["the cat sat on the mat", "dogs bark at cats", "a cat and a dog play",
+            "stocks fell sharply today", "markets rose on earnings", "bond yields fell"] * 4
+    labels = ["pets", "pets", "pets", "finance", "finance", "finance"] * 4
+    pipe = make_pipeline(TfidfVectorizer(), E.WestonWatkinsSVC()).fit(docs, labels)
+    assert list(pipe.predict(["my cat and dog", "earnings and yields"])) == ["pets", "finance"]
+    assert pipe[-1].intercept_.shape == (2,)
+
+
+def test_wwsvm_estimator_sparse_equals_dense():
+    import scipy.sparse as sp
+
+    X, y = _multiclass()
+    X = np.where(np.abs(X) > 0.7, X, 0.0)
+    dense = E.WestonWatkinsSVC(C=0.5, tol=1e-9).fit(X, y)
+    for fmt in ("csr", "csc", "coo"):
+        est = E.WestonWatkinsSVC(C=0.5, tol=1e-9).fit(sp.csr_matrix(X).asformat(fmt), y)
+        assert est.primal_ == pytest.approx(dense.primal_, rel=1e-8)
+        np.testing.assert_array_equal(est.predict(sp.csr_matrix(X).asformat(fmt)),
+                                      dense.predict(X))
+    assert E.WestonWatkinsSVC().__sklearn_tags__().input_tags.sparse
 
 
 @pytest.mark.parametrize("cls", [E.ConvexASORegressor, E.ConvexASOClassifier])
@@ -265,7 +296,9 @@ def test_defaults_come_from_the_spec_and_constraints_validate():
         params = est.get_params()
         for name, value in params.items():
             if name in specs:
-                if not (name == "loss" and is_classifier(est)):  # a restricted choice
+                if name == "fit_intercept" and model == "wwsvm":
+                    assert value is True  # scikit-learn's convention; the solver: the paper's
+                elif not (name == "loss" and is_classifier(est)):  # a restricted choice
                     assert value == specs.default(name), (model, name)
         if "seed" in specs:
             assert params["random_state"] == specs.default("seed")
@@ -290,9 +323,10 @@ def test_convergence_warning_points_at_the_caller_and_warm_start():
     assert warm.primal_ == pytest.approx(cold.primal_, rel=1e-7)
     assert warm.n_iter_ <= cold.n_iter_
     # random_state: an int is the solver's seed; a RandomState works too
-    a = E.WestonWatkinsSVC(random_state=3).fit(X, y)
+    a = E.WestonWatkinsSVC(random_state=3, fit_intercept=False).fit(X, y)
     np.testing.assert_allclose(a.coef_, wwsvm.solve(X, np.unique(y, return_inverse=True)[1],
                                                     seed=3).W.T)
+    assert np.all(a.intercept_ == 0.0)
     E.WestonWatkinsSVC(random_state=np.random.RandomState(0)).fit(X, y)
     # fitted estimators (and their results) pickle
     back = pickle.loads(pickle.dumps(a))

@@ -4,6 +4,10 @@
     s.t.  Xi_ij >= 1 - (w_{y_i} - w_j)^T x_i,  Xi_ij >= 0   (j != y_i)
 
 The multipliers of the margin constraints are the dual variables ``alpha``.
+``X`` may be a scipy.sparse matrix. With ``fit_intercept`` the samples get the
+constant feature ``intercept_scaling`` (regularised like the others, as in
+:func:`solvers.wwsvm.solve`) and the offsets are ``intercept_scaling`` times its
+weights.
 """
 
 from __future__ import annotations
@@ -13,18 +17,26 @@ from typing import Any
 import numpy as np
 
 from ..validation import check_scalar
-from ..wwsvm import _check_data
+from ..wwsvm import _check_data, _split_bias, _with_bias
 from ._common import ReferenceResult, as_array, solve_problem
 
 __all__ = ["solve"]
 
 
-def solve(X: Any, y: Any, C: float = 1.0, *, solver: str = "CLARABEL") -> ReferenceResult:
-    """Solve the WW-SVM primal with cvxpy; returns ``value``, ``W`` (d x k), ``alpha`` (n x k)."""
+def solve(X: Any, y: Any, C: float = 1.0, *, fit_intercept: bool = False,
+          intercept_scaling: float = 1.0, solver: str = "CLARABEL") -> ReferenceResult:
+    """Solve the WW-SVM primal with cvxpy.
+
+    Returns ``value``, ``W`` (d x k), ``intercept`` (k,), ``alpha`` (n x k).
+    """
     import cvxpy as cp
 
     X, y, k = _check_data(X, y)
     C = check_scalar(C, "C", low=0.0)
+    bias = check_scalar(intercept_scaling, "intercept_scaling", low=0.0) if fit_intercept \
+        else 0.0
+    if bias:
+        X = _with_bias(X, bias)
     n, d = X.shape
     Y = np.zeros((n, k))
     Y[np.arange(n), y] = 1.0
@@ -38,9 +50,10 @@ def solve(X: Any, y: Any, C: float = 1.0, *, solver: str = "CLARABEL") -> Refere
     problem = cp.Problem(cp.Minimize(objective), [margin_con])
     value, elapsed = solve_problem(problem, solver=solver)
     alpha = np.clip(as_array(margin_con.dual_value) * mask, 0.0, C)
+    W_out, intercept = _split_bias(as_array(W.value), bias)
     return ReferenceResult(
         value=value,
-        arrays={"W": as_array(W.value), "alpha": alpha},
+        arrays={"W": W_out, "intercept": intercept, "alpha": alpha},
         time=elapsed,
         solver=solver,
         status=problem.status,

@@ -24,10 +24,13 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
                        init=init, callback=callback, **params)
 
 
-def _reference(problem: Problem, *, C: float = _specs().default("C"), **_ignored):
+def _reference(problem: Problem, *, C: float = _specs().default("C"),
+               fit_intercept: bool = _specs().default("fit_intercept"),
+               intercept_scaling: float = _specs().default("intercept_scaling"), **_ignored):
     from solvers.reference import wwsvm as ref
 
-    return ref.solve(problem.data["X"], problem.data["y"], C)
+    return ref.solve(problem.data["X"], problem.data["y"], C, fit_intercept=fit_intercept,
+                     intercept_scaling=intercept_scaling)
 
 
 def _cost(problem: Problem) -> int:
@@ -70,6 +73,8 @@ ENTRY = ModelEntry(
         ui_param(_specs()["accelerate"]),
         ui_param(_specs()["stopping"]),
         ui_param(_specs()["ratio"], low=1e-4, high=0.1, log=True),
+        ui_param(_specs()["fit_intercept"]),
+        ui_param(_specs()["intercept_scaling"], low=0.1, high=100.0, log=True),
     ),
     solve=_solve,
     reference=_reference,

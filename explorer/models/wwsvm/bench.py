@@ -102,7 +102,7 @@ def _vs_iterative(n: int, d: int, ks: tuple[int, ...], repeat: int, progress
         prob = blobs(seed=2, n=n, k=k, d=d, spread=1.0)
         X, y = prob.data["X"], prob.data["y"]
         times = {}
-        for method in wwsvm.METHODS:
+        for method in wwsvm.BLOCK_METHODS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 wwsvm.solve(X[:50], y[:50], method=method, max_iter=2)
@@ -120,7 +120,7 @@ def _vs_iterative(n: int, d: int, ks: tuple[int, ...], repeat: int, progress
                 per_epoch[k] = cpu / res.n_iter
                 epochs.add(k, res.n_iter, res.n_certificates, 1e3 * per_epoch[k], float("nan"))
             progress(f"k={k} {method}: " + ", ".join(f"{t:.3f}s" for t, _ in ts))
-        for method in wwsvm.METHODS:
+        for method in wwsvm.BLOCK_METHODS:
             ts = times[method]
             speed = times["iterative"][-1][0] / times["walrus"][-1][0] if method == "walrus" \
                 else 1.0

@@ -10,11 +10,17 @@ from ...figures import COLORS, bar_series, heatmap, lines_figure
 __all__ = ["confusion_figure", "decision_regions", "dual_counts_figure", "violations_figure"]
 
 
-def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndarray | None = None,
-                     *, resolution: int = 160, height: int = 460) -> go.Figure:
-    """Class regions ``argmax_j x^T w_j`` over the data's bounding box (2-D data only).
+def _offsets(W: np.ndarray, intercept: np.ndarray | None) -> np.ndarray:
+    return np.zeros(W.shape[1]) if intercept is None else np.asarray(intercept, dtype=float)
 
-    Support vectors (any ``alpha_ij > 0``) are drawn with a black outline.
+
+def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndarray | None = None,
+                     *, intercept: np.ndarray | None = None, resolution: int = 160,
+                     height: int = 460) -> go.Figure:
+    """Class regions ``argmax_j (x^T w_j + b_j)`` over the data's bounding box (2-D only).
+
+    ``intercept``: the offsets ``b`` (none: the paper's model, every boundary passes
+    through the origin). Support vectors (any ``alpha_ij > 0``) have a black outline.
     """
     if X.shape[1] != 2:
         raise ValueError("decision regions need 2-D data")
@@ -24,7 +30,8 @@ def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndar
     gx = np.linspace(lo[0], hi[0], resolution)
     gy = np.linspace(lo[1], hi[1], resolution)
     GX, GY = np.meshgrid(gx, gy)
-    Z = np.argmax(np.column_stack([GX.ravel(), GY.ravel()]) @ W, axis=1).reshape(GX.shape)
+    b = _offsets(W, intercept)
+    Z = np.argmax(np.column_stack([GX.ravel(), GY.ravel()]) @ W + b, axis=1).reshape(GX.shape)
     colors = COLORS["series"]
     scale = []
     for j in range(k):
@@ -42,16 +49,19 @@ def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndar
                              "width": np.where(sv[m], 1.5, 0.5).tolist()}},
         ))
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title=f"decision regions ({int(sv.sum())} support vectors outlined)")
+                      title=f"decision regions ({int(sv.sum())} support vectors outlined"
+                            + ("" if intercept is None or not np.any(b) else ", with offsets")
+                            + ")")
     fig.update_xaxes(range=[lo[0], hi[0]], title_text="x1")
     fig.update_yaxes(range=[lo[1], hi[1]], title_text="x2", scaleanchor="x")
     return fig
 
 
-def confusion_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, height: int = 380) -> go.Figure:
+def confusion_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, height: int = 380, *,
+                     intercept: np.ndarray | None = None) -> go.Figure:
     """Training confusion matrix (rows: true class, columns: predicted)."""
     k = W.shape[1]
-    pred = np.argmax(X @ W, axis=1)
+    pred = np.argmax(np.asarray(X @ W) + _offsets(W, intercept), axis=1)
     Cm = np.zeros((k, k), dtype=int)
     np.add.at(Cm, (y, pred), 1)
     acc = float(np.trace(Cm)) / max(1, len(y))
@@ -61,10 +71,11 @@ def confusion_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, height: int = 
                    height=height)
 
 
-def violations_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray) -> go.Figure:
+def violations_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, *,
+                      intercept: np.ndarray | None = None) -> go.Figure:
     """Per true class: margin-violating pairs (hinge > 0) and their mean hinge loss."""
     k = W.shape[1]
-    S = X @ W
+    S = np.asarray(X @ W) + _offsets(W, intercept)
     n = X.shape[0]
     H = np.maximum(0.0, 1.0 - (S[np.arange(n), y][:, None] - S))
     H[np.arange(n), y] = 0.0

@@ -35,12 +35,13 @@ def structure(problem, res, c) -> None:
     left, right = st.columns([3, 2])
     with left:
         if X.shape[1] == 2:
-            st.plotly_chart(decision_regions(res.W, X, y, res.alpha), width="stretch")
+            st.plotly_chart(decision_regions(res.W, X, y, res.alpha, intercept=res.intercept),
+                            width="stretch")
         else:
-            st.plotly_chart(confusion_figure(res.W, X, y), width="stretch")
+            st.plotly_chart(confusion_figure(res.W, X, y, intercept=res.intercept), width="stretch")
     with right:
         st.plotly_chart(dual_counts_figure(res.history), width="stretch")
-        st.plotly_chart(violations_figure(res.W, X, y), width="stretch")
+        st.plotly_chart(violations_figure(res.W, X, y, intercept=res.intercept), width="stretch")
     st.caption(f"gap ratio to the first epoch: {res.gap_ratio:.2e} (the paper stops at "
                "0.1, 0.01, 0.001; the authors' code at 0.0009); samples updated in the "
                f"last epoch: {int(res.history.n_visited[-1])} of {X.shape[0]}; "

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...registry import Problem
 from ...sweep.hooks import ModelHooks, Score
@@ -24,7 +25,8 @@ class WWSVMHooks(ModelHooks):
 
         The held-out rows go to ``info["X_test"]`` / ``info["y_test"]``.
         """
-        X, y = np.asarray(problem.data["X"]), np.asarray(problem.data["y"])
+        X, y = problem.data["X"], np.asarray(problem.data["y"])
+        X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)  # sparse stays sparse
         order = np.random.default_rng(seed).permutation(X.shape[0])
         test = np.sort(np.array_split(order, n_folds)[fold])
         train = np.setdiff1d(np.arange(X.shape[0]), test)
@@ -38,7 +40,10 @@ class WWSVMHooks(ModelHooks):
         if "X_test" not in problem.info:
             return None
         classes = np.unique(np.asarray(problem.data["y"]))
-        pred = classes[np.argmax(np.asarray(problem.info["X_test"]) @ result.W, axis=1)]
+        X_test = problem.info["X_test"]
+        S = np.asarray((X_test if sp.issparse(X_test) else np.asarray(X_test)) @ result.W)
+        S = S + np.asarray(getattr(result, "intercept", 0.0))
+        pred = classes[np.argmax(S, axis=1)]
         return Score("accuracy", float(np.mean(pred == np.asarray(problem.info["y_test"]))))
 
     def structure(self, problem: Problem, result: Any) -> dict[str, float]:

@@ -1,0 +1,122 @@
+"""Weston–Watkins SVM: scipy.sparse input (same results as dense, zero rows, formats), intercept."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solvers import wwsvm
+from solvers.reference import wwsvm as ref
+
+
+def _instance(seed, n=120, d=40, k=4, density=0.15, zero_rows=3):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr",
+                  data_rvs=rng.standard_normal)
+    X = X.toarray()
+    X[rng.choice(n, zero_rows, replace=False)] = 0.0
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("C", [0.1, 3.0])
+def test_sparse_equals_dense(seed, C):
+    X, y = _instance(seed)
+    dense = wwsvm.solve(X, y, C, tol=1e-9, max_iter=20_000)
+    fmt = ["csr", "csc", "coo"][seed % 3]
+    sparse = wwsvm.solve(sp.csr_matrix(X).asformat(fmt), y, C, tol=1e-9, max_iter=20_000)
+    assert dense.converged and sparse.converged
+    assert sparse.primal == pytest.approx(dense.primal, rel=1e-8)
+    assert sparse.gap <= 1e-9 * max(1.0, abs(sparse.primal))
+    np.testing.assert_allclose(sparse.W, dense.W, atol=1e-4 * max(1.0, np.abs(dense.W).max()))
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), sparse.predict(X))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_matches_cvxpy(seed):
+    X, y = _instance(10 + seed, n=80, d=25)
+    Xs = sp.coo_matrix(X)
+    r = ref.solve(Xs, y, 1.0)
+    s = wwsvm.solve(Xs, y, 1.0, tol=1e-9)
+    assert s.dual - 1e-6 * abs(r.value) <= r.value <= s.primal + 1e-6 * abs(r.value)
+    assert s.primal == pytest.approx(r.value, rel=1e-5)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_zero_rows_and_index_dtypes(index_dtype):
+    X, y = _instance(3, zero_rows=8)
+    zero = ~np.any(X != 0, axis=1)
+    coo = sp.coo_matrix(X)
+    # an explicitly stored zero keeps a row all-zero
+    Xs = sp.coo_matrix((np.append(coo.data, 0.0), (np.append(coo.row, np.flatnonzero(zero)[0]),
+                                                    np.append(coo.col, 0))), shape=X.shape)
+    Xs = Xs.tocsr()
+    assert Xs.nnz == coo.nnz + 1
+    Xs.indices = Xs.indices.astype(index_dtype)
+    Xs.indptr = Xs.indptr.astype(index_dtype)
+    res = wwsvm.solve(Xs, y, 2.0, tol=1e-9)
+    assert res.converged and np.isfinite(res.primal) and np.isfinite(res.dual)
+    # a zero row's block sits at C: its hinge terms are 1 whatever W is
+    mask = np.ones_like(res.alpha, dtype=bool)
+    mask[np.arange(len(y)), y] = False
+    assert np.all(res.alpha[zero][mask[zero]] == 2.0)
+    assert res.primal == pytest.approx(wwsvm.solve(X, y, 2.0, tol=1e-9).primal, rel=1e-8)
+
+
+def test_sparse_warm_start_and_bad_input():
+    X, y = _instance(4)
+    Xs = sp.csr_array(X)
+    cold = wwsvm.solve(Xs, y, 4.0, tol=1e-9, max_iter=20_000)
+    warm = wwsvm.solve(Xs, y, 4.0, tol=1e-9, max_iter=20_000,
+                       init=wwsvm.solve(Xs, y, 2.0, tol=1e-6, max_iter=20_000))
+    assert warm.primal == pytest.approx(cold.primal, rel=1e-8)
+    bad = sp.csr_matrix(X)
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="X contains 1 NaN"):
+        wwsvm.solve(bad, y)
+    with pytest.raises(ValueError, match="X must have 40 columns"):
+        cold.predict(sp.csr_matrix(X[:, :10]))
+
+
+# ----------------------------------------------------------------- intercept
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_intercept_matches_cvxpy(seed):
+    rng = np.random.default_rng(20 + seed)
+    n, d, k = 90, 4, 3
+    y = rng.integers(0, k, n)
+    X = rng.normal(size=(n, d)) + 2.0 * y[:, None] + 3.0  # offsets matter
+    scaling = [1.0, 3.0][seed % 2]
+    Xin = sp.csr_matrix(X) if seed >= 2 else X
+    r = ref.solve(Xin, y, 1.0, fit_intercept=True, intercept_scaling=scaling)
+    s = wwsvm.solve(Xin, y, 1.0, fit_intercept=True, intercept_scaling=scaling, tol=1e-9,
+                    max_iter=20_000)
+    assert s.converged
+    assert s.dual - 1e-6 * abs(r.value) <= r.value <= s.primal + 1e-6 * abs(r.value)
+    np.testing.assert_allclose(s.intercept, r.intercept, atol=1e-3 * scaling)
+    # the certificate is the paper's on the augmented samples (x_i, scaling)
+    Xb = np.hstack([X, np.full((n, 1), scaling)])
+    Wb = np.vstack([s.W, s.intercept / scaling])
+    assert wwsvm.primal_objective(Wb, Xb, y, 1.0) == pytest.approx(s.primal, rel=1e-10)
+    assert wwsvm.dual_objective(s.alpha, Xb, y, 1.0) == pytest.approx(s.dual, rel=1e-10)
+    np.testing.assert_allclose(s.decision_function(Xin), X @ s.W + s.intercept, atol=1e-10)
+    # without the intercept the offsets are zero
+    assert np.all(wwsvm.solve(Xin, y, 1.0, stopping="gap_ratio", ratio=0.5).intercept == 0.0)
+
+
+def test_decision_regions_show_the_intercept():
+    from explorer.models.wwsvm.figures import decision_regions
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = rng.normal(size=(60, 2)) + np.array([[5.0, 5.0], [6.0, 8.0], [9.0, 5.0]])[y]
+    res = wwsvm.solve(X, y, 1.0, fit_intercept=True, tol=1e-8, max_iter=20_000)
+    fig = decision_regions(res.W, X, y, res.alpha, intercept=res.intercept, resolution=40)
+    Z = np.asarray(fig.data[0].z)
+    G = np.stack(np.meshgrid(fig.data[0].x, fig.data[0].y), axis=-1).reshape(-1, 2)
+    np.testing.assert_array_equal(Z.ravel(), res.predict(G))
+    assert "with offsets" in fig.layout.title.text
+    # all three classes own a region (without offsets, far from the origin, they need not)
+    assert set(np.unique(Z)) == {0, 1, 2}
