@@ -419,3 +419,45 @@ def test_compile_time_is_shown_apart_from_the_solve_time():
     assert m["time"] == "2.1 ms"
     assert m["primal"] != m["dual (lower bound)"] and m["primal"].startswith("34.399123")
     assert "(+2.1 s one-time compilation, not counted)" in _badges(at)
+
+
+def test_a_run_stopped_at_max_iter_continues_from_where_it_stopped():
+    at = pk.model_page("caso")
+    at.run()
+    at.number_input(key="max_iter").set_value(2)
+    at.number_input(key="data_seed").set_value(1).run()  # a new problem: a cold start
+    pk.ok(at)
+    assert any("not converged" in md.value for md in at.markdown)
+    before = float(pk.metrics(at)["relative gap"])
+    assert any(b.key == "continue_solve" for b in at.button)
+    at.button(key="continue_solve").click().run()
+    pk.ok(at)
+    after = float(pk.metrics(at)["relative gap"])
+    assert after < before  # two more iterations from the stopped iterate
+    assert any("warm start" in md.value for md in at.markdown)
+
+
+def test_exact_zero_gaps_are_drawn_and_labelled_below_machine_precision():
+    import numpy as np
+
+    from explorer.figures import BELOW_PRECISION, comparison_figure, convergence_figure
+    from explorer.numfmt import gap_text
+
+    h = SimpleNamespace(iteration=np.arange(1, 5), time=np.linspace(0.1, 0.4, 4),
+                        primal=np.array([3.0, 2.0, 2.0, 2.0]),
+                        dual=np.array([1.0, 2.0 - 1e-9, 2.0, 2.0]),
+                        gap=np.array([2.0, 1e-9, 0.0, -1e-17]))
+    fig = convergence_figure(h, x="iteration")
+    gap = next(t for t in fig.data if t.name == "duality gap")
+    assert np.all(np.isfinite(np.asarray(gap.y, dtype=float)))  # nothing vanishes
+    zero = next(t for t in fig.data if t.name == BELOW_PRECISION)
+    assert list(zero.x) == [3, 4]
+    assert np.allclose(zero.y, np.finfo(float).eps * 3.0)  # the objective's resolution
+    assert fig.layout.yaxis.title.text == "objective"  # every axis titled
+    assert fig.layout.yaxis2.title.text == "duality gap"
+    cmp = comparison_figure({"a": h, "b": h}, x="time")
+    assert sum(t.name == BELOW_PRECISION for t in cmp.data) == 2
+    assert sum(bool(t.showlegend is not False) for t in cmp.data
+               if t.name == BELOW_PRECISION) == 1
+    assert gap_text(0.0) == gap_text(-1e-18) == "below machine precision"
+    assert gap_text(1e-3) == "1.000e-03" and gap_text(2e-5, ".2e") == "2.00e-05"
