@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from . import registry
+from .numfmt import gap_text
 
 __all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "main", "parse_pairs",
            "register"]
@@ -351,9 +352,9 @@ def _summary(res) -> None:
     h = res.history
     print(f"{res.n_iter:>7d} {res.time:>9.3f} {res.primal:>16.9g} {res.dual:>16.9g} "
           f"{res.gap:>11.3e} {res.rel_gap:>11.3e}   (final)")
-    status = "converged" if res.converged else "NOT converged"
+    status = "converged" if res.converged else "NOT converged" + (f" (stopped at max_iter: rerun with --max-iter {4 * res.n_iter} to go further)" if res.stop_reason == "max_iter" else "")  # noqa: E501
     print(f"{status}: {res.n_iter} iterations in {res.time:.3f} s, method={res.method}, "
-          f"certified gap {res.gap:.3e} (relative {res.rel_gap:.2e}); "
+          f"certified gap {gap_text(res.gap)} (relative {gap_text(res.rel_gap, '.2e')}); "
           f"{len(h)} history rows")
 
 

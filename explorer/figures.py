@@ -16,14 +16,18 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 __all__ = [
+    "BELOW_PRECISION",
     "COLORS",
     "bar_series",
     "comparison_figure",
     "convergence_figure",
     "decimate",
+    "gap_floor",
     "heatmap",
     "lines_figure",
+    "readable",
     "spectrum_figure",
+    "wrap_title",
 ]
 
 def _notebook_renderer() -> None:
@@ -45,6 +49,56 @@ def _notebook_renderer() -> None:
 
 
 _notebook_renderer()
+
+#: Characters per line of a chart title (a chart in a half-width column at 800 px).
+TITLE_CHARS = 34
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
+    """``text`` broken into lines of at most ``width`` characters (plotly ``<br>``).
+
+    Plotly does not wrap titles: a long one runs past a narrow chart and is cut.
+    Existing ``<br>`` breaks are kept; a single word longer than ``width`` stays whole.
+    """
+    if not text or len(text) <= width:
+        return text
+    if "<br>" in text:
+        return "<br>".join(wrap_title(part, width) for part in text.split("<br>"))
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return "<br>".join(lines)
+
+
+def readable(fig: go.Figure, width: int = TITLE_CHARS) -> go.Figure:
+    """Wrap the figure's title and subplot titles so nothing is cut on a narrow screen.
+
+    The top margin grows with the title's lines; subplot titles of a grid with several
+    columns wrap at a proportionally shorter width. Returns ``fig`` (changed in place).
+    """
+    title = fig.layout.title.text
+    if title:
+        wrapped = wrap_title(title, width)
+        lines = wrapped.count("<br>") + 1
+        top = fig.layout.margin.t
+        fig.update_layout(title={"text": wrapped, "font": {"size": 14}, "y": 0.98,
+                                 "yanchor": "top"},
+                          margin={"t": max(top or 0, 14 + 18 * lines)})
+    subtitles = [a for a in fig.layout.annotations or ()
+                 if a.showarrow is False and a.yanchor == "bottom" and a.xref == "paper"
+                 and a.yref == "paper" and a.text]
+    cols = len({round(float(a.x), 2) for a in subtitles if a.x is not None}) or 1
+    for ann in subtitles:
+        ann.text = wrap_title(ann.text, max(24, width // cols))
+        ann.font.size = 13
+    return fig
+
 
 #: One colour per role, used consistently across pages.
 COLORS = {
@@ -85,6 +139,39 @@ def _positive(a: np.ndarray) -> np.ndarray:
     """Values for a log axis: non-positive entries become NaN (not drawn)."""
     a = np.asarray(a, dtype=float)
     return np.where(a > 0, a, np.nan)
+
+
+#: Legend name of the markers drawn for an exactly-zero gap on a log axis.
+BELOW_PRECISION = "gap 0: below machine precision"
+
+
+def gap_floor(gap: np.ndarray, scale: np.ndarray | float = 1.0
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+    """A gap series for a log axis, with its exact zeros kept visible.
+
+    Returns ``(y, zero, floor)``: ``y`` is ``gap`` with every entry ``<= 0`` (an exact
+    zero, or a rounding-level negative difference: the primal and dual values agree to
+    the last bit) replaced by ``floor``, machine epsilon times ``max(1, |scale|)`` — the
+    resolution of the objective's value — and ``zero`` marks those entries. Non-finite
+    entries stay NaN (not drawn).
+    """
+    g = np.asarray(gap, dtype=float)
+    sc = np.maximum(1.0, np.abs(np.asarray(scale, dtype=float)))
+    floor = float(np.finfo(float).eps * (np.nanmax(sc) if np.size(sc) else 1.0))
+    zero = np.isfinite(g) & (g <= 0.0)
+    y = np.where(zero, floor, np.where(np.isfinite(g), g, np.nan))
+    return y, zero, floor
+
+
+def _zero_markers(xs: np.ndarray, y: np.ndarray, zero: np.ndarray, *, color: str,
+                  showlegend: bool, group: str = "gap0") -> go.Scatter | None:
+    """Markers at the exactly-zero gaps (drawn at the machine-precision floor)."""
+    if not zero.any():
+        return None
+    return go.Scatter(x=np.asarray(xs)[zero], y=y[zero], mode="markers",
+                      name=BELOW_PRECISION, legendgroup=group, showlegend=showlegend,
+                      marker={"symbol": "triangle-down", "size": 9, "color": color},
+                      hovertemplate="gap 0: below machine precision<extra></extra>")
 
 
 def convergence_figure(
@@ -139,16 +226,22 @@ def convergence_figure(
         fig.add_trace(go.Scatter(x=xs, y=history.dual, name="dual", mode="lines",
                                  line={"color": COLORS["dual"]}, showlegend=show,
                                  legendgroup="dual"), row=r_obj, col=c_obj)
-        fig.add_trace(go.Scatter(x=xs, y=_positive(history.gap), name=gap_label,
+        gy, zero, _ = gap_floor(history.gap, history.primal)
+        fig.add_trace(go.Scatter(x=xs, y=gy, name=gap_label,
                                  mode="lines", line={"color": COLORS["gap"]},
                                  showlegend=show, legendgroup="gap"), row=r_gap, col=c_gap)
+        zt = _zero_markers(xs, gy, zero, color=COLORS["gap"], showlegend=show)
+        if zt is not None:
+            fig.add_trace(zt, row=r_gap, col=c_gap)
         if reference is not None and len(xs):
             fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[reference, reference],
                                      name="cvxpy optimum", mode="lines",
                                      line={"color": COLORS["reference"], "dash": "dash"},
                                      showlegend=show, legendgroup="ref"),
                           row=r_obj, col=c_obj)
-        fig.update_yaxes(type="log", row=r_gap, col=c_gap, exponentformat="power")
+        fig.update_yaxes(type="log", row=r_gap, col=c_gap, exponentformat="power",
+                         title_text=gap_label, title_standoff=4)
+        fig.update_yaxes(title_text="objective", row=r_obj, col=c_obj, title_standoff=4)
         label = "iteration" if name == "iteration" else "time [s]"
         fig.update_xaxes(title_text=label, row=r_gap, col=c_gap)
         if x != "both":
@@ -157,7 +250,7 @@ def convergence_figure(
     fig.update_layout(height=height or (480 if x == "both" else 340), title=title or None,
                       margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                       legend={"orientation": "h", "y": -0.12 if x == "both" else -0.25})
-    return fig
+    return readable(fig)
 
 
 def _objective_range(fig: go.Figure, history: Any,
@@ -192,17 +285,26 @@ def comparison_figure(
     ``runs`` maps a label to a History-like object.
     """
     fig = go.Figure()
+    zeros = False
     for i, (label, h) in enumerate(runs.items()):
         h = decimate(h, extra=[a for a in (x, y) if a not in ("gap", "rel_gap")])
         xs = np.asarray(getattr(h, x))
+        zero = None
+        color = COLORS["series"][i % 10]
         if y == "gap":
-            ys = _positive(h.gap)
+            ys, zero, _ = gap_floor(h.gap, h.primal)
         elif y == "rel_gap":
-            ys = _positive(h.gap / np.maximum(1.0, np.abs(h.primal)))
+            ys, zero, _ = gap_floor(np.asarray(h.gap, dtype=float)
+                                    / np.maximum(1.0, np.abs(h.primal)))
         else:
             ys = np.asarray(getattr(h, y))
         fig.add_trace(go.Scatter(x=xs, y=ys, name=label, mode="lines",
-                                 line={"color": COLORS["series"][i % 10]}))
+                                 line={"color": color}))
+        if zero is not None:
+            zt = _zero_markers(xs, ys, zero, color=color, showlegend=not zeros)
+            if zt is not None:
+                zeros = True
+                fig.add_trace(zt)
     if reference is not None and y not in ("gap", "rel_gap"):
         fig.add_hline(y=reference, line_dash="dash", line_color=COLORS["reference"],
                       annotation_text="cvxpy optimum")
@@ -212,7 +314,7 @@ def comparison_figure(
         fig.update_yaxes(type="log", exponentformat="power")
     fig.update_layout(height=height, title=title or None,
                       margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def lines_figure(
@@ -241,7 +343,7 @@ def lines_figure(
         fig.update_yaxes(type="log", exponentformat="power")
     fig.update_layout(height=height, title=title or None,
                       margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def heatmap(
@@ -269,7 +371,7 @@ def heatmap(
     fig.update_xaxes(title_text=xlabel)
     fig.update_layout(height=height, title=title or None,
                       margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def spectrum_figure(
@@ -280,6 +382,7 @@ def spectrum_figure(
     title: str = "",
     log_y: bool = False,
     height: int = 300,
+    ylabel: str = "value",
 ) -> go.Figure:
     """Sorted spectra as grouped bars; an optional vertical marker (e.g. at h)."""
     fig = go.Figure()
@@ -291,11 +394,12 @@ def spectrum_figure(
         fig.add_vline(x=marker + 0.5, line_dash="dash", line_color=COLORS["reference"],
                       annotation_text=marker_label)
     fig.update_xaxes(title_text="index (descending)")
+    fig.update_yaxes(title_text=ylabel)
     if log_y:
         fig.update_yaxes(type="log", exponentformat="power")
     fig.update_layout(height=height, title=title or None, barmode="group",
                       margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def bar_series(
@@ -314,4 +418,4 @@ def bar_series(
     fig.update_yaxes(title_text=ylabel)
     fig.update_layout(height=height, title=title or None, barmode="group",
                       margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
-    return fig
+    return readable(fig)

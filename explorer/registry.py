@@ -53,12 +53,14 @@ class Dataset:
     ``(default, low, high)`` (ints or floats) for the CLI and the page controls;
     the CLI refuses values outside ``[low, high]`` unless ``--force``.
 
-    ``memory(sizes) -> bytes`` and ``seconds(sizes) -> seconds`` are optional
-    estimates of one solve at default parameters (``sizes``: every size keyword,
-    defaults filled in) on a 2-core machine, given as callables or as
-    ``"module:function"`` strings (imported on use; see :mod:`explorer.estimates`);
-    :meth:`estimate` falls back to a rough guess from the sizes (8 bytes x the
-    product of the integer sizes x 8 working copies) and no time estimate.
+    ``memory(sizes) -> bytes`` and ``seconds(sizes) -> seconds`` are the dataset's
+    cost model: estimates of building the problem and one solve at the default
+    parameters (``sizes``: every size keyword, defaults filled in), single-threaded CPU,
+    given as callables or as ``"module:function"`` strings (imported on use; the
+    registry's datasets use :mod:`explorer.estimates`, fitted to measured runs).
+    :meth:`estimate` is the one entry point the CLI's size check, the page's guard and
+    the sweep call; without a model it falls back to a rough guess from the sizes
+    (8 bytes x the product of the integer sizes x 8 working copies) and no time.
     """
 
     name: str
@@ -74,7 +76,8 @@ class Dataset:
         return {**{k: v[0] for k, v in self.sizes.items()}, **sizes}
 
     def estimate(self, sizes: Mapping[str, Any]) -> tuple[float, float | None]:
-        """``(bytes, seconds or None)`` of one solve at ``sizes`` (defaults filled in)."""
+        """``(bytes, seconds or None)`` of building the problem and one solve at ``sizes``
+        (defaults filled in): the dataset's cost model (None: no time model)."""
         full = self.full_sizes(**sizes)
         memory = _load(self.memory) if isinstance(self.memory, str) else self.memory
         seconds = _load(self.seconds) if isinstance(self.seconds, str) else self.seconds

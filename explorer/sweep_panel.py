@@ -85,13 +85,23 @@ def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[An
     import plotly.graph_objects as go
 
     ok = frame[frame["error"].isna()] if "error" in frame else frame
+    ok = ok.assign(_unconv=~ok["converged"].fillna(False).astype(bool)
+                   if "converged" in ok else False)
     figs = []
     for col, title, log in _quantities(ok):
-        data = ok[[*names, "data_seed", col]].dropna(subset=[col])
-        # cross-validation folds: the mean over folds of each (point, seed)
-        data = data.groupby([*names, "data_seed"], sort=True, as_index=False)[col].mean()
+        data = ok[[*names, "data_seed", col, "_unconv"]].dropna(subset=[col])
+        # cross-validation folds: the mean over folds of each (point, seed); a point is
+        # unconverged when any of its folds is
+        data = data.groupby([*names, "data_seed"], sort=True, as_index=False).agg(
+            {col: "mean", "_unconv": "max"})
         if data.empty:
             continue
+        zero = None
+        if log:  # exact zeros (gap below machine precision) drawn at the floor, marked
+            from .figures import gap_floor
+
+            y, zero, _ = gap_floor(data[col].to_numpy(dtype=float))
+            data[col] = y
         fig = go.Figure()
         if len(names) == 1:
             x = names[0]
@@ -99,8 +109,21 @@ def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[An
                 part = part.sort_values(x)
                 fig.add_trace(go.Scatter(x=part[x], y=part[col], mode="lines+markers",
                                          name=f"seed {seed}"))
+            bad = data[data["_unconv"].astype(bool)]
+            if len(bad):
+                fig.add_trace(go.Scatter(x=bad[x], y=bad[col], mode="markers",
+                                         name="not converged (stopped early)",
+                                         marker={"symbol": "x-open", "size": 13,
+                                                 "color": "#d62728"}))
+            if zero is not None and zero.any():
+                z0 = data[zero]
+                fig.add_trace(go.Scatter(x=z0[x], y=z0[col], mode="markers",
+                                         name="gap 0: below machine precision",
+                                         marker={"symbol": "triangle-down", "size": 10,
+                                                 "color": "#2ca02c"}))
             fig.update_xaxes(title_text=x, type="log" if log_axes.get(x) else None)
-            fig.update_yaxes(title_text=col, type="log" if log else None)
+            fig.update_yaxes(title_text=title, type="log" if log else None)
+            fig.update_layout(legend={"orientation": "h", "y": -0.3})
         else:
             x, y = names
             mean = data.groupby([y, x], sort=True)[col].mean().unstack(x)
@@ -111,6 +134,14 @@ def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[An
                 z=z, x=[_fmt(v) for v in mean.columns], y=[_fmt(v) for v in mean.index],
                 colorscale="Viridis",
                 colorbar={"title": f"log10 {col}" if log else col}))
+            unconv = data.groupby([y, x], sort=True)["_unconv"].max().unstack(x)
+            by, bx = np.nonzero(unconv.fillna(False).to_numpy(dtype=bool))
+            if by.size:  # unconverged cells crossed out
+                fig.add_trace(go.Scatter(
+                    x=[_fmt(mean.columns[i]) for i in bx], y=[_fmt(mean.index[j]) for j in by],
+                    mode="markers", name="not converged (stopped early)", showlegend=True,
+                    marker={"symbol": "x-open", "size": 14, "color": "#d62728"}))
+                fig.update_layout(legend={"orientation": "h", "y": -0.3})
             fig.update_xaxes(title_text=x, type="category")
             fig.update_yaxes(title_text=y, type="category")
         seeds = data["data_seed"].nunique()
@@ -119,6 +150,18 @@ def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[An
                              else ""), height=340, margin={"t": 50, "b": 40})
         figs.append(fig)
     return figs
+
+
+#: the certificate first: whether each point converged and its gap, then the swept values
+_FIRST = ("converged", "gap", "rel_gap", "primal", "dual", "stop_reason")
+
+
+def _table(frame: Any, names: list[str]) -> Any:
+    """The table's columns: certificate, swept parameters, then the rest (dataset last)."""
+    cols = [c for c in frame.columns if c not in ("key", "model", "path")]
+    first = [c for c in _FIRST if c in cols] + [n for n in names if n in cols]
+    late = [c for c in ("dataset", "sizes") if c in cols and c not in first]
+    return frame[first + [c for c in cols if c not in first and c not in late] + late]
 
 
 def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict) -> None:
@@ -256,8 +299,7 @@ def _show(st: Any, entry: ModelEntry, stored: dict[str, Any]) -> None:
     cols = st.columns(2)
     for i, fig in enumerate(figs):
         cols[i % 2].plotly_chart(fig, width="stretch")
-    shown = [c for c in frame.columns if c not in ("key", "model", "path")]
-    st.dataframe(frame[shown], hide_index=True)
+    st.dataframe(_table(frame, names), hide_index=True)
     st.download_button("Download table (CSV)", frame.to_csv(index=False).encode(),
                        file_name=f"sweep_{entry.name}.csv", mime="text/csv",
                        key=_key(entry, "download"))

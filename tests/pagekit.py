@@ -44,9 +44,11 @@ def specs(at: AppTest) -> list[dict]:
 
 
 def title(spec: dict) -> str:
-    """A figure's title text ('' when it has none)."""
+    """A figure's title text ('' when it has none; the line breaks of a wrapped title
+    read as spaces)."""
     t = spec.get("layout", {}).get("title", {})
-    return t.get("text", "") if isinstance(t, dict) else str(t or "")
+    text = t.get("text", "") if isinstance(t, dict) else str(t or "")
+    return (text or "").replace("<br>", " ")
 
 
 def titles(at: AppTest) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pagekit as pk
 import pytest
@@ -271,32 +272,45 @@ def test_mtmkl_flips_are_limited_by_d():
 
 
 def test_heavy_sizes_ask_for_confirmation_and_keep_the_last_result():
-    at = pk.model_page("caso")
+    at = pk.model_page("mtmkl")
     at.run()
     good = pk.metrics(at)["primal"]
-    at.slider(key="d").set_value(200).run()
-    at.slider(key="m").set_value(200).run()
-    at.slider(key="n").set_value(1000).run()
+    at.slider(key="d").set_value(1000)
+    at.slider(key="depth").set_value(7).run()  # one rerun: ~4 GB by the cost model
     assert not at.exception, at.exception
-    assert any("solve anyway" in w.value for w in at.warning)
+    assert any("solve anyway" in w.value and "GB of memory" in w.value for w in at.warning)
     assert any(b.key == "confirm_cost" for b in at.button)
     assert pk.metrics(at)["primal"] == good  # the last good result stays on screen
     assert any("last successful run" in c.value for c in at.caption)
 
 
-def test_pages_without_a_cost_model_guard_by_the_size_product():
+def test_the_page_guard_is_the_datasets_cost_model():
+    from explorer.registry import get
+    from explorer.ui.guards import MEMORY_LIMIT, TIME_LIMIT, cost_guard
+
+    # every page's guard asks exactly when Dataset.estimate is over the page's budget
+    for name, sizes in (("wwsvm", {"n": 5000, "k": 10, "d": 100}),
+                        ("mtmkl", {"depth": 7, "d": 1000}), ("caso", {})):
+        entry = get(name)
+        c = SimpleNamespace(dataset=entry.default_dataset, sizes=sizes)
+        mem, secs = entry.datasets[c.dataset].estimate(sizes)
+        msg = cost_guard(entry)(c)
+        assert (msg is not None) == (mem > MEMORY_LIMIT or secs > TIME_LIMIT), (name, msg)
+    # WW-SVM at n=5000, k=10, d=100 (a second of CPU) solves without asking
     at = pk.model_page("wwsvm")
     at.run()
-    good = pk.metrics(at)["primal"]
-    at.slider(key="d").set_value(100).run()  # 50x the default d: still below the limit
+    at.slider(key="d").set_value(100).run()
+    at.slider(key="k").set_value(10).run()
     pk.ok(at)
     assert not any(b.key == "confirm_cost" for b in at.button)
-    at.slider(key="k").set_value(10).run()  # 125x the default problem
-    assert not at.exception, at.exception
-    assert any("125× the default" in w.value for w in at.warning)
-    assert any(b.key == "confirm_cost" for b in at.button)
-    assert any("last successful run" in c.value for c in at.caption)
-    assert pk.metrics(at)["primal"] != good  # the d = 100 run is the last good one
+    # a dataset without a time model falls back to the product of its size controls
+    from explorer.registry import Dataset
+
+    toy = Dataset("toy", "toy", lambda seed=0, **s: None, sizes={"n": (10, 1, 10**6)})
+    fake = SimpleNamespace(datasets={"toy": toy})
+    msg = cost_guard(fake)(SimpleNamespace(dataset="toy", sizes={"n": 2000}))
+    assert msg is not None and "200× the default problem" in msg
+    assert cost_guard(fake)(SimpleNamespace(dataset="toy", sizes={"n": 500})) is None
 
 
 def test_a_failed_dataset_build_keeps_the_last_result():
@@ -405,3 +419,45 @@ def test_compile_time_is_shown_apart_from_the_solve_time():
     assert m["time"] == "2.1 ms"
     assert m["primal"] != m["dual (lower bound)"] and m["primal"].startswith("34.399123")
     assert "(+2.1 s one-time compilation, not counted)" in _badges(at)
+
+
+def test_a_run_stopped_at_max_iter_continues_from_where_it_stopped():
+    at = pk.model_page("caso")
+    at.run()
+    at.number_input(key="max_iter").set_value(2)
+    at.number_input(key="data_seed").set_value(1).run()  # a new problem: a cold start
+    pk.ok(at)
+    assert any("not converged" in md.value for md in at.markdown)
+    before = float(pk.metrics(at)["relative gap"])
+    assert any(b.key == "continue_solve" for b in at.button)
+    at.button(key="continue_solve").click().run()
+    pk.ok(at)
+    after = float(pk.metrics(at)["relative gap"])
+    assert after < before  # two more iterations from the stopped iterate
+    assert any("warm start" in md.value for md in at.markdown)
+
+
+def test_exact_zero_gaps_are_drawn_and_labelled_below_machine_precision():
+    import numpy as np
+
+    from explorer.figures import BELOW_PRECISION, comparison_figure, convergence_figure
+    from explorer.numfmt import gap_text
+
+    h = SimpleNamespace(iteration=np.arange(1, 5), time=np.linspace(0.1, 0.4, 4),
+                        primal=np.array([3.0, 2.0, 2.0, 2.0]),
+                        dual=np.array([1.0, 2.0 - 1e-9, 2.0, 2.0]),
+                        gap=np.array([2.0, 1e-9, 0.0, -1e-17]))
+    fig = convergence_figure(h, x="iteration")
+    gap = next(t for t in fig.data if t.name == "duality gap")
+    assert np.all(np.isfinite(np.asarray(gap.y, dtype=float)))  # nothing vanishes
+    zero = next(t for t in fig.data if t.name == BELOW_PRECISION)
+    assert list(zero.x) == [3, 4]
+    assert np.allclose(zero.y, np.finfo(float).eps * 3.0)  # the objective's resolution
+    assert fig.layout.yaxis.title.text == "objective"  # every axis titled
+    assert fig.layout.yaxis2.title.text == "duality gap"
+    cmp = comparison_figure({"a": h, "b": h}, x="time")
+    assert sum(t.name == BELOW_PRECISION for t in cmp.data) == 2
+    assert sum(bool(t.showlegend is not False) for t in cmp.data
+               if t.name == BELOW_PRECISION) == 1
+    assert gap_text(0.0) == gap_text(-1e-18) == "below machine precision"
+    assert gap_text(1e-3) == "1.000e-03" and gap_text(2e-5, ".2e") == "2.00e-05"

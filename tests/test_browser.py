@@ -177,3 +177,65 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
             assert dataset in (None, "blobs", "digits", "wine", "iris")
         finally:
             browser.close()
+
+
+#: Text that overflows its box: chart titles, axis titles and legend entries outside their
+#: chart's SVG, and display formulas wider than their column (KaTeX cuts them).
+_CLIPPED_JS = """() => {
+  const out = [];
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    const svg = plot.querySelector('svg.main-svg');
+    if (!svg) continue;
+    const box = svg.getBoundingClientRect();
+    if (box.width === 0) continue;
+    for (const t of plot.querySelectorAll('.gtitle, .annotation-text, .g-xtitle text,'
+                                          + ' .g-ytitle text, .legendtext')) {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0) continue;
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
+          || r.bottom > box.bottom + 1) out.push('chart: ' + (t.textContent || '').slice(0, 80));
+    }
+  }
+  for (const k of document.querySelectorAll('.katex-display'))
+    if (k.scrollWidth > k.clientWidth + 1) out.push('formula: ' + k.textContent.slice(0, 60));
+  return out;
+}"""
+
+
+def _open(browser, url: str, width: int):
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.goto(url)
+    page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+    _wait_idle(page)
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    # the whole page in the viewport, so every chart is drawn
+    height = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\")"
+                           ".scrollHeight")
+    page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12_000)})
+    page.wait_for_timeout(1500)
+    assert page.locator("[data-testid='stException']").count() == 0
+    return page
+
+
+def test_pages_at_their_defaults_show_their_point_with_nothing_clipped(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        try:
+            browser = launch(pw)
+        except RuntimeError as exc:
+            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
+        try:
+            # the screening page screens at its defaults (no control touched)
+            page = _open(browser, server + "/triplet_screening", 1280)
+            rate = _metric(page, "screening rate")
+            assert float(rate.rstrip("%")) > 0, rate
+            assert page.evaluate(_CLIPPED_JS) == []
+            page.close()
+            # every page at 800 px (the sidebar open): no title, label or formula cut
+            for name in ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl"):
+                page = _open(browser, f"{server}/{name}", 800)
+                assert page.evaluate(_CLIPPED_JS) == [], name
+                page.close()
+        finally:
+            browser.close()

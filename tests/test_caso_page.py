@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 
 def _subplot_titles(at: AppTest) -> list[str]:
-    return [a.get("text", "") for s in pk.specs(at)
+    return [a.get("text", "").replace("<br>", " ") for s in pk.specs(at)
             for a in s.get("layout", {}).get("annotations", [])]
 
 
@@ -29,7 +29,7 @@ def test_structure_panel_spectra_similarities_subspace_and_m_step(page):
     # h is marked: a vertical line after the h-th eigenvalue
     assert any(sh.get("x0") == 2.5 for sh in spec_m["layout"].get("shapes", []))
     assert pk.chart(page, "singular values of U")["data"][0]["type"] == "bar"
-    learned = pk.chart(page, "task similarity: cosine of the learned u_l<br>(correlation with")
+    learned = pk.chart(page, "task similarity: cosine of the learned u_l (correlation with")
     S = pk.array(learned["data"][0]["z"])
     assert S.shape == (20, 20) and np.allclose(np.diag(S), 1.0) and np.allclose(S, S.T)
     pk.chart(page, "true task similarity")

@@ -166,3 +166,16 @@ def test_real_data_page_and_p_switch(p):
     _converged(at)
     m = pk.metrics(at)
     assert m["loss norm p"] == ("1" if p == 1 else "∞")
+
+
+def test_page_defaults_recover_the_planted_rows_and_rank_on_one_colour_scale():
+    at = pk.loaded("robust_mtl")
+    m = pk.metrics(at)
+    # the default temporal data: 9 active features of 30, rank 3
+    assert m["selected features"] == "9 of 30"
+    assert m["true features found"] == "9 of 9"
+    assert m["rank of W (true)"] == "3 (3)"
+    learned = pk.chart(at, "learned W")["data"][0]
+    true = pk.chart(at, "generator's W_true")["data"][0]
+    assert learned["zmax"] == true["zmax"] and learned["zmin"] == true["zmin"]
+    assert any("What to look for" in md.value for md in at.markdown)

@@ -22,18 +22,30 @@ def _int(s: str) -> int:
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    # the default problem is too small for screening to pay (it backs off, tested
-    # below); the structure panels are tested with the back-off switched off
+    # the page's default: back-off off, so the screening sets show
     at = pk.model_page("triplet_screening")
-    at.session_state["backoff"] = False
     at.run()
     pk.ok(at)
     return at
 
 
-def test_default_solve_backs_off_and_says_why():
+def test_default_page_screens_and_the_back_off_is_a_choice():
+    # at the page's defaults the screening sets show (back-off off, said in one line)
     at = pk.loaded("triplet_screening")
-    assert any(c.value.startswith("Back-off: screening skipped") for c in at.caption)
+    m = pk.metrics(at)
+    assert float(m["screening rate"].rstrip("%")) > 50
+    assert _int(m["screened into L̂"]) > 0 and _int(m["screened into R̂"]) > 0
+    assert any(c.value.startswith("Back-off off (this page's default)") for c in at.caption)
+    cnt = pk.chart(at, "triplet status per iteration")
+    last = {t["name"]: pk.array(t["y"]).astype(float)[-1] for t in cnt["data"]}
+    assert last["screened into L̂ (loss linear, α = 1)"] > 0
+    assert last["screened into R̂ (zero loss, α = 0)"] > 0
+    assert any("What to look for" in md.value for md in at.markdown)
+    # the solver's default (back-off on) skips the rounds on this small problem, and says so
+    at.toggle(key="backoff").set_value(True).run()
+    pk.ok(at)
+    assert any(c.value.startswith("Back-off on: screening rounds") and "skipped" in c.value
+               for c in at.caption)
     assert pk.metrics(at)["screening rate"] == "0.0%"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .controls import TOL_OPTIONS, Controls, Limits, UrlNote, param_widget, sidebar_controls
 from .fmt import certificate_digits, fmt, fmt_time, log_options, pretty
-from .guards import size_guard
+from .guards import cost_guard
 from .page import Guard, model_page, sweep_panel
 from .panels import (
     PANEL_ERRORS,
@@ -48,6 +48,7 @@ __all__ = [
     "UrlNote",
     "certificate_digits",
     "comparison_panel",
+    "cost_guard",
     "default_variants",
     "export_panel",
     "fmt",
@@ -63,7 +64,6 @@ __all__ = [
     "reference_panel",
     "show_error",
     "sidebar_controls",
-    "size_guard",
     "solve_with_warm_start",
     "stored_comparison",
     "stored_reference",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -12,7 +13,7 @@ import streamlit as st
 from ..registry import ModelEntry, Problem
 from .controls import Controls, Limits, sidebar_controls
 from .fmt import pretty
-from .guards import default_guard
+from .guards import cost_guard
 from .history import enable_history
 from .panels import (
     PANEL_ERRORS,
@@ -26,7 +27,7 @@ from .problems import get_problem
 from .solve import LivePanel, solve_with_warm_start
 from .state import LastRun, page_state
 
-__all__ = ["Guard", "model_page", "sweep_panel"]
+__all__ = ["Guard", "model_page", "sweep_panel", "with_defaults"]
 
 #: ``guard(controls) -> message | None``: a cost estimate above the page's limits
 #: (~30 s, ~2 GB on a 2-core machine); the page then asks for confirmation.
@@ -45,13 +46,51 @@ def sweep_panel() -> Any | None:
     return importlib.import_module(_SWEEP_MODULE)
 
 
+def with_defaults(entry: ModelEntry, defaults: Mapping[str, Any] | None) -> ModelEntry:
+    """``entry`` with the defaults of some parameters replaced (the page's own defaults)."""
+    if not defaults:
+        return entry
+    unknown = set(defaults) - {p.name for p in entry.params}
+    if unknown:
+        raise KeyError(f"model {entry.name!r} has no parameter(s) {sorted(unknown)}")
+    params = tuple(dataclasses.replace(p, default=defaults[p.name]) if p.name in defaults
+                   else p for p in entry.params)
+    return dataclasses.replace(entry, params=params)
+
+
+def _continue(entry: ModelEntry, problem: Problem, c: Controls, res: Any,
+              live: LivePanel) -> bool:
+    """A run that stopped at ``max_iter``: a button that continues from where it stopped.
+
+    The continuation is a warm start from the stopped iterate with the same settings and
+    another ``max_iter`` iterations; its result replaces the stopped one (True: rerun).
+    """
+    if res.converged or getattr(res, "stop_reason", "") != "max_iter":
+        return False
+    st.info(f"The solver stopped at the iteration budget (max_iter = {c.max_iter:,}) "
+            f"with relative gap {res.rel_gap:.1e} > tol = {c.tol:g}. Continue from this "
+            "iterate (a warm start, same settings), or raise *max_iter* in the sidebar.",
+            icon=":material/pause_circle:")
+    if not st.button(f"Continue for another {c.max_iter:,} iterations",
+                     key="continue_solve", icon=":material/resume:"):
+        return False
+    ps = page_state(entry.name)
+    try:
+        more, _ = solve_with_warm_start(entry, problem, c, callback=live.callback)
+    except PANEL_ERRORS as exc:  # the message; the stopped result stays on screen
+        show_error(exc, "continue the solve")
+        return False
+    ps.last = LastRun(c.problem_key(entry), c, more, problem, True)
+    return True
+
+
 def _confirmed(entry: ModelEntry, c: Controls, guard: Guard | None) -> bool:
     """False (after drawing the estimate and a confirm button) when the guard objects."""
     if c.upload:
         from .upload import file_guard
 
         guard = file_guard(entry)  # from the real size of the file's problem
-    msg = (guard or default_guard(entry))(c)
+    msg = (guard or cost_guard(entry))(c)
     if not msg:
         return True
     ps = page_state(entry.name)
@@ -117,6 +156,7 @@ def model_page(
     fixed: dict[str, Any] | None = None,
     limits: Limits | None = None,
     guard: Guard | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """Draw the standard model page.
 
@@ -152,9 +192,12 @@ def model_page(
     guard : callable, optional
         ``guard(controls) -> message | None``: a cost estimate; when it returns a
         message the page asks for confirmation before solving (default:
-        :func:`explorer.ui.guards.default_guard`, the size controls' product relative to
-        the defaults).
+        :func:`explorer.ui.guards.cost_guard`, the dataset's cost model).
+    defaults : dict, optional
+        The page's own defaults of some parameters (the values that show the paper's
+        point on this page's datasets); the solver's defaults (the CLI's) stay as they are.
     """
+    entry = with_defaults(entry, defaults)
     st.title(entry.title)
     enable_history()
     c = sidebar_controls(entry, fixed=fixed, limits=limits)
@@ -219,4 +262,6 @@ def model_page(
         reference = None
     live.final(res.history, reference=reference)
     metrics_row(res, warm, gap_label="gap" if gap_label == "duality gap" else gap_label)
+    if problem is not None and error is None and _continue(entry, problem, c, res, live):
+        st.rerun()
     st.fragment(_tabs)(entry, problem, res, c, structure, comparison, variants)

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from .. import figures
+from ..numfmt import gap_text
 from ..registry import ModelEntry, Problem
 from .fmt import certificate_digits, fmt_time
 from .state import Stored, demand_store, page_state
@@ -90,11 +91,11 @@ def metrics_row(res: Any, warm: bool, gap_label: str = "gap") -> None:
     cols = st.columns([3, 3, 2])
     cols[0].metric("primal", f"{res.primal:.{digits}g}")
     cols[1].metric("dual (lower bound)", f"{res.dual:.{digits}g}")
-    cols[2].metric(gap_label, f"{res.gap:.3e}",
+    cols[2].metric(gap_label, gap_text(res.gap),
                    help="primal − dual, in the objective's units: a bound on the distance "
                         "of the primal value to the optimum")
     cols = st.columns([3, 3, 2])
-    cols[0].metric("relative gap", f"{res.rel_gap:.2e}",
+    cols[0].metric("relative gap", gap_text(res.rel_gap, ".2e"),
                    help="gap / max(1, |primal|): the stopping criterion")
     cols[1].metric("iterations", f"{res.n_iter}")
     compile_time = float(getattr(res, "compile_time", 0.0) or 0.0)
@@ -156,14 +157,13 @@ def comparison_panel(entry: ModelEntry, problem: Problem, c: Any,
                                                  title="gap vs iteration"), width="stretch")
     rows = []
     for m, r in cmp["runs"].items():
-        rows.append({"method": m, "iterations": r.n_iter,
+        # the certificate first, then the costs
+        rows.append({"method": m, "converged": r.converged, "gap": gap_text(r.gap, ".2e"),
+                     "primal": r.primal, "iterations": r.n_iter,
                      "time [s]": round(r.time, 4),
-                     "compile [s]": round(float(getattr(r, "compile_time", 0.0)), 2),
-                     "primal": r.primal, "gap": r.gap,
-                     "converged": r.converged})
+                     "compile [s]": round(float(getattr(r, "compile_time", 0.0)), 2)})
     st.dataframe(rows, hide_index=True, width="stretch", column_config={
-        "primal": st.column_config.NumberColumn(format="%.10g"),
-        "gap": st.column_config.NumberColumn(format="%.2e")})
+        "primal": st.column_config.NumberColumn(format="%.10g")})
     st.caption("time excludes numba compilation (shown separately in 'compile').")
 
 

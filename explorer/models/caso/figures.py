@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures import COLORS, bar_series, heatmap, spectrum_figure
+from ...figures import COLORS, bar_series, heatmap, readable, spectrum_figure
 
 __all__ = [
     "angles_figure",
@@ -170,7 +170,7 @@ def m_spectrum_figure(gamma: np.ndarray, h: float, *, height: int = 300) -> go.F
                           marker_label=f"h = {h:g}", height=height,
                           title=f"eigenvalues of M (Σ = {g.sum():.4g}, {k} non-zero)")
     fig.update_yaxes(range=[0, 1.05], title_text="γ_i")
-    return fig
+    return readable(fig)
 
 
 def u_spectrum_figure(U: np.ndarray, h: float, *, height: int = 300) -> go.Figure:
@@ -182,7 +182,7 @@ def u_spectrum_figure(U: np.ndarray, h: float, *, height: int = 300) -> go.Figur
                           marker_label=f"round(h) = {k}",
                           title=f"singular values of U (top {k}: {100 * share:.1f}% of ‖U‖²)")
     fig.update_yaxes(title_text="σ_i")
-    return fig
+    return readable(fig)
 
 
 def similarity_figure(S: np.ndarray, labels: Sequence[str], *, title: str,
@@ -199,7 +199,7 @@ def similarity_figure(S: np.ndarray, labels: Sequence[str], *, title: str,
     show = len(lab) <= 24
     fig.update_xaxes(type="category", showticklabels=show)
     fig.update_yaxes(type="category", showticklabels=show)
-    return fig
+    return readable(fig)
 
 
 def theta_figure(Theta: np.ndarray, features: Sequence[str], *, title: str = "",
@@ -215,7 +215,7 @@ def theta_figure(Theta: np.ndarray, features: Sequence[str], *, title: str = "",
                   xlabel="feature", height=max(height, 120 + 28 * k))
     fig.update_xaxes(type="category", showticklabels=len(features) <= 40)
     fig.update_yaxes(type="category")
-    return fig
+    return readable(fig)
 
 
 def angles_figure(angles: np.ndarray, *, height: int = 300) -> go.Figure:
@@ -227,7 +227,7 @@ def angles_figure(angles: np.ndarray, *, height: int = 300) -> go.Figure:
                      if a.size else "principal angles")
     fig.update_yaxes(range=[0, 90])
     fig.update_xaxes(title_text="principal angle index", type="category")
-    return fig
+    return readable(fig)
 
 
 def subspace_share_figure(U: np.ndarray, Theta: np.ndarray, labels: Sequence[str], *,
@@ -239,7 +239,7 @@ def subspace_share_figure(U: np.ndarray, Theta: np.ndarray, labels: Sequence[str
                      height=height, ylabel="share", title=title)
     fig.update_yaxes(range=[0, 1.02])
     fig.update_xaxes(type="category", title_text="task")
-    return fig
+    return readable(fig)
 
 
 def gamma_path_figure(sigma: Any, eta: float, h: float, *, gamma: Any = None,
@@ -276,7 +276,7 @@ def gamma_path_figure(sigma: Any, eta: float, h: float, *, gamma: Any = None,
     if np.isfinite(t_star):
         t = np.unique(np.concatenate([t, [t_star]]))
     G = gamma_path(sigma, eta, t)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14,
                         subplot_titles=("γ_i(t) = clip(σ_i/√t − η, 0, 1)",
                                         "Γ(t) = Σ_i γ_i(t) and the level h"))
     for n, i in enumerate(order):
@@ -300,12 +300,14 @@ def gamma_path_figure(sigma: Any, eta: float, h: float, *, gamma: Any = None,
                           row=1, col=1)
     else:
         title += " (rank(U) ≤ h: the non-zero directions take γ = 1)"
-    fig.update_xaxes(type="log", exponentformat="power", row=1, col=1)
+    # the lower panel carries the shared t axis: no tick labels under the upper one
+    fig.update_xaxes(type="log", exponentformat="power", showticklabels=False, row=1, col=1)
     fig.update_xaxes(type="log", exponentformat="power", title_text="t", row=2, col=1)
-    fig.update_yaxes(range=[-0.03, 1.03], row=1, col=1)
+    fig.update_yaxes(range=[-0.03, 1.03], title_text="γ_i(t)", row=1, col=1)
+    fig.update_yaxes(title_text="Γ(t)", row=2, col=1)
     fig.update_layout(height=height, title=title,
                       margin={"l": 10, "r": 10, "t": 60, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def objective_time_figure(runs: Mapping[str, Any], *, reference: float | None = None,
@@ -357,4 +359,4 @@ def objective_time_figure(runs: Mapping[str, Any], *, reference: float | None = 
     fig.update_xaxes(title_text="time [s]")
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.2})
-    return fig
+    return readable(fig)

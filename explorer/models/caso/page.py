@@ -27,7 +27,8 @@ from .figures import (
 
 PROBLEM = (
     r"\min_{U,\;M}\ \sum_{l=1}^m\frac1{n_l}\sum_{i=1}^{n_l}L\bigl(u_l^\top x_i^l,\,y_i^l\bigr)"
-    r" + c\,\mathrm{tr}\bigl(U^\top(\eta I+M)^{-1}U\bigr)"
+    r"\\[2pt]"
+    r"+\ c\,\mathrm{tr}\bigl(U^\top(\eta I+M)^{-1}U\bigr)"
     r"\\[2pt]"
     r"\text{s.t. }\ \mathrm{tr}\,M=h,\quad 0\preceq M\preceq I,\qquad c=\alpha\eta(1+\eta)"
     r"\\[8pt]"
@@ -38,7 +39,8 @@ PROBLEM = (
     r"\\[8pt]"
     r"D(\theta)=\sum_l-\ell_l^*(-\theta_l)-\frac1{4c}\Bigl(\eta\|V\|_F^2+s_h(VV^\top)\Bigr)"
     r"\\[2pt]"
-    r"V=[X_1^\top\theta_1,\dots,X_m^\top\theta_m],\quad "
+    r"V=[X_1^\top\theta_1,\dots,X_m^\top\theta_m],"
+    r"\\[2pt]"
     r"s_h=\text{sum of the }h\text{ largest eigenvalues}"
 )
 
@@ -88,6 +90,11 @@ def _corr(A: np.ndarray, B: np.ndarray) -> float:
     return float(a @ b) / den if den > 1e-12 else float("nan")
 
 
+LOOK_FOR = ("**What to look for:** the eigenvalues of M drop to zero after h (the tasks "
+            "share an h-dimensional subspace Θ), the learned task similarity reproduces the "
+            "true one, and the principal angles to the generator's subspace stay small.")
+
+
 def structure(problem, res, c) -> None:
     """Spectra of M and U, task similarities, the shared subspace Θ, the M-step's root."""
     U, Theta, gamma = res.U, res.Theta, res.gamma
@@ -97,6 +104,7 @@ def structure(problem, res, c) -> None:
     truth = problem.info.get("Theta_true")
     U_true = problem.info.get("U_true")
     share = subspace_share(U, Theta)
+    st.markdown(LOOK_FOR)
 
     cols = st.columns(5)
     cols[0].metric("dim Θ = round(h)", f"{Theta.shape[0]}")
@@ -204,30 +212,6 @@ def limits(chosen) -> dict:
     return out
 
 
-def _sizes(s) -> tuple[int, int, int]:
-    if s["dataset"] == "digits":
-        return int(s.get("d", 16)), 10, int(s.get("n", 60)) or 340
-    return int(s["d"]), int(s["m"]), int(s["n"])
-
-
-def _memory(s) -> float:
-    d, m, n = _sizes(s)
-    return 8.0 * (3 * m * n * d + 6 * d * d + 6 * d * m)
-
-
-def _work(s) -> float:
-    d, m, n = _sizes(s)
-    return m * n * d + d**3 + m * d * d
-
-
-#: page-default BCD solve, measured on the 2-core machine (`dualscope solve caso`)
-_DEFAULT_SECONDS = 0.05
-
-guard = ui.size_guard(_memory, _work, lambda ds: {k: v[0] for k, v in
-                                                  ENTRY.datasets[ds].sizes.items()},
-                      _DEFAULT_SECONDS)
-
-
 def render() -> None:
     """Draw the page."""
     ui.model_page(
@@ -235,4 +219,4 @@ def render() -> None:
         variants={"APG (Algorithm 1)": {"method": "apg", "restart": False},
                   "APG + adaptive restart": {"method": "apg", "restart": True},
                   "BCD (Algorithm 2)": {"method": "bcd"}},
-        comparison=comparison, limits=limits, guard=guard)
+        comparison=comparison, limits=limits)

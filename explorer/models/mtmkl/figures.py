@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ...figures import COLORS, heatmap
+from ...figures import COLORS, heatmap, readable
 
 __all__ = [
     "auc_figure",
@@ -151,9 +151,10 @@ def tree_figure(parent: Sequence[int], leaves_under: Sequence[np.ndarray],
                       margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="white")
     levels = sorted(set(int(v) for v in np.asarray(depth_of)))
     fig.update_yaxes(tickvals=[-v for v in levels], ticktext=[f"depth {v}" for v in levels],
-                     showgrid=False, zeroline=False, range=[min(y) - 0.6, 0.5])
+                     showgrid=False, zeroline=False, range=[min(y) - 0.6, 0.5],
+                     title_text="tree level")
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    return fig
+    return readable(fig)
 
 
 def _pnorm(v: np.ndarray, p: float) -> float:
@@ -189,9 +190,13 @@ def similarity_pair(learned: np.ndarray, true: np.ndarray, order: Sequence[int],
                 title=f"learned similarity Σ θ_m G_m{extra}", height=height)
     b = heatmap(np.asarray(true)[np.ix_(order, order)], x=lab, y=lab, colorscale="Viridis",
                 zmid=None, title=true_title, height=height)
+    # every task labelled up to 32 tasks, every step-th one beyond (small, rotated on x)
+    step = max(1, -(-len(lab) // 32))
+    ticks = {"tickmode": "array", "tickvals": list(lab[::step]), "ticktext": list(lab[::step]),
+             "tickfont": {"size": 8 if len(lab) > 16 else 10}, "type": "category"}
     for f in (a, b):
-        f.update_xaxes(showticklabels=len(order) <= 16, type="category")
-        f.update_yaxes(showticklabels=len(order) <= 16, type="category")
+        f.update_xaxes(title_text="task", tickangle=-90, **ticks)
+        f.update_yaxes(title_text="task", **ticks)
     return a, b
 
 
@@ -227,7 +232,7 @@ def theta_history_figure(history: Any, depth_of: Sequence[int],
     fig.update_yaxes(title_text="θ_m" + (f"  (‖θ‖_{p:g} = 1)" if p is not None else ""))
     fig.update_layout(height=height, title="node weights over the iterations",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def roc_figure(runs: Mapping[str, Mapping[str, Any]], *, height: int = 420) -> go.Figure:
@@ -248,7 +253,7 @@ def roc_figure(runs: Mapping[str, Mapping[str, Any]], *, height: int = 420) -> g
     fig.update_layout(height=height, title="mean ROC on held-out data",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"x": 0.55, "y": 0.05})
-    return fig
+    return readable(fig)
 
 
 def roc_difference_figure(runs: Mapping[str, Mapping[str, Any]], baseline: str = "Union", *,
@@ -265,7 +270,7 @@ def roc_difference_figure(runs: Mapping[str, Mapping[str, Any]], baseline: str =
     fig.update_yaxes(title_text=f"TPR − TPR({baseline})", zeroline=True)
     fig.update_layout(height=height, title=f"mean ROC minus {baseline}'s",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def auc_figure(runs: Mapping[str, Mapping[str, Any]], *, height: int = 420) -> go.Figure:
@@ -285,4 +290,4 @@ def auc_figure(runs: Mapping[str, Mapping[str, Any]], *, height: int = 420) -> g
     fig.update_yaxes(title_text="test AUC per task")
     fig.update_layout(height=height, title="AUC per task (◆ mean)",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    return fig
+    return readable(fig)

@@ -103,6 +103,12 @@ def _file_structure(problem, res) -> None:
                "no true similarity to compare with.")
 
 
+LOOK_FOR = ("**What to look for:** the kernel weights θ concentrate on the tree nodes "
+            "whose tasks really are alike, so the learned task similarity shows the "
+            "generator's block structure (compare the two heatmaps); the Comparison tab "
+            "sets its held-out AUC against the baselines.")
+
+
 def structure(problem, res, c) -> None:
     """Tree with θ per node, learned vs true similarity, θ over the iterations."""
     from .metrics import evaluate, similarity_correlation
@@ -118,6 +124,7 @@ def structure(problem, res, c) -> None:
     corr = similarity_correlation(res.similarity, true)
     ev = evaluate(res, problem)
     tree_views = res.n_views == len(parent)
+    st.markdown(LOOK_FOR)
     cols = st.columns(4)
     cols[0].metric("corr(learned, true similarity)",
                    "—" if not math.isfinite(corr) else f"{corr:.3f}")
@@ -212,38 +219,10 @@ def limits(chosen) -> dict:
     return {}
 
 
-def _samples(s) -> tuple[int, int, int]:
-    if s["dataset"] == "digits":
-        return 10, 64, 2 * (int(s["n_train"]) + (int(s["n_test"]) or 800))
-    T = 2 ** int(s["depth"])
-    return T, int(s["d"]), 2 * T * (int(s["n_train"]) + int(s["n_test"]))
-
-
-def _memory(s) -> float:
-    T, d, n = _samples(s)
-    n_tr = 2 * T * int(s["n_train"]) if s["dataset"] != "digits" else n
-    # features (train + test), per-task Gram blocks of the training points, node kernels
-    return 8.0 * (n * d + n_tr * n_tr / max(T, 1) + (2 * T) * T * T)
-
-
-def _work(s) -> float:
-    T, d, n = _samples(s)
-    n_tr = 2 * T * int(s["n_train"]) if s["dataset"] != "digits" else n
-    return n_tr * d * 2 * T + n * d
-
-
-#: page-default solve, measured on the 2-core machine (`dualscope solve mtmkl`)
-_DEFAULT_SECONDS = 0.05
-
-guard = ui.size_guard(_memory, _work, lambda ds: {k: v[0] for k, v in
-                                                  ENTRY.datasets[ds].sizes.items()},
-                      _DEFAULT_SECONDS)
-
-
 def render() -> None:
     """Draw the page."""
     ui.model_page(ENTRY, latex=PROBLEM, structure=structure, explanation=EXPLANATION,
                   variants={"Algorithm E.1 (interleaved θ-step)": {"method": "e1"},
                             "Algorithm 1 (alternating, exact W-step)":
                                 {"method": "alternating"}},
-                  comparison=comparison, limits=limits, guard=guard)
+                  comparison=comparison, limits=limits)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ...figures import COLORS, comparison_figure, heatmap, lines_figure, spectrum_figure
+from ...figures import COLORS, comparison_figure, heatmap, lines_figure, readable, spectrum_figure
 
 __all__ = [
     "comparison_rows",
@@ -181,7 +181,7 @@ def residuals_figure(loss_norms: np.ndarray, p: float, *, noise: np.ndarray | No
                       title="per-task residual norms against the noise level",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.25})
-    return fig
+    return readable(fig)
 
 
 def floor_figure(history: Any, tol_abs: float | None = None, height: int = 320) -> go.Figure:
@@ -226,7 +226,7 @@ def inner_figure(history: Any, height: int = 300) -> go.Figure:
     fig.update_layout(yaxis2={"title": "β_k", "overlaying": "y", "side": "right",
                               "range": [0, 1]},
                       legend={"orientation": "h", "y": -0.3})
-    return fig
+    return readable(fig)
 
 
 def objective_figure(runs: Mapping[str, Any], *, x: str = "time",
@@ -243,7 +243,7 @@ def objective_figure(runs: Mapping[str, Any], *, x: str = "time",
         if hi > lo:
             fig.update_yaxes(range=[lo - 0.05 * (hi - lo), hi])
     fig.update_yaxes(title_text="primal J(W)")
-    return fig
+    return readable(fig)
 
 
 def svd_cost_figure(runs: Mapping[str, Any], height: int = 340) -> go.Figure:
@@ -254,7 +254,7 @@ def svd_cost_figure(runs: Mapping[str, Any], height: int = 340) -> go.Figure:
     fig.update_xaxes(title_text="SVDs: spectral-ball projections and certificates of "
                                 "exact_dual, inner steps of dual ascent, steps of smoothing",
                      type="log")
-    return fig
+    return readable(fig)
 
 
 def floor_vs_mu_figure(rows: Sequence[Mapping[str, Any]], bounds: Mapping[str, Any] | None = None,
@@ -287,7 +287,7 @@ def floor_vs_mu_figure(rows: Sequence[Mapping[str, Any]], bounds: Mapping[str, A
     fig.update_layout(height=height, title="final certified gap and its floor against mu",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.25})
-    return fig
+    return readable(fig)
 
 
 def _with_tol_line(fig: go.Figure, tol_abs: float | None) -> go.Figure:
@@ -295,4 +295,4 @@ def _with_tol_line(fig: go.Figure, tol_abs: float | None) -> go.Figure:
     if tol_abs is not None and tol_abs > 0:
         fig.add_hline(y=tol_abs, line_dash="dot", line_color=COLORS["reference"],
                       annotation_text="tol")
-    return fig
+    return readable(fig)

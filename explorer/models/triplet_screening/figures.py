@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures import COLORS, heatmap, lines_figure
+from ...figures import COLORS, heatmap, lines_figure, readable
 
 __all__ = [
     "CLASS_COLORS",
@@ -50,7 +50,7 @@ RULE_DASH = {"sphere": "solid", "linear": "dash", "sdls": "dot"}
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     fig.update_layout(height=height, title=title or None,
                       margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 10})
-    return fig
+    return readable(fig)
 
 
 def _lam_axis(fig: go.Figure, **kw: Any) -> None:
@@ -182,7 +182,7 @@ def status_counts_figure(history: Any, n_triplets: int, height: int = 340) -> go
     for tr, col in zip(fig.data, colors, strict=False):
         tr.line.color = col
     fig.update_layout(legend={"orientation": "h", "y": -0.25})
-    return fig
+    return readable(fig)
 
 
 def radii_figure(log: Mapping[str, np.ndarray], history: Any, lam: float,
@@ -267,7 +267,7 @@ def path_rates_figure(lam_rel: np.ndarray, compare: Mapping[str, np.ndarray],
     fig.update_layout(legend={"orientation": "h", "y": -0.22})
     _layout(fig, "regularisation-path screening rate (paper's Figs. 4–5)", height)
     fig.update_layout(margin={"t": 70})
-    return fig
+    return readable(fig)
 
 
 def coincident(series: Mapping[str, np.ndarray], rtol: float = 1e-9) -> list[list[str]]:
@@ -303,7 +303,7 @@ def range_heatmap(rate: np.ndarray, lam_rel: np.ndarray, height: int = 420) -> g
                   title="range-based screening rate (paper's Fig. 6)", height=height)
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
-    return fig
+    return readable(fig)
 
 
 def dynamic_heatmap(dynamic: np.ndarray, lam_rel: np.ndarray, height: int = 320) -> go.Figure:
@@ -318,7 +318,7 @@ def dynamic_heatmap(dynamic: np.ndarray, lam_rel: np.ndarray, height: int = 320)
                   title="dynamic screening rate per round (paper's Fig. 5)", height=height)
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category", autorange=True)
-    return fig
+    return readable(fig)
 
 
 def path_time_figure(lam_rel: Sequence[float] | np.ndarray,
@@ -345,4 +345,4 @@ def path_time_figure(lam_rel: Sequence[float] | np.ndarray,
     fig.update_layout(legend={"orientation": "h", "y": -0.3})
     if ratio_to is not None:
         fig.add_hline(y=1.0, line_dash="dash", line_color=COLORS["reference"])
-    return fig
+    return readable(fig)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ...figures import COLORS, bar_series, heatmap, lines_figure
+from ...figures import COLORS, bar_series, heatmap, lines_figure, readable
 
 __all__ = ["confusion_figure", "decision_regions", "dual_counts_figure", "violations_figure"]
 
@@ -54,7 +54,7 @@ def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndar
                             + ")")
     fig.update_xaxes(range=[lo[0], hi[0]], title_text="x1")
     fig.update_yaxes(range=[lo[1], hi[1]], title_text="x2", scaleanchor="x")
-    return fig
+    return readable(fig)
 
 
 def confusion_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, height: int = 380, *,
@@ -81,9 +81,12 @@ def violations_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, *,
     H[np.arange(n), y] = 0.0
     counts = [int(np.count_nonzero(H[y == j])) for j in range(k)]
     mean = [float(H[y == j].sum() / max(1, np.count_nonzero(H[y == j]))) for j in range(k)]
-    return bar_series([str(j) for j in range(k)],
-                      {"violated pairs (j != y_i)": counts, "mean hinge of violated": mean},
-                      title="margin violations per true class")
+    fig = bar_series([str(j) for j in range(k)],
+                     {"violated pairs (j != y_i)": counts, "mean hinge of violated": mean},
+                     title="margin violations per true class",
+                     ylabel="pairs / mean hinge")
+    fig.update_xaxes(title_text="true class")
+    return fig
 
 
 def dual_counts_figure(history) -> go.Figure:

@@ -10,11 +10,13 @@ from .figures import confusion_figure, decision_regions, dual_counts_figure, vio
 
 PROBLEM = (
     r"\min_{W\in\mathbb{R}^{d\times k}}\ \tfrac12\|W\|_F^2"
-    r" + C\sum_{i=1}^n\sum_{j\ne y_i}\max\bigl(0,\,1-(w_{y_i}-w_j)^\top x_i\bigr)"
+    r"\\[2pt]"
+    r"+\ C\sum_{i=1}^n\sum_{j\ne y_i}\max\bigl(0,\,1-(w_{y_i}-w_j)^\top x_i\bigr)"
     r"\\[4pt]"
     r"\text{block } i:\ \min_{b\in[0,C]^{k-1}}\ "
     r"\tfrac12 b^\top(I+\mathbf 1\mathbf 1^\top)b - v^\top b,"
-    r"\quad b^\star=\mathrm{clip}_C(v-\gamma\mathbf 1),\ \gamma=\textstyle\sum_j b^\star_j"
+    r"\\[2pt]"
+    r"b^\star=\mathrm{clip}_C(v-\gamma\mathbf 1),\ \gamma=\textstyle\sum_j b^\star_j"
 )
 
 EXPLANATION = (
@@ -30,8 +32,14 @@ EXPLANATION = (
 )
 
 
+LOOK_FOR = ("**What to look for:** the support vectors (outlined) sit on the class "
+            "boundaries and most dual variables end at 0 — only the samples near a boundary "
+            "shape W — while the violations per class show where the classes overlap.")
+
+
 def structure(problem, res, c) -> None:
     X, y = problem.data["X"], problem.data["y"]
+    st.markdown(LOOK_FOR)
     left, right = st.columns([3, 2])
     with left:
         if X.shape[1] == 2:
