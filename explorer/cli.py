@@ -104,7 +104,9 @@ def describe_error(exc: BaseException) -> str:
     (a ``KeyError``'s message is its argument, not its quoted ``repr``).
     Foreign numerical errors are named; anything else is an internal error.
     """
-    from solvers.base import NumericalError
+    # a NumericalError comes from an imported solvers.base; a usage error imports nothing
+    base = sys.modules.get("solvers.base")
+    numerical = (base.NumericalError,) if base is not None else ()
 
     if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
         msg = exc.args[0]
@@ -114,7 +116,7 @@ def describe_error(exc: BaseException) -> str:
         msg = str(exc)
     msg = _one_line(msg) or type(exc).__name__
     debug_hint = "rerun with --debug for the traceback"
-    if isinstance(exc, CLIError | NumericalError):
+    if isinstance(exc, (CLIError, *numerical)):
         return msg
     if isinstance(exc, np.linalg.LinAlgError):
         return (f"linear-algebra failure ({msg}); the data or parameters are numerically "
@@ -328,7 +330,17 @@ def _save_model(entry: registry.ModelEntry, problem: registry.Problem, res: Any,
 # ------------------------------------------------------------------------ solve
 
 
+def _row(s) -> str:
+    """One history row (an :class:`~solvers.base.IterationState` or a result)."""
+    it = getattr(s, "iteration", None)
+    it = s.n_iter if it is None else it
+    return (f"{it:>7d} {s.time:>9.3f} {s.primal:>16.9g} {s.dual:>16.9g} "
+            f"{s.gap:>11.3e} {s.rel_gap:>11.3e}")
+
+
 def _progress_printer(quiet: bool):
+    """The solve callback printing history rows; ``cb.shown`` is the last row printed
+    as ``(iteration, primal, dual)``."""
     state = {"last": -math.inf, "count": 0}
 
     def cb(s) -> None:
@@ -338,9 +350,10 @@ def _progress_printer(quiet: bool):
             return
         if state["count"] <= 5 or now - state["last"] >= 0.5:
             state["last"] = now
-            print(f"{s.iteration:>7d} {s.time:>9.3f} {s.primal:>16.9g} {s.dual:>16.9g} "
-                  f"{s.gap:>11.3e} {s.rel_gap:>11.3e}", flush=True)
+            cb.shown = (s.iteration, s.primal, s.dual)
+            print(_row(s), flush=True)
 
+    cb.shown = None
     return cb
 
 
@@ -348,11 +361,15 @@ def _header() -> None:
     print(f"{'iter':>7} {'time[s]':>9} {'primal':>16} {'dual':>16} {'gap':>11} {'rel_gap':>11}")
 
 
-def _summary(res) -> None:
+def _summary(res, printer: Any = None) -> None:
+    """The final row (unless ``printer`` already printed it) and a status line."""
     h = res.history
-    print(f"{res.n_iter:>7d} {res.time:>9.3f} {res.primal:>16.9g} {res.dual:>16.9g} "
-          f"{res.gap:>11.3e} {res.rel_gap:>11.3e}   (final)")
-    status = "converged" if res.converged else "NOT converged" + (f" (stopped at max_iter: rerun with --max-iter {4 * res.n_iter} to go further)" if res.stop_reason == "max_iter" else "")  # noqa: E501
+    if printer is None or printer.shown != (res.n_iter, res.primal, res.dual):
+        print(_row(res) + "   (final)")
+    status = "converged" if res.converged else "NOT converged"
+    if res.stop_reason == "max_iter":
+        status += (f" (stopped at max_iter: rerun with --max-iter {4 * res.n_iter} "
+                   "to go further)")
     print(f"{status}: {res.n_iter} iterations in {res.time:.3f} s, method={res.method}, "
           f"certified gap {gap_text(res.gap)} (relative {gap_text(res.rel_gap, '.2e')}); "
           f"{len(h)} history rows")
@@ -383,9 +400,9 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
         if refusal:
             raise CLIError(refusal)
     _header()
-    res = entry.solve(problem, tol=tol, max_iter=max_iter,
-                      callback=_progress_printer(args.quiet), **params)
-    _summary(res)
+    printer = _progress_printer(args.quiet)
+    res = entry.solve(problem, tol=tol, max_iter=max_iter, callback=printer, **params)
+    _summary(res, printer)
     out: dict[str, Any] = {
         "model": entry.name, "dataset": problem.name, "description": problem.description,
         "seed": args.seed, "tol": tol, "max_iter": max_iter, "params": params,
@@ -550,12 +567,27 @@ def _file_roles(model: str) -> str:
     return roles(model).describe()
 
 
+#: The conventions of ``dualscope list``, printed above the listing.
+LIST_LEGEND = """\
+Conventions: a size reads NAME=DEFAULT [LOW, HIGH] (set it with --size NAME=VALUE);
+on a real data set a count whose range starts at 0 means "all" at 0 (n=0: every
+sample, k=0: every neighbour), shown as NAME=0 (all). A parameter reads NAME=DEFAULT
+and its range, [a, b] with the ends allowed, (a, b) without them."""
+
+
+def _size_text(d: registry.Dataset, key: str, spec: tuple[Any, Any, Any]) -> str:
+    default, low, high = spec
+    all_at_zero = d.real and isinstance(low, int) and low == 0 and default == 0
+    return f"{key}={default}{' (all)' if all_at_zero else ''} [{low}, {high}]"
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    print(LIST_LEGEND)
     for e in registry.entries():
         print(f"{e.name}: {e.title}")
         print("  datasets (size=default [low, high]):")
         for d in e.datasets.values():
-            sizes = ", ".join(f"{k}={v[0]} [{v[1]}, {v[2]}]" for k, v in d.sizes.items())
+            sizes = ", ".join(_size_text(d, k, v) for k, v in d.sizes.items())
             print(f"    {d.name}: {d.title}" + (f"; {sizes}" if sizes else ""))
         print(f"  files (--data PATH): {_file_formats()}; needs "
               f"{_file_roles(e.name)}")
@@ -732,6 +764,24 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{_one_line(message)} (see '{self.prog} --help')")
 
 
+class _LazySubcommands(argparse._SubParsersAction):
+    """Sub-command parsers whose arguments are added when the sub-command is chosen.
+
+    ``dualscope --help`` and a mistyped command therefore import no model, solver or
+    plotting library (the model choices come from :func:`explorer.registry.entries`,
+    which imports every model)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending: dict[str, Callable[[], None]] = {}
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        build = self.pending.pop(values[0], None) if values else None
+        if build is not None:
+            build()
+        super().__call__(parser, namespace, values, option_string)
+
+
 def make_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -740,21 +790,34 @@ def make_parser() -> argparse.ArgumentParser:
         prog="dualscope", parents=[common],
         description="Certified solvers for structured convex learning models, "
                     "with a live dashboard.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                           action=_LazySubcommands)
     for s in SUBCOMMANDS:
         sp = sub.add_parser(s.name, help=s.help, description=s.help, parents=[common])
-        s.configure(sp)
         sp.set_defaults(_subcommand=s)
+        sub.pending[s.name] = lambda s=s, sp=sp: s.configure(sp)
 
     # the sweep sub-command lives in explorer/sweep.py (it registers its own parser); it
-    # gets --debug, the --out check and the error contract like the others
+    # gets --debug, the --out check and the error contract like the others. Its parser is
+    # built when chosen (its model choices import every model); until then a placeholder
+    # built without models gives the help line.
     from . import sweep
 
-    sp = sweep.add_cli(sub, _models())
-    sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                    help="print the Python traceback of an error")
-    sp.set_defaults(_subcommand=Subcommand("sweep", sp.description or "", lambda _: None,
-                                           lambda a: a.func(a), outputs=("out",)))
+    def build_sweep(models: list[str] | tuple[str, ...], into: Any) -> argparse.ArgumentParser:
+        sp = sweep.add_cli(into, models)
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="print the Python traceback of an error")
+        sp.set_defaults(_subcommand=Subcommand("sweep", sp.description or "", lambda _: None,
+                                               lambda a: a.func(a), outputs=("out",)))
+        return sp
+
+    build_sweep((), sub)
+
+    def configure_sweep() -> None:
+        scratch = _Parser(add_help=False).add_subparsers(prog=p.prog, parser_class=_Parser)
+        sub._name_parser_map["sweep"] = build_sweep(_models(), scratch)
+
+    sub.pending["sweep"] = configure_sweep
     return p
 
 

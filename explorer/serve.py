@@ -13,7 +13,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["OPTIONS", "main"]
+
+#: Streamlit options of the dashboard (a flag given on the command line wins). The same
+#: values are in ``.streamlit/config.toml`` for ``streamlit run app.py`` from the
+#: repository (``tests/test_shell.py`` checks they agree).
+OPTIONS = {
+    "client.toolbarMode": "viewer",  # no "Deploy" button or developer menu items
+    "browser.gatherUsageStats": "false",  # no telemetry requests: the app works offline
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     from . import warmup
 
     args = list(sys.argv[1:] if argv is None else argv)
+    given = {a.split("=", 1)[0].removeprefix("--") for a in args if a.startswith("--")}
+    args = [x for k, v in OPTIONS.items() if k not in given for x in (f"--{k}", v)] + args
     warmup.start_background(preload=True)
     sys.argv = ["streamlit", "run", str(Path(__file__).with_name("app_main.py")), *args]
     return st_cli.main()

@@ -239,3 +239,51 @@ def test_pages_at_their_defaults_show_their_point_with_nothing_clipped(server):
                 page.close()
         finally:
             browser.close()
+
+
+def test_app_works_offline_home_alias_no_deploy_button(server):
+    """Every request the pages make goes to the local server (all others are blocked and
+    recorded): ``/home`` shows the home page, a model page solves and draws its charts,
+    the tab icon is local and Streamlit's "Deploy" button is absent."""
+    from urllib.parse import urlsplit
+
+    from playwright.sync_api import sync_playwright
+
+    external: list[str] = []
+
+    def block(route):
+        host = urlsplit(route.request.url).hostname or ""
+        if route.request.url.startswith(("data:", "blob:")) or host in ("127.0.0.1",
+                                                                        "localhost"):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as pw:
+        try:
+            browser = launch(pw)
+        except RuntimeError as exc:
+            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.route("**/*", block)
+            page = context.new_page()
+            page.goto(server + "/home")
+            page.wait_for_selector(".katex", timeout=120_000)  # the home page's formula
+            _wait_idle(page)
+            assert urlsplit(page.url).path in ("", "/")  # /home leads to the home page
+            assert page.get_by_text("Page not found").count() == 0
+            assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+            icon = page.evaluate(
+                "() => document.querySelector(\"link[rel='shortcut icon']\")?.href || ''")
+            assert icon and urlsplit(icon).hostname in (None, "127.0.0.1"), icon
+
+            page.goto(server + "/wwsvm")
+            page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+            _wait_idle(page)
+            page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+            assert external == []
+        finally:
+            browser.close()

@@ -468,7 +468,10 @@ def test_list_shows_ranges_and_help(capsys):
     for e in registry.entries():
         for d in e.datasets.values():
             for key, (default, low, high) in d.sizes.items():
-                assert f"{key}={default} [{low}, {high}]" in out
+                # a real data set's count at 0 means all of it, and says so
+                all_at_zero = d.real and isinstance(low, int) and low == default == 0
+                mark = " (all)" if all_at_zero else ""
+                assert f"{key}={default}{mark} [{low}, {high}]" in out
         for p in e.params:
             assert f"{p.name}={p.default}  {cli.param_range(p)}" in out
             if p.spec is not None:
