@@ -11,20 +11,38 @@
    method with the time read from the history, best of ``repeat`` runs; and the
    CPU time of one Walrus epoch at each k (partial selection in the exact block
    solver keeps it about linear in k).
+3. Overlapping classes at any C: blobs n=4000, d=20, k=8, spread 1 and 2,
+   C in {1, 3.7, 10, 100}, and random labels (n=2000, d=30, k=8, relative gap
+   1e-8): the primal interior-point method (``method="ipm"``) against Clarabel,
+   next to Walrus within the default ``max_iter``.
+4. Sparse text: synthetic text-like CSR data (n=20k, d=50k, k=20) and, when the
+   file is present, the Debian-sections TF-IDF set (``DUALSCOPE_DEBIAN_TRAIN`` or
+   ``../shared/data/debian_sections_train.svm.gz`` next to the repository; its
+   ``_test`` part for accuracy) at C in {0.1, 1, 10}: Walrus to a relative gap of
+   1e-6 and to the authors' rule (gap <= 0.0009 x first gap) against scikit-learn's
+   ``LinearSVC`` (Crammer-Singer and one-vs-rest, both without intercept like the
+   WW-SVM here); peak memory of the solve (tracemalloc, a separate untimed run)
+   against the CSR matrix's bytes.
+5. Growth: Walrus CPU time to the authors' rule against n and d (blobs), with
+   the fitted exponent of a log-log fit.
 """
 
 from __future__ import annotations
 
+import os
 import time
+import tracemalloc
 import warnings
+from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from solvers import ConvergenceWarning, wwsvm
 from solvers.reference import wwsvm as ref
 
 from ...benchkit import BenchReport, BenchTable, rel_diff, time_to_target
-from .data import blobs
+from .data import blobs, random_labels, text_like
 
 DELTAS = (0.1, 0.01, 0.001)
 
@@ -144,14 +162,189 @@ def _vs_iterative(n: int, d: int, ks: tuple[int, ...], repeat: int, progress
     return table, epochs
 
 
+def _overlap(problems, Cs, tol: float, title: str, progress) -> BenchTable:
+    table = BenchTable(
+        title,
+        ["data", "C", "Clarabel CPU [s]", "ipm CPU [s]", "ipm iterations", "ipm rel. gap",
+         "speed-up vs Clarabel", "objective rel. diff", "walrus rel. gap (max_iter=1000)",
+         "walrus converged"],
+    )
+    wwsvm.solve(np.eye(3), [0, 1, 2], method="ipm", max_iter=2)
+    for label, prob in problems:
+        X, y = prob.data["X"], prob.data["y"]
+        for C in Cs:
+            t_ref, r = _cpu(lambda X=X, y=y, C=C: ref.solve(X, y, C))
+            t_ipm, res = _cpu(lambda X=X, y=y, C=C: wwsvm.solve(X, y, C, method="ipm", tol=tol))
+            w = wwsvm.solve(X, y, C, tol=tol)
+            progress(f"{label} C={C:g}: Clarabel {t_ref:.2f} s, ipm {t_ipm:.3f} s "
+                     f"({res.n_iter} it), walrus rel. gap {w.rel_gap:.1e}")
+            table.add(label, C, t_ref, t_ipm, res.n_iter, res.rel_gap, t_ref / t_ipm,
+                      rel_diff(res.primal, r.value), w.rel_gap, w.converged)
+    table.notes.append(
+        f"ipm stops on its own certificate (relative gap <= {tol:g}); CPU seconds of one "
+        "run each in this process (time.process_time; the machine is shared). The last two "
+        "columns: Walrus (dual sweeps + free-block steps) within the default max_iter=1000 "
+        "epochs at the same tol.")
+    return table
+
+
+def _csr_bytes(X) -> int:
+    return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+
+
+def _peak_memory(fn) -> int:
+    """Peak bytes allocated (tracemalloc) while ``fn`` runs (an untimed, separate run)."""
+    tracemalloc.start()
+    try:
+        fn()
+        return int(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
+
+
+def _as_int32(X):
+    X = sp.csr_matrix(X, copy=True)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+def _sparse_rows(table: BenchTable, name: str, X, y, Xt, yt, Cs, progress, *,
+                 max_iter: int, linearsvc: bool = True) -> None:
+    from sklearn.svm import LinearSVC
+
+    csr = _csr_bytes(X)
+    wwsvm.solve(X[:50], y[:50], max_iter=2)
+    X32 = _as_int32(X)
+    for C in Cs:
+        runs = []
+        for label, kw in (("walrus, rel. gap 1e-6", {"tol": 1e-6}),
+                          ("walrus, authors' rule (gap <= 0.0009 x first)",
+                           {"stopping": "gap_ratio"})):
+            t, res = _cpu(lambda kw=kw, C=C: wwsvm.solve(X, y, C, max_iter=max_iter, **kw))
+            runs.append((label, t, res))
+        t_cs = t_ovr = None
+        if linearsvc:
+            for label, mc in (("LinearSVC crammer_singer", "crammer_singer"),
+                              ("LinearSVC one-vs-rest", "ovr")):
+                t, est = _cpu(lambda mc=mc, C=C: LinearSVC(
+                    C=C, multi_class=mc, fit_intercept=False, max_iter=1000).fit(X32, y))
+                if mc == "ovr":
+                    t_ovr = t
+                else:
+                    t_cs = t
+                runs.append((label, t, est))
+        mem = _peak_memory(lambda C=C: wwsvm.solve(X, y, C, max_iter=3, tol=1e-12))
+        for label, t, obj in runs:
+            is_ww = label.startswith("walrus")
+            acc = float(np.mean(obj.predict(Xt) == yt)) if Xt is not None else float("nan")
+            table.add(name, C, label, t, obj.n_iter if is_ww else int(np.max(obj.n_iter_)),
+                      obj.primal if is_ww else float("nan"),
+                      obj.rel_gap if is_ww else float("nan"),
+                      bool(obj.converged) if is_ww else float("nan"), acc,
+                      (t_cs / t) if is_ww and t_cs else float("nan"),
+                      (t_ovr / t) if is_ww and t_ovr else float("nan"),
+                      mem / csr if is_ww else float("nan"))
+            progress(f"{name} C={C:g} {label}: {t:.2f} s")
+
+
+def _sparse_table() -> BenchTable:
+    return BenchTable(
+        "Sparse text: Walrus (CSR kernel) against LinearSVC, CPU time",
+        ["data", "C", "solver", "CPU [s]", "epochs / iterations", "WW primal",
+         "certified rel. gap", "converged", "test accuracy", "CS LinearSVC / this",
+         "OvR LinearSVC / this", "peak memory / CSR bytes"],
+    )
+
+
+def _debian_path() -> Path | None:
+    env = os.environ.get("DUALSCOPE_DEBIAN_TRAIN")
+    path = Path(env) if env else (Path(__file__).resolve().parents[3] / ".." / "shared"
+                                  / "data" / "debian_sections_train.svm.gz")
+    return path if path.is_file() else None
+
+
+def _text(quick: bool, progress) -> BenchTable:
+    from sklearn.datasets import load_svmlight_file
+
+    table = _sparse_table()
+    n, d, k = (2000, 5000, 20) if quick else (20_000, 50_000, 20)
+    n_test = n // 4
+    prob = text_like(seed=0, n=n + n_test, d=d, k=k)
+    X, y = prob.data["X"], prob.data["y"]
+    progress(f"synthetic text-like n={n}, d={d}, k={k}, nnz={X[:n].nnz}")
+    _sparse_rows(table, f"text-like n={n} d={d} k={k}", X[:n], y[:n], X[n:], y[n:], (1.0,),
+                 progress, max_iter=5000, linearsvc=not quick)
+    path = None if quick else _debian_path()
+    if path is not None:
+        X, y = load_svmlight_file(str(path))
+        test = path.with_name(path.name.replace("_train", "_test"))
+        Xt, yt = (load_svmlight_file(str(test), n_features=X.shape[1]) if test.is_file()
+                  else (None, None))
+        progress(f"Debian sections {X.shape}, nnz={X.nnz}, "
+                 f"{int(np.sum(np.diff(X.indptr) == 0))} all-zero rows")
+        _sparse_rows(table, "Debian sections", X, y, Xt, yt, (0.1, 1.0, 10.0), progress,
+                     max_iter=4000)
+    else:
+        table.notes.append("Debian-sections rows skipped (quick run or file not found; set "
+                           "DUALSCOPE_DEBIAN_TRAIN).")
+    table.notes.append(
+        "Both LinearSVC fits and the WW-SVM here have no intercept; WW primal is the "
+        "certified objective; CPU one run each in this process (time.process_time, the "
+        "machine is shared). LinearSVC stops on its own tolerance (1e-4, max_iter 1000), "
+        "not on a certificate. Peak memory: tracemalloc peak during a 3-epoch solve "
+        "(everything the solver allocates: W, alpha, the certificate's scores) over the "
+        "CSR matrix's data + indices + indptr bytes.")
+    return table
+
+
+def _growth(quick: bool, progress) -> BenchTable:
+    table = BenchTable(
+        "Growth: Walrus CPU to the authors' rule (gap <= 0.0009 x first gap), blobs "
+        "k=8, spread 1, C=1",
+        ["vary", "n", "d", "CPU [s]", "epochs", "fitted exponent"],
+    )
+    ns = (1000, 2000, 4000) if quick else (5000, 10_000, 20_000, 40_000)
+    ds = (10, 20, 40) if quick else (20, 40, 80, 160)
+    for vary, sizes in (("n", [(n, 20) for n in ns]), ("d", [(10_000 if not quick else 1000,
+                                                               d) for d in ds])):
+        rows = []
+        for n, d in sizes:
+            prob = blobs(seed=3, n=n, k=8, d=d, spread=1.0)
+            X, y = prob.data["X"], prob.data["y"]
+            t, res = _cpu(lambda X=X, y=y: wwsvm.solve(X, y, 1.0, stopping="gap_ratio",
+                                                       max_iter=5000))
+            rows.append((n, d, t, res.n_iter))
+            progress(f"growth n={n} d={d}: {t:.3f} s, {res.n_iter} epochs")
+        xs = np.log([r[0] if vary == "n" else r[1] for r in rows])
+        slope = float(np.polyfit(xs, np.log([max(r[2], 1e-9) for r in rows]), 1)[0])
+        for n, d, t, ep in rows:
+            table.add(vary, n, d, t, ep, slope)
+    table.notes.append("Exponent: slope of log CPU against log n (or log d), one run each.")
+    return table
+
+
 def run(quick: bool = False, progress=print) -> BenchReport:
     report = BenchReport("wwsvm")
     if quick:
         report.tables.append(_vs_cvxpy(500, 20, 5, (0.5,), progress, repeat=1))
         report.tables.extend(_vs_iterative(500, 20, (10, 100), 1, progress))
+        report.tables.append(_overlap(
+            [("blobs n=300 d=5 k=4 spread 2", blobs(seed=1, n=300, k=4, d=5, spread=2.0))],
+            (1.0, 100.0), 1e-6, "Overlapping classes: ipm vs Clarabel (quick)", progress))
     else:
         report.tables.append(_vs_cvxpy(5000, 50, 10, (0.5, 1.0), progress))
         report.tables.extend(_vs_iterative(4000, 50, (10, 100, 1000), 2, progress))
+        report.tables.append(_overlap(
+            [(f"blobs n=4000 d=20 k=8 spread {s:g}", blobs(seed=1, n=4000, k=8, d=20,
+                                                           spread=s)) for s in (1.0, 2.0)],
+            (1.0, 3.7, 10.0, 100.0), 1e-6,
+            "Overlapping classes at any C: ipm vs Clarabel, relative gap 1e-6", progress))
+        report.tables.append(_overlap(
+            [("random labels n=2000 d=30 k=8", random_labels(seed=0, n=2000, d=30, k=8))],
+            (1.0,), 1e-8, "Random labels: ipm vs Clarabel, relative gap 1e-8", progress))
+    report.tables.append(_text(quick, progress))
+    report.tables.append(_growth(quick, progress))
     return report
 
 

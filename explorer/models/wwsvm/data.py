@@ -7,7 +7,7 @@ import numpy as np
 from ...datasets import load_real
 from ...registry import Problem
 
-__all__ = ["blobs", "real"]
+__all__ = ["blobs", "random_labels", "real", "text_like"]
 
 
 def blobs(seed: int = 0, *, n: int = 300, k: int = 4, d: int = 2, spread: float = 1.0
@@ -59,6 +59,57 @@ def real(name: str):
 
     make.__name__ = f"load_{name}"
     return make
+
+
+def random_labels(seed: int = 0, *, n: int = 2000, d: int = 30, k: int = 8) -> Problem:
+    """Standard normal features with labels drawn uniformly (no structure to learn)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(int(n), int(d)))
+    y = rng.integers(0, int(k), int(n))
+    y[:k] = np.arange(k)
+    return Problem(data={"X": X, "y": y}, name="random_labels",
+                   description=f"{n} N(0, I) points in {d}-D, {k} random labels",
+                   info={"k": int(k), "d": int(d)})
+
+
+def text_like(seed: int = 0, *, n: int = 20_000, d: int = 50_000, density: float = 0.002,
+              k: int = 20) -> Problem:
+    """Sparse bag-of-words-like data: CSR rows of about ``density * d`` terms.
+
+    Each class has its own Zipf-weighted vocabulary of ``d / k`` terms; half of a
+    row's terms come from its class's vocabulary, half from the whole vocabulary
+    (Zipf-weighted too); values are ``1 + log(count)``, rows l2-normalised (TF-IDF
+    like).
+    """
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    n, d, k = int(n), int(d), int(k)
+    per_row = max(1, round(density * d))
+    y = np.arange(n) % k
+    rng.shuffle(y)
+    zipf = 1.0 / np.arange(1, d + 1)
+    perm = rng.permutation(d)
+    vocab = np.array_split(perm, k)
+    rows, cols = [], []
+    n_own = per_row // 2
+    p_all = zipf / zipf.sum()
+    for j in range(k):
+        idx = np.flatnonzero(y == j)
+        p_own = zipf[: vocab[j].size] / zipf[: vocab[j].size].sum()
+        own = vocab[j][rng.choice(vocab[j].size, size=(idx.size, n_own), p=p_own)]
+        common = perm[rng.choice(d, size=(idx.size, per_row - n_own), p=p_all)]
+        terms = np.hstack([own, common])
+        rows.append(np.repeat(idx, per_row))
+        cols.append(terms.ravel())
+    X = sp.csr_matrix((np.ones(n * per_row), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n, d))  # duplicates summed: term counts
+    X.data = 1.0 + np.log(X.data)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = sp.diags(1.0 / np.maximum(norms, 1e-300)) @ X
+    return Problem(data={"X": X.tocsr(), "y": y}, name="text_like",
+                   description=f"{n} sparse text-like rows, {d} terms, ~{per_row} per row, "
+                               f"{k} classes", info={"k": k, "d": d})
 
 
 # -------------------------------------------------------------------- user files
