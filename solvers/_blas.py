@@ -1,14 +1,14 @@
 """The BLAS/LAPACK thread policy of every solver.
 
 Policy: a solve runs its dense linear algebra on **one BLAS thread, at every
-problem size**. Every solver wraps its iterations in :func:`single_threaded_blas`
-(the sweep runner wraps each point too); nothing else in ``solvers/`` sets BLAS
-threads. The solvers' dense operations are many mid-sized products, solves and
-eigendecompositions inside an iterative loop, where thread start-up and
-synchronisation cost more than they save (and far more when other processes
-share the cores); parallelism belongs one level up (independent solves, sweep
-points). A size-dependent exception is added here, once, only when a benchmark
-shows threads winning at that size.
+problem size**. Every solver wraps its work in :func:`single_threaded_blas` or is
+decorated with :func:`with_blas_policy` (the sweep runner wraps each point too);
+nothing else in ``solvers/`` sets BLAS threads. The solvers' dense operations
+are many mid-sized products, solves and eigendecompositions inside an iterative
+loop, where thread start-up and synchronisation cost more than they save (and
+far more when other processes share the cores); parallelism belongs one level
+up (independent solves, sweep points). A size-dependent exception is added
+here, once, only when a benchmark shows threads winning at that size.
 
 ``THREADS`` is the number of threads inside a solve (``1``); ``None`` leaves
 BLAS's own default. Benchmarks may change it with :func:`blas_threads` to measure
@@ -19,10 +19,13 @@ dependency); without it the policy is a no-op, so only speed depends on it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from functools import cache
+from collections.abc import Callable, Iterator
+from functools import cache, wraps
+from typing import TypeVar
 
-__all__ = ["THREADS", "blas_threads", "single_threaded_blas"]
+_F = TypeVar("_F", bound=Callable)
+
+__all__ = ["THREADS", "blas_threads", "single_threaded_blas", "with_blas_policy"]
 
 #: BLAS threads inside a solve (``None``: BLAS's default, for benchmarks only).
 THREADS: int | None = 1
@@ -55,3 +58,14 @@ def blas_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         THREADS = old
+
+
+def with_blas_policy(fn: _F) -> _F:
+    """Decorator: run ``fn`` inside :func:`single_threaded_blas`."""
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        with single_threaded_blas():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

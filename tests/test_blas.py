@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from solvers import _blas, caso, robust_mtl
+from solvers import _blas, caso, mtmkl, robust_mtl
 
 
 def _blas_threads() -> dict[str, int]:
@@ -28,8 +28,17 @@ def _robust_mtl(callback):
     robust_mtl.solve(Xs, ys, max_iter=2, tol=1e-30, callback=callback)
 
 
+def _mtmkl(callback):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8, 300))
+    y = np.where(rng.random(8) < 0.5, -1.0, 1.0)
+    y[:2] = [-1.0, 1.0]
+    mtmkl.solve(X, y, np.repeat([0, 1], 4), np.eye(2)[None], max_iter=2, tol=1e-30,
+                callback=callback)
+
+
 @pytest.mark.filterwarnings("ignore::solvers.ConvergenceWarning")
-@pytest.mark.parametrize("run", [_caso, _robust_mtl], ids=["caso", "robust_mtl"])
+@pytest.mark.parametrize("run", [_caso, _robust_mtl, _mtmkl], ids=["caso", "robust_mtl", "mtmkl"])
 def test_solves_run_blas_on_one_thread_at_large_d(run):
     seen = []
 
