@@ -27,6 +27,12 @@ def rel_diff(a: float, b: float) -> float:
     return abs(float(a) - float(b)) / max(1.0, abs(float(b)))
 
 
+def loglog_slope(sizes: Sequence[float], times: Sequence[float]) -> float:
+    """Fitted growth exponent: least-squares slope of ``log(time)`` against ``log(size)``."""
+    x, y = np.log(np.asarray(sizes, float)), np.log(np.maximum(np.asarray(times, float), 1e-9))
+    return float(np.polyfit(x, y, 1)[0]) if x.size >= 2 else float("nan")
+
+
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     """Run ``fn`` ``repeat`` times; return the best wall time and the last value."""
     best = np.inf

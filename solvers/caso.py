@@ -94,6 +94,7 @@ __all__ = [
     "METHODS",
     "M_STEPS",
     "PARAMS",
+    "USTEPS",
     "CASOResult",
     "dual_objective",
     "hinge_prox",
@@ -130,6 +131,8 @@ PARAMS = ParamSpecs(
 LOSSES = PARAMS["loss"].choices
 METHODS = PARAMS["method"].choices
 M_STEPS = PARAMS["m_step"].choices
+#: Forms of BCD's squared-loss U-step (``solve(ustep=...)``).
+USTEPS = ("auto", "kernel", "primal")
 
 #: BCD's hinge U-step (dual coordinate ascent) follows the accuracy reached so far:
 #: largest margin violation <= clip(_INNER_FACTOR * relative gap, _INNER_MIN, _INNER_MAX).
@@ -343,23 +346,81 @@ def _gamma(sigma: np.ndarray, eta: float, h: float, method: str) -> np.ndarray:
     return gamma
 
 
+class _Structure:
+    """``M = P diag(g) P^T + g0 (I - P P^T)``: eigenpairs of a matrix in ``Mset``.
+
+    ``P`` (d x r) has orthonormal columns, ``g`` (r,) the eigenvalues on them in
+    decreasing order and ``g0`` the eigenvalue on their orthogonal complement
+    (``0`` when ``r == d``). Powers of ``A = eta I + M`` are formed in O(d^2 r).
+    """
+
+    __slots__ = ("P", "d", "g", "g0")
+
+    def __init__(self, P: np.ndarray, g: np.ndarray, g0: float = 0.0) -> None:
+        self.P, self.g, self.g0, self.d = P, g, float(g0), P.shape[0]
+
+    def power(self, eta: float, p: float) -> np.ndarray:
+        """``(eta I + M)^p`` as a dense symmetric matrix."""
+        P = self.P
+        if P.shape[1] == self.d:
+            return sym((P * (eta + self.g) ** p) @ P.T)
+        a0 = (eta + self.g0) ** p
+        out = (P * ((eta + self.g) ** p - a0)) @ P.T
+        out[np.diag_indices(self.d)] += a0
+        return sym(out)
+
+    def dense(self) -> np.ndarray:
+        """``M`` as a dense matrix."""
+        return self.power(0.0, 1.0) if self.g0 > 0.0 or self.P.shape[1] < self.d else sym(
+            (self.P * self.g) @ self.P.T)
+
+    def gamma(self) -> np.ndarray:
+        """All ``d`` eigenvalues of ``M`` in decreasing order."""
+        return np.concatenate([self.g, np.full(self.d - self.g.size, self.g0)])
+
+    def basis(self, k: int) -> np.ndarray:
+        """Eigenvectors (d x k) of the ``k`` largest eigenvalues of ``M``."""
+        r = self.P.shape[1]
+        if k <= r:
+            return self.P[:, :k]
+        Q, _ = np.linalg.qr(self.P, mode="complete")  # completes P to a basis of R^d
+        return np.concatenate([self.P, Q[:, r:k]], axis=1)
+
+
+def _m_step_structure(U: np.ndarray, eta: float, h: float, method: str
+                      ) -> tuple[_Structure, float]:
+    """``(structure, phi)``: exact minimiser of ``tr(U^T (eta I + M)^{-1} U)`` over Mset.
+
+    With ``U U^T = P diag(lambda) P^T`` the minimiser shares ``P`` and takes
+    ``gamma = m_step_gamma(sqrt(lambda))``. For ``m < d`` the eigenpairs come
+    from the thin SVD of ``U`` (O(d m^2)): the remaining ``d - m`` eigenvalues of
+    ``U U^T`` are 0 and share one value of ``gamma`` (the complement's ``g0``).
+    """
+    d, m = U.shape
+    if m < d:
+        P, s, _ = np.linalg.svd(U, full_matrices=False)
+        lam = s * s
+    else:
+        lam, P = np.linalg.eigh(U @ U.T)
+        lam = lam[::-1]
+        P = P[:, ::-1]
+    r = lam.size
+    top = lam[0] if r else 0.0
+    lam = np.where(lam > d * np.finfo(float).eps * max(top, 0.0), lam, 0.0)
+    sigma = np.concatenate([np.sqrt(lam), np.zeros(d - r)])
+    gamma = _gamma(sigma, eta, h, method)
+    phi = float(np.sum(lam / (eta + gamma[:r])))
+    return _Structure(P, gamma[:r].copy(), float(gamma[r]) if r < d else 0.0), phi
+
+
 def _m_step(U: np.ndarray, eta: float, h: float, method: str
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """``(M, gamma, P, phi)``: exact minimiser of ``tr(U^T (eta I + M)^{-1} U)`` over Mset.
 
-    ``gamma`` (decreasing) and the columns of ``P`` are the eigenpairs of ``M``.
+    ``gamma`` (decreasing) and the columns of ``P`` (d x d) are the eigenpairs of ``M``.
     """
-    S = U @ U.T
-    lam, P = np.linalg.eigh(S)
-    lam = lam[::-1]
-    P = P[:, ::-1]
-    top = lam[0] if lam.size else 0.0
-    lam = np.where(lam > lam.size * np.finfo(float).eps * max(top, 0.0), lam, 0.0)
-    sigma = np.sqrt(lam)
-    gamma = _gamma(sigma, eta, h, method)
-    phi = float(np.sum(lam / (eta + gamma)))
-    M = sym((P * gamma) @ P.T)
-    return M, gamma, P, phi
+    st, phi = _m_step_structure(U, eta, h, method)
+    return st.dense(), st.gamma(), st.basis(st.d), phi
 
 
 def m_step(U: Any, eta: float, h: float, *, method: str = PARAMS.default("m_step")
@@ -524,14 +585,21 @@ class _Cert:
 
     def __init__(self, data, U, theta, c, eta, h, loss, m_method):
         z = data.scores(U)
-        M, gamma, P, phi = _m_step(U, eta, h, m_method)
-        self.M, self.gamma, self.P, self.phi = M, gamma, P, phi
+        self.structure, phi = _m_step_structure(U, eta, h, m_method)
+        self.phi = phi
+        self._M = None
         self.loss_value = _loss_value(loss, z, data.y, data.w)
         self.primal = self.loss_value + c * phi
         if theta is None:
             theta = -_loss_grad(loss, z, data.y, data.w)
         self.theta = theta
         self.dual = _dual_value(data, theta, c, eta, h, loss)
+
+    @property
+    def M(self) -> np.ndarray:
+        if self._M is None:
+            self._M = self.structure.dense()
+        return self._M
 
 
 def _inner_tol(rel_gap: float) -> float:
@@ -617,14 +685,92 @@ def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
 # ---------------------------------------------------------------------------
 
 
-def _ustep_squared(data, G, r, P, gamma, eta, c):
-    # (G_l + c A^{-1}) u = r_l with u = R v, R = A^{1/2}: (R G_l R + c I) v = R r_l.
-    R = (P * np.sqrt(eta + gamma)) @ P.T
-    H = np.matmul(np.matmul(R, G), R)
-    H[:, np.arange(data.d), np.arange(data.d)] += c
-    rhs = (R @ r.T).T[..., None]
-    v = np.linalg.solve(H, rhs)[:, :, 0]  # (m, d)
-    return R @ v.T, 1
+class _SquaredSteps:
+    """The squared-loss U-step: per task ``(G_l + c A^{-1}) u = r_l``, ``A = eta I + M``.
+
+    ``G_l = X_l^T X_l / n_l`` and ``r_l = X_l^T y_l / n_l``. Two exact forms
+    (the same ``u`` up to rounding):
+
+    * ``"primal"``: with ``R = A^{1/2}`` and ``u = R v``, the d x d system
+      ``(R G_l R + c I) v = R r_l`` (O(d^3) per task);
+    * ``"kernel"``: by the push-through identity
+      ``(c A^{-1} + X^T X / n)^{-1} X^T / n = A X^T (X A X^T + n c I)^{-1}``,
+      ``u = A X_l^T a`` with ``(X_l A X_l^T + n_l c I) a = y_l``, an
+      n_l x n_l system. With ``A = a0 I + P_S diag(g_S) P_S^T`` (the
+      directions ``S`` where ``M``'s eigenvalue differs from its complement's),
+      ``X_l A X_l^T = a0 X_l X_l^T + (X_l P_S) diag(g_S) (X_l P_S)^T``: one
+      ``N x d x |S|`` product per iteration plus O(n_l^2 |S| + n_l^3) per task.
+
+    ``mode="auto"`` uses the kernel form for tasks with ``n_l < d``.
+    """
+
+    def __init__(self, data: _Tasks, mode: str) -> None:
+        self.data = data
+        if mode == "auto":
+            kern = data.n < data.d
+        else:
+            kern = np.full(data.m, mode == "kernel")
+        self.kern = np.flatnonzero(kern)
+        self.prim = np.flatnonzero(~kern)
+        self.batched = data.equal
+        if self.kern.size:
+            if data.equal:
+                X3 = data.X3[self.kern]
+                self.XX = np.matmul(X3, X3.transpose(0, 2, 1))
+            else:
+                self.XX = [data.Xs[t] @ data.Xs[t].T for t in self.kern]
+        if self.prim.size:
+            self.G = np.empty((self.prim.size, data.d, data.d))
+            self.r = np.empty((self.prim.size, data.d))
+            for j, t in enumerate(self.prim):
+                Xl = data.Xs[t]
+                self.G[j] = Xl.T @ Xl / data.n[t]
+                self.r[j] = Xl.T @ data.y[data.offs[t]:data.offs[t + 1]] / data.n[t]
+
+    def __call__(self, st: _Structure, eta: float, c: float) -> np.ndarray:
+        data = self.data
+        U = np.empty((data.d, data.m))
+        if self.prim.size:
+            U[:, self.prim] = self._primal(st.power(eta, 0.5), c)
+        if self.kern.size:
+            U[:, self.kern] = self._kernel(st, eta, c)
+        return U
+
+    def _primal(self, R: np.ndarray, c: float) -> np.ndarray:
+        # (G_l + c A^{-1}) u = r_l with u = R v, R = A^{1/2}: (R G_l R + c I) v = R r_l.
+        d = self.data.d
+        H = np.matmul(np.matmul(R, self.G), R)
+        H[:, np.arange(d), np.arange(d)] += c
+        rhs = (R @ self.r.T).T[..., None]
+        v = np.linalg.solve(H, rhs)[:, :, 0]  # (tasks, d)
+        return R @ v.T
+
+    def _kernel(self, st: _Structure, eta: float, c: float) -> np.ndarray:
+        data = self.data
+        a0 = eta + st.g0
+        gd = st.g - st.g0
+        keep = gd != 0.0
+        Ps, gs = st.P[:, keep], gd[keep]
+        if self.batched:
+            n = int(data.n[0])
+            X3 = data.X3[self.kern]
+            XP = np.matmul(X3, Ps)  # (tasks, n, s)
+            K = a0 * self.XX + np.matmul(XP * gs, XP.transpose(0, 2, 1))
+            K[:, np.arange(n), np.arange(n)] += n * c
+            y3 = data.y.reshape(data.m, n)[self.kern]
+            a = np.linalg.solve(K, y3[..., None])  # (tasks, n, 1)
+            Xa = np.matmul(X3.transpose(0, 2, 1), a)[:, :, 0].T  # (d, tasks)
+            Pa = np.matmul(XP.transpose(0, 2, 1), a)[:, :, 0].T  # (s, tasks)
+            return a0 * Xa + Ps @ (gs[:, None] * Pa)
+        out = np.empty((data.d, self.kern.size))
+        for j, t in enumerate(self.kern):
+            Xl = data.Xs[t]
+            XP = Xl @ Ps
+            K = a0 * self.XX[j] + (XP * gs) @ XP.T
+            K[np.diag_indices(Xl.shape[0])] += data.n[t] * c
+            a = np.linalg.solve(K, data.y[data.offs[t]:data.offs[t + 1]])
+            out[:, j] = a0 * (Xl.T @ a) + Ps @ (gs * (XP.T @ a))
+        return out
 
 
 def _ustep_hinge(data, B, A, c, tol):
@@ -638,13 +784,11 @@ def _ustep_hinge(data, B, A, c, tol):
     return UT.T.copy(), sweeps
 
 
-def _ustep_logistic(data, U, P, gamma, eta, c, tol):
+def _ustep_logistic(data, U, R, Rinv, c, tol):
     # Newton per task on  l(R v) + c ||v||^2  with u = R v, R = A^{1/2}, until the
     # summed Newton-decrement estimate of the remaining decrease is below ``tol``
     # (absolute, objective units); at least one step.
     d, m = data.d, data.m
-    R = (P * np.sqrt(eta + gamma)) @ P.T
-    Rinv = (P / np.sqrt(eta + gamma)) @ P.T
     Vt = Rinv @ U  # (d, m)
 
     def task_obj(Vt):
@@ -681,31 +825,25 @@ def _ustep_logistic(data, U, P, gamma, eta, c, tol):
     return R @ Vt, iters
 
 
-def _run_bcd(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart):
-    d = data.d
+def _run_bcd(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart,
+             ustep="auto"):
     gam, P = np.linalg.eigh(sym(M0))
-    gamma = np.clip(gam, 0.0, 1.0)
+    st = _Structure(P, np.clip(gam, 0.0, 1.0))
     U = U0
-    G = r = None
-    if loss == "squared":
-        G = np.empty((data.m, d, d))
-        r = np.empty((data.m, d))
-        for t, Xl in enumerate(data.Xs):
-            G[t] = Xl.T @ Xl / data.n[t]
-            r[t] = Xl.T @ data.y[data.offs[t]:data.offs[t + 1]] / data.n[t]
+    squared = _SquaredSteps(data, ustep) if loss == "squared" else None
     tol_in = _INNER_MAX if loss == "hinge" else 1e-15
     cert = None
     for it in range(1, max_iter + 1):
-        A = sym((P * (eta + gamma)) @ P.T)
         if loss == "squared":
-            U, inner = _ustep_squared(data, G, r, P, gamma, eta, c)
+            U, inner = squared(st, eta, c), 1
         elif loss == "hinge":
-            U, inner = _ustep_hinge(data, B, A, c, tol_in)
+            U, inner = _ustep_hinge(data, B, st.power(eta, 1.0), c, tol_in)
         else:
-            U, inner = _ustep_logistic(data, U, P, gamma, eta, c, tol_in)
+            U, inner = _ustep_logistic(data, U, st.power(eta, 0.5), st.power(eta, -0.5), c,
+                                       tol_in)
         theta = data.y * B if loss == "hinge" else None
         cert = _Cert(data, U, theta, c, eta, h, loss, m_method)
-        gamma, P = cert.gamma, cert.P  # the M-step (Algorithm 2, lines 7-9)
+        st = cert.structure  # the M-step (Algorithm 2, lines 7-9)
         gap = max(cert.primal - cert.dual, 0.0)
         scale = max(1.0, abs(cert.primal))
         tol_in = _inner_tol(gap / scale)
@@ -740,6 +878,7 @@ def solve(
     restart: bool = PARAMS.default("restart"),
     init: CASOResult | None = None,
     callback=None,
+    ustep: str = "auto",
 ) -> CASOResult:
     r"""Solve convex relaxed ASO with a certified duality gap.
 
@@ -778,6 +917,12 @@ def solve(
     callback : callable, optional
         ``callback(state)`` once per iteration (``state.iterate`` has ``U``,
         ``M`` and, for APG, ``M_iterate``); return ``False`` to stop.
+    ustep : {"auto", "kernel", "primal"}
+        BCD with the squared loss: how each task's U-step system is solved
+        (same iterates up to rounding). ``"kernel"``: the n_l x n_l system
+        ``(X_l A X_l^T + n_l c I) a = y_l``, ``u = A X_l^T a``; ``"primal"``:
+        the d x d system of Algorithm 2 in ``v = A^{-1/2} u``; ``"auto"``
+        (default): kernel for tasks with ``n_l < d``. Ignored otherwise.
 
     Returns
     -------
@@ -794,26 +939,30 @@ def solve(
         v["method"], v["m_step"], v["tol"], v["max_iter"], v["restart"])
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
     callback = check_callback(callback)
+    ustep = check_choice(ustep, "ustep", USTEPS)
     d, m = data.d, data.m
     init = check_init(init, CASOResult, U=(d, m), M=(d, d))
     c = alpha * eta * (1.0 + eta)
     N = data.X.shape[0]
 
-    B = np.zeros(N)
-    if init is None:
-        U0 = np.zeros((d, m))
-        M0 = np.eye(d) * (h / d)
-    else:
-        U0 = np.array(init.U, dtype=float)
-        M0 = project_fantope(init.M, h)
-        if loss == "hinge" and init.loss == "hinge" and len(init.dual_vars) == m and all(
-            np.shape(t) == (int(n),) for t, n in zip(init.dual_vars, data.n, strict=True)
-        ):
-            B = np.clip(np.concatenate(init.dual_vars) * data.y, 0.0, data.w)
+    with single_threaded_blas():  # the BLAS thread policy (solvers._blas)
+        B = np.zeros(N)
+        if init is None:
+            U0 = np.zeros((d, m))
+            M0 = np.eye(d) * (h / d)
+        else:
+            U0 = np.array(init.U, dtype=float)
+            M0 = project_fantope(init.M, h)
+            if loss == "hinge" and init.loss == "hinge" and len(init.dual_vars) == m and all(
+                np.shape(t) == (int(n),) for t, n in zip(init.dual_vars, data.n, strict=True)
+            ):
+                B = np.clip(np.concatenate(init.dual_vars) * data.y, 0.0, data.w)
 
-    mon = Monitor("caso", tol=tol, max_iter=max_iter, callback=callback)
-    runner = _run_apg if method == "apg" else _run_bcd
-    with single_threaded_blas(d):
+        mon = Monitor("caso", tol=tol, max_iter=max_iter, callback=callback)
+        runner = _run_apg
+        if method == "bcd":
+            def runner(*args):
+                return _run_bcd(*args, ustep=ustep)
         try:
             U, cert = runner(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback,
                              max_iter, restart)
@@ -821,18 +970,19 @@ def solve(
             raise NumericalError(
                 f"{exc} [caso: c = alpha eta (1 + eta) = {c:.3g} with alpha={alpha:g}, "
                 f"eta={eta:g}: alpha or eta is too extreme for this data's scale]") from exc
+        Theta = cert.structure.basis(subspace_dim(h)).T.copy()
+        M = cert.M
     fields = mon.result_fields()
-    Theta = cert.P[:, :subspace_dim(h)].T.copy()
     return CASOResult(
         **fields,
         method=method,
         params={"alpha": alpha, "eta": eta, "h": h, "loss": loss, "method": method,
                 "tol": tol, "max_iter": max_iter, "m_step": m_method, "restart": restart},
         U=U,
-        M=cert.M,
+        M=M,
         Theta=Theta,
         V=Theta @ U,
-        gamma=cert.gamma,
+        gamma=cert.structure.gamma(),
         dual_vars=list(data.split(cert.theta)),
         loss=loss,
         c=c,

@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from ._blas import with_blas_policy
 from ._mtmkl_kernels import (
     _add_task_kernel,
     _decision_linear,
@@ -1040,6 +1041,7 @@ def _figures(state, C: float, p_conj: float) -> tuple[float, float, float]:
 # ---------------------------------------------------------------------------
 
 
+@with_blas_policy
 def solve(
     X: Any,
     y: Any,

@@ -323,6 +323,22 @@ def _check_data(Xs: Any, ys: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
 # ---------------------------------------------------------------------------
 
 
+def _spectral_norms(Xs: list[np.ndarray], X3: np.ndarray | None) -> np.ndarray:
+    """``||X_i||_2`` per task: square root of the top eigenvalue of the smaller Gram matrix.
+
+    ``X X^T`` (n x n) or ``X^T X`` (d x d), whichever is smaller: O(n d min(n, d))
+    for the product and O(min(n, d)^3) for the symmetric eigenvalues, batched over
+    the tasks when they have equal sizes.
+    """
+    if X3 is not None:
+        Gs = [np.matmul(X3, X3.transpose(0, 2, 1)) if X3.shape[1] <= X3.shape[2]
+              else np.matmul(X3.transpose(0, 2, 1), X3)]
+    else:
+        Gs = [(X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X)[None] for X in Xs]
+    top = np.concatenate([np.linalg.eigvalsh(G)[:, -1] for G in Gs])
+    return np.sqrt(np.maximum(top, 0.0))
+
+
 class _Problem:
     """Data and parameters of one instance, with the operators both methods use.
 
@@ -357,12 +373,12 @@ class _Problem:
         # tr(C M^{-1} C^T) = ||C Q diag(ev)^{-1/2}||_F^2 with M = Q diag(ev) Q^T, ev >= gamma.
         self.Qs = Q / np.sqrt(np.maximum(ev, gamma))
         self.Minv = (Q / np.maximum(ev, gamma)) @ Q.T
-        #: spectral norm of every task's design matrix (1 for an all-zero matrix)
-        self.snorm = np.array([float(np.linalg.norm(X, 2)) for X in Xs])
-        self.xnorm2 = float(self.snorm.max()) ** 2
-        self.snorm[self.snorm == 0.0] = 1.0
         # Equal task sizes: one batched product (m, n, d) instead of a loop over tasks.
         self.X3 = np.stack(Xs) if bool(np.all(self.ns == self.nmax)) else None
+        #: spectral norm of every task's design matrix (1 for an all-zero matrix)
+        self.snorm = _spectral_norms(Xs, self.X3)
+        self.xnorm2 = float(self.snorm.max()) ** 2
+        self.snorm[self.snorm == 0.0] = 1.0
 
     # ---- per-task products
     def residuals(self, W: np.ndarray) -> np.ndarray:
@@ -917,23 +933,22 @@ def solve(
     tol, mu = v["tol"], v["mu"]
     check_every = v["check_every"] or CHECK_EVERY[method]  # 0: exact_dual adapts it
     callback = check_callback(callback)
-    pb = _Problem(Xs, ys, lam, gamma, zeta, rho, p, mu)
-    max_svd = (_default_svd_budget(pb) if max_svd is None
-               else PARAMS["max_svd"].validate(max_svd))
-    init = check_init(init, RobustMTLResult, W=(pb.d, pb.m))
-    if init is not None:
-        lens = [len(t) for t in init.theta]
-        if lens != [int(n) for n in pb.ns]:
-            raise IncompatibleWarmStart(
-                f"init does not match this problem: init.theta has lengths {lens}, "
-                f"expected {[int(n) for n in pb.ns]}"
-            )
-    mon = Monitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback,
-                  budget=max_svd, budget_unit="SVDs (max_svd)")
-    cert = _Certifier(pb, mon, tol, callback is not None)
-    cert.mu = mu
-    # The d x m SVDs are small: one BLAS thread (far faster on a shared machine).
-    with single_threaded_blas(min(pb.d, pb.m)):
+    with single_threaded_blas():  # the BLAS thread policy (solvers._blas)
+        pb = _Problem(Xs, ys, lam, gamma, zeta, rho, p, mu)
+        max_svd = (_default_svd_budget(pb) if max_svd is None
+                   else PARAMS["max_svd"].validate(max_svd))
+        init = check_init(init, RobustMTLResult, W=(pb.d, pb.m))
+        if init is not None:
+            lens = [len(t) for t in init.theta]
+            if lens != [int(n) for n in pb.ns]:
+                raise IncompatibleWarmStart(
+                    f"init does not match this problem: init.theta has lengths {lens}, "
+                    f"expected {[int(n) for n in pb.ns]}"
+                )
+        mon = Monitor(f"robust_mtl[{method}]", tol=tol, max_iter=max_iter, callback=callback,
+                      budget=max_svd, budget_unit="SVDs (max_svd)")
+        cert = _Certifier(pb, mon, tol, callback is not None)
+        cert.mu = mu
         if method == "exact_dual":
             total = _solve_exact_dual(pb, cert, mon, init, max_iter, check_every)
         elif method == "dual":

@@ -528,3 +528,82 @@ def test_m_step_gamma_is_scale_invariant_at_extreme_scales():
             np.testing.assert_allclose(caso.m_step_gamma(sigma * c, 0.1, 1.5, method=method),
                                        ref_gamma, rtol=1e-12, atol=1e-14)
         assert caso.m_step_gamma([1.2573e-301], 1e-3, 0.5, method=method).tolist() == [0.5]
+
+
+# ----------------------------------------------------------------- U-step forms (BCD, squared)
+
+
+def _random_structure(rng, d, kind):
+    """A matrix of Mset as caso._Structure: full basis, thin basis, or thin with g0 > 0."""
+    r = d if kind == "full" else int(rng.integers(1, d))
+    P = np.linalg.qr(rng.normal(size=(d, d)))[0][:, :r]
+    g = np.sort(rng.uniform(0.0, 1.0, size=r))[::-1]
+    g[rng.random(r) < 0.3] = 0.0
+    g0 = float(rng.uniform(0.0, 0.5)) if kind == "thin_g0" else 0.0
+    return caso._Structure(P, np.sort(g)[::-1], g0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("sizes", ["n<d", "n>=d", "mixed"])
+def test_kernel_and_primal_u_steps_solve_the_same_system(seed, sizes):
+    rng = np.random.default_rng(seed)
+    d, m = int(rng.integers(4, 12)), int(rng.integers(1, 5))
+    ns = {"n<d": np.full(m, d - 1 - seed % 3), "n>=d": np.full(m, d + seed % 3),
+          "mixed": rng.integers(1, 2 * d, size=m)}[sizes]
+    Xs = [rng.normal(size=(int(n), d)) for n in ns]
+    ys = [rng.normal(size=int(n)) for n in ns]
+    data = caso._Tasks(Xs, ys)
+    eta, c = float(10 ** rng.uniform(-1, 1)), float(10 ** rng.uniform(-2, 1))
+    st = _random_structure(rng, d, ("full", "thin", "thin_g0")[seed % 3])
+    M = st.dense()
+    np.testing.assert_allclose(M, M.T)
+    np.testing.assert_allclose(np.linalg.eigvalsh(M), np.sort(st.gamma()), atol=1e-12)
+    A = eta * np.eye(d) + M
+    # brute force: (X^T X / n + c A^{-1}) u = X^T y / n per task
+    U_ref = np.column_stack([
+        np.linalg.solve(X.T @ X / len(y) + c * np.linalg.inv(A), X.T @ y / len(y))
+        for X, y in zip(Xs, ys, strict=True)])
+    for mode in caso.USTEPS:
+        U = caso._SquaredSteps(data, mode)(st, eta, c)
+        np.testing.assert_allclose(U, U_ref, rtol=1e-8, atol=1e-10 * np.abs(U_ref).max())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bcd_iterates_do_not_depend_on_the_u_step_form(seed):
+    rng = np.random.default_rng(seed)
+    d, m = (12, 5) if seed % 2 else (5, 7)
+    ns = rng.integers(2, 2 * d, size=m) if seed >= 2 else np.full(m, d // 2 + 4 * (seed % 2))
+    Xs = [rng.normal(size=(int(n), d)) for n in ns]
+    ys = [rng.normal(size=int(n)) for n in ns]
+    kw = {"alpha": 0.3, "eta": 0.5, "h": 2.5, "tol": 1e-9, "max_iter": 10_000}
+    runs = {mode: caso.solve(Xs, ys, ustep=mode, **kw) for mode in caso.USTEPS}
+    ref_run = runs["primal"]
+    for res in runs.values():
+        assert res.n_iter == ref_run.n_iter
+        np.testing.assert_allclose(res.history.primal, ref_run.history.primal, rtol=1e-9)
+        np.testing.assert_allclose(res.U, ref_run.U, atol=1e-8 * np.abs(ref_run.U).max())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_thin_m_step_matches_the_dense_eigendecomposition(seed):
+    rng = np.random.default_rng(seed)
+    d, m = 9, (3, 9, 14, 2)[seed]
+    U = rng.normal(size=(d, m))
+    if seed == 3:
+        U[:, 1] = U[:, 0]  # rank 1 < h: the complement takes the remaining mass
+    h = (2.5, 4.0, 1.0, 3.0)[seed]
+    st, phi = caso._m_step_structure(U, 0.7, h, "sort")
+    lam, P = np.linalg.eigh(U @ U.T)
+    lam = np.where(lam > d * np.finfo(float).eps * lam.max(), lam, 0.0)  # rounding noise
+    sigma = np.sqrt(lam)
+    gamma = caso.m_step_gamma(sigma, 0.7, h, method="sort")
+    np.testing.assert_allclose((P * gamma) @ P.T, st.dense(), atol=1e-10)
+    assert phi == pytest.approx(float(np.sum(lam / (0.7 + gamma))), rel=1e-10)
+    B = st.basis(min(d, 4))
+    np.testing.assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-12)
+    np.testing.assert_allclose(st.dense() @ B, B * st.gamma()[:B.shape[1]], atol=1e-10)
+
+
+def test_ustep_choice_is_validated():
+    with pytest.raises(ValueError, match="ustep"):
+        caso.solve(XS0, YS0, h=1.0, ustep="woodbury")

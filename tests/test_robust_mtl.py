@@ -646,3 +646,19 @@ def test_huge_data_and_wrong_predict_shapes_raise_value_errors():
     res = robust_mtl.solve(X0, Y0, tol=1e-6)
     with pytest.raises(ValueError, match=r"Xs\[0\] must have 3 columns"):
         res.predict([x[:, :2] for x in X0])
+
+
+@pytest.mark.parametrize("equal", [True, False])
+def test_spectral_norms_match_the_svd(equal):
+    rng = np.random.default_rng(3)
+    d = 7
+    ns = [5, 5, 5, 5] if equal else [3, 7, 12, 1]  # n < d, n = d, n > d, one row
+    Xs = [rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-3, 3) for n in ns]
+    Xs[1] = np.zeros_like(Xs[1])  # all-zero task
+    X3 = np.stack(Xs) if equal else None
+    got = robust_mtl._spectral_norms(Xs, X3)
+    want = np.array([np.linalg.norm(X, 2) for X in Xs])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0)
+    ys = [rng.normal(size=n) for n in ns]
+    pb = robust_mtl._Problem(Xs, ys, 1.0, 1.0, 1.0, 1.0, 2.0, 1e-3)
+    assert pb.snorm[1] == 1.0 and pb.xnorm2 == pytest.approx(want.max() ** 2, rel=1e-12)

@@ -20,10 +20,10 @@ import warnings
 
 import numpy as np
 
-from solvers import caso
+from solvers import _blas, caso
 from solvers.reference import caso as ref
 
-from ...benchkit import BenchReport, BenchTable, best_of, rel_diff, time_to_target
+from ...benchkit import BenchReport, BenchTable, best_of, loglog_slope, rel_diff, time_to_target
 from .data import subspace
 
 TARGETS = (1e-3, 1e-4, 1e-6)
@@ -158,6 +158,86 @@ def _m_step_table(dims: tuple[int, ...], progress) -> BenchTable:
     return table
 
 
+def _cpu_solve(Xs, ys, ustep: str, threads: int | None = 1):
+    with _blas.blas_threads(threads), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.process_time()
+        res = caso.solve(Xs, ys, loss="squared", method="bcd", tol=1e-6, max_iter=100_000,
+                         ustep=ustep, **PARAMS)
+        return time.process_time() - t0, res
+
+
+def _growth(axes: dict[str, list[tuple[int, int, int]]], compare_max_d: int,
+            progress) -> tuple[BenchTable, BenchTable]:
+    table = BenchTable(
+        "Growth: BCD, squared loss, tol 1e-6 (synthetic, alpha=0.1, eta=1, h=3): kernel "
+        "(n_l x n_l) U-step vs the d x d form of Algorithm 2",
+        ["axis", "d", "m", "n_l", "iterations", "CPU kernel [s]", "CPU d x d form [s]",
+         "ratio", "rel. objective diff"])
+    slopes = BenchTable("Growth exponents (least-squares slope of log CPU time vs log size)",
+                        ["axis", "sizes", "exponent, kernel form", "exponent, d x d form"])
+    for axis, sizes in axes.items():
+        t_new, t_old, vals = [], [], []
+        for d, m, n in sizes:
+            Xs, ys = _problem(d, m, n, "squared")
+            t1, r1 = _cpu_solve(Xs, ys, "auto")
+            t_new.append(t1)
+            row = [axis, d, m, n, r1.n_iter, t1]
+            if d <= compare_max_d:
+                t0, r0 = _cpu_solve(Xs, ys, "primal")
+                t_old.append(t0)
+                row += [t0, t0 / t1, rel_diff(r1.primal, r0.primal)]
+            else:
+                row += [float("nan")] * 3
+            vals.append({"d": d, "m": m, "n_l": n}[axis])
+            table.add(*row)
+            progress(f"growth {axis}: d={d} m={m} n={n}: {t1:.3f} s CPU")
+        old = (loglog_slope(vals[:len(t_old)], t_old) if len(t_old) >= 2 else float("nan"))
+        slopes.add(axis, ", ".join(map(str, vals)), loglog_slope(vals, t_new), old)
+    table.notes.append(
+        "'auto' takes the kernel form for tasks with n_l < d and the d x d form otherwise "
+        "(n_l >= d rows time the same code twice). Both forms give the same iterates up to "
+        "rounding; '—': the d x d form was not run at that size. One run each, CPU seconds; "
+        "the machine may be shared.")
+    return table, slopes
+
+
+def _before_after(size: tuple[int, int, int], big: tuple[int, int, int] | None,
+                  progress) -> BenchTable:
+    d, m, n = size
+    table = BenchTable(
+        f"Before/after: BCD, squared loss, tol 1e-6, d={d}, m={m}, n_l={n}",
+        ["U-step form", "BLAS threads", "d", "CPU [s]", "wall [s]", "iterations",
+         "objective", "rel. objective diff", "CPU / new"])
+    Xs, ys = _problem(d, m, n, "squared")
+    rows = []
+    for label, ustep, threads in (("kernel (n_l x n_l, default)", "auto", 1),
+                                  ("d x d (Algorithm 2)", "primal", 1),
+                                  ("d x d (Algorithm 2)", "primal", None)):
+        w0 = time.perf_counter()
+        t, res = _cpu_solve(Xs, ys, ustep, threads)
+        rows.append((label, "1" if threads == 1 else "BLAS default", d, t,
+                     time.perf_counter() - w0, res.n_iter, res.primal))
+        progress(f"before/after {label}, threads {threads}: {t:.2f} s CPU")
+    t_new, f_new = rows[0][3], rows[0][6]
+    for row in rows:
+        table.add(*row, rel_diff(row[6], f_new), row[3] / t_new)
+    if big is not None:
+        Xs, ys = _problem(*big, "squared")
+        w0 = time.perf_counter()
+        t, res = _cpu_solve(Xs, ys, "auto")
+        table.add("kernel (n_l x n_l, default)", "1", big[0], t, time.perf_counter() - w0,
+                  res.n_iter, res.primal, float("nan"), float("nan"))
+        table.notes.append(f"Last row: d={big[0]}, m={big[1]}, n_l={big[2]}.")
+        progress(f"d={big[0]}: {t:.2f} s CPU")
+    table.notes.append(
+        "The d x d rows are Algorithm 2's U-step form (ustep='primal'), with the current "
+        "M-step; 'BLAS default' runs them under BLAS's own thread count (the policy before "
+        "every solve was limited to one thread). CPU seconds of one run each after a "
+        "warm-up; the machine may be shared.")
+    return table
+
+
 def run(quick: bool = False, progress=print) -> BenchReport:
     report = BenchReport("caso")
     _warm_up()
@@ -166,6 +246,10 @@ def run(quick: bool = False, progress=print) -> BenchReport:
         report.tables.append(_apg_vs_bcd((20, 30, 30), (("squared", 1.0), ("hinge", 1.0)),
                                          2000, 1, progress))
         report.tables.append(_m_step_table((1_000, 100_000), progress))
+        report.tables.extend(_growth({"d": [(10, 6, 8), (20, 6, 8), (40, 6, 8)],
+                                      "m": [(20, 4, 8), (20, 8, 8)],
+                                      "n_l": [(20, 6, 8), (20, 6, 16)]}, 40, progress))
+        report.tables.append(_before_after((40, 6, 8), None, progress))
     else:
         note = (
             "cvxpy's matrix_frac becomes one PSD cone of side d + m = 150 (11,325 entries); "
@@ -178,6 +262,13 @@ def run(quick: bool = False, progress=print) -> BenchReport:
              ("logistic", 1.0), ("logistic", 0.1)),
             3000, 2, progress))
         report.tables.append(_m_step_table((100, 1_000, 10_000, 100_000, 1_000_000), progress))
+        report.tables.extend(_growth(
+            {"d": [(50, 50, 100), (100, 50, 100), (200, 50, 100), (400, 50, 100),
+                   (1000, 50, 100)],
+             "m": [(200, 25, 100), (200, 50, 100), (200, 100, 100), (200, 200, 100)],
+             "n_l": [(200, 50, 25), (200, 50, 50), (200, 50, 100), (200, 50, 150)]},
+            400, progress))
+        report.tables.append(_before_after((400, 50, 100), (1000, 50, 100), progress))
     return report
 
 
