@@ -592,6 +592,22 @@ def test_registry_entry_solves_and_refuses_large_references():
     assert "refused" in ENTRY.reference_refusal(big)
 
 
+def test_bench_structure_and_growth_tables():
+    from explorer.models.mtmkl import bench
+
+    ratio = bench._structure_ratio((3,), (0.1,), lambda _: None)
+    assert [r[5].split(" ")[0] for r in ratio.rows] == ["factor", "dense", "general"]
+    # the three paths reach the same objective in the same number of epochs
+    assert {r[7] for r in ratio.rows} == {ratio.rows[0][7]}
+    assert all(abs(r[9]) <= 1e-9 for r in ratio.rows) and ratio.rows[-1][10] == 1.0
+    series = {"tasks": [{"depth": k, "d": 10, "n_train": 3} for k in (2, 3)],
+              "d": [{"depth": 2, "d": m, "n_train": 3} for m in (5, 20)]}
+    rows, fits = bench._growth(series, 0.1, lambda _: None)
+    assert len(rows.rows) == 8 and len(fits.rows) == 4
+    assert all(np.isfinite(r[4]) for r in fits.rows)
+    assert "tasks" in fits.to_markdown() and "exponent" in fits.to_markdown()
+
+
 # ----------------------------------------------------------------- bad input
 
 RNG0 = np.random.default_rng(0)
