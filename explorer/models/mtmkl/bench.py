@@ -129,6 +129,14 @@ def _cpu(fn) -> tuple[float, object]:
     return seconds, value
 
 
+def _warm_up() -> None:
+    """Compile / load the kernels and import what the paths use, outside the timings."""
+    d = hierarchy(seed=0, depth=2, d=5, n_train=2, n_test=1).data
+    for G, structure in ((d["G"], "auto"), (list(d["G"]), "dense")):
+        _cpu(lambda G=G, structure=structure: mtmkl.solve(
+            d["X"], d["y"], d["tasks"], G, structure=structure, max_iter=3))
+
+
 def _dense_fits(depth: int) -> bool:
     T = 2**depth
     return (2 * T - 1) * T * T * 8 <= _DENSE_BUDGET
@@ -141,6 +149,7 @@ def _structure_ratio(depths: tuple[int, ...], Cs: tuple[float, ...], progress) -
         ["depth", "tasks", "views M", "n", "C", "path", "CPU [s]", "epochs", "objective",
          "rel. diff vs dense", "dense / this"],
     )
+    _warm_up()
     for depth in depths:
         prob = hierarchy(seed=0, depth=depth, n_test=1)
         d = prob.data
@@ -189,6 +198,7 @@ def _growth(series: dict[str, list[dict]], C: float, progress) -> tuple[BenchTab
     )
     fits = BenchTable("Growth: fitted log-log exponents (time ~ x^k)",
                       ["series", "x", "path", "range", "exponent k"])
+    _warm_up()
     for name, points in series.items():
         for path in ("auto", "dense"):
             xs, ts = [], []
