@@ -49,7 +49,18 @@ followed by the rescaling (E.5) ``w_mt <- (theta_m^new / theta_m^old) w_mt``
 Start: ``alpha = 0``, ``theta_m = M^{-1/p}`` (on the unit p-sphere).
 ``method="alternating"`` is Algorithm 1 (the MKL "wrapper" the paper improves
 on): the W-step solves the fixed-theta SVM to a relative gap
-``min(1e-2, 0.1 x the last outer relative gap)`` before every theta-step.
+``min(1e-2, 0.1 x the last outer relative gap)`` before every theta-step, by
+coordinate-ascent epochs each followed, while the tolerance is not met, by
+conjugate gradients on the free face of the box (:func:`_face_step`): the
+dual is flat along the null space of ``Y K~ Y`` (more samples than feature
+dimensions), where an epoch advances only by ``g_i / q_ii``.
+
+Similarities in factor form, ``G_m = U_m U_m^T`` (:class:`FactoredSimilarities`,
+e.g. one 0/1 indicator per node of a task tree), or dense ones recognised as
+rank one or diagonal, are used as such (``structure="auto"``): no
+eigendecomposition to check them, ``s_m = ||U_m^T Z||_F^2``, and the epoch
+keeps ``V = U^T Z`` so that a step touches only the factor columns of its
+task; the iterates are those of the dense path (``structure="dense"``).
 
 With precomputed kernels the decision values ``f_i`` are kept per sample
 instead of w (O(n) per coordinate step). The loops are compiled with numba
