@@ -208,9 +208,11 @@ def test_factor_form_gives_the_iterates_of_the_dense_path_and_the_cvxpy_optimum(
     F = mtmkl.FactoredSimilarities(factors)
     p, C = (1.0, 2.0, 3.0)[seed % 3], (0.3, 1.0, 5.0)[seed % 3]
     method = ("e1", "alternating")[seed % 2]
-    kw = {"C": C, "p": p, "method": method, "seed": seed}
-    # the same iterates, epoch by epoch: factor input, dense input recognised as
-    # structured, and the general dense path
+    kw = {"C": C, "p": p, "seed": seed}
+    # the same iterates of Algorithm E.1, epoch by epoch: factor input, dense input
+    # recognised as structured, and the general dense path (Algorithm 1's W-step takes
+    # discrete decisions, its free face and its first bound, that rounding can flip;
+    # its objective is compared below)
     runs = [mtmkl.solve(X, y, tasks, F, tol=1e-14, max_iter=25, **kw),
             mtmkl.solve(X, y, tasks, dense, tol=1e-14, max_iter=25, **kw),
             mtmkl.solve(X, y, tasks, dense, tol=1e-14, max_iter=25, structure="dense", **kw)]
@@ -228,8 +230,11 @@ def test_factor_form_gives_the_iterates_of_the_dense_path_and_the_cvxpy_optimum(
         np.testing.assert_allclose(r.task_weights, runs[0].task_weights, rtol=1e-9,
                                    atol=1e-12)
     # converged, in factor form: cvxpy's optimum inside the certified interval
-    res = mtmkl.solve(X, y, tasks, F, tol=1e-9, max_iter=200_000, **kw)
-    assert res.converged
+    res = mtmkl.solve(X, y, tasks, F, tol=1e-9, max_iter=200_000, method=method, **kw)
+    general = mtmkl.solve(X, y, tasks, dense, tol=1e-9, max_iter=200_000, method=method,
+                          structure="dense", **kw)
+    assert res.converged and general.converged
+    assert res.primal == pytest.approx(general.primal, rel=2e-9)
     opt = ref.solve(X, y, tasks, dense, C=C, p=p).value
     scale = max(1.0, abs(opt))
     assert res.dual <= opt + 1e-7 * scale and opt <= res.primal + 1e-7 * scale
@@ -394,6 +399,27 @@ def test_alternating_algorithm_1_reaches_the_same_optimum(p):
     assert a.primal == pytest.approx(b.primal, rel=1e-7)
     # Algorithm 1 takes a theta-step after every (near-exact) W-step
     assert np.all(np.diff(b.history.epochs) >= 1)
+
+
+@pytest.mark.parametrize("C", [1e-3, 1.0])
+@pytest.mark.parametrize("kernel", ["linear", "two kernels"])
+def test_alternating_w_step_does_not_crawl_along_flat_directions(kernel, C):
+    """Issue 33 item 12: n = 11, d = 3, one task, two views, X x 1e3, p = inf. The fixed-theta
+    dual is flat along null(Q) (11 samples in 3 dimensions); coordinate ascent moves
+    along it by ~1/q_ii ~ 1e-7 per epoch, so the W-step took millions of epochs (60 s)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(11, 3)) * 1e3
+    y = np.where(rng.normal(size=11) > 0, 1.0, -1.0)
+    tasks = np.zeros(11, dtype=int)
+    G = [np.ones((1, 1)), np.ones((1, 1))]
+    K = "linear" if kernel == "linear" else [X @ X.T, (1e6 + X @ X.T) ** 2 / 1e6]
+    feats = X if kernel == "linear" else None
+    res = mtmkl.solve(feats, y, tasks, G, C=C, p=math.inf, kernel=K, method="alternating",
+                      tol=1e-6, max_iter=1000)
+    assert res.converged and res.history.epochs[-1] <= 100
+    opt = ref.solve(feats, y, tasks, G, C=C, p=math.inf, kernel=K).value
+    assert res.dual <= opt + 1e-7 * max(1.0, opt) <= res.primal + 2e-7 * max(1.0, opt)
+    assert abs(res.primal - opt) <= 1e-6 * max(1.0, opt)
 
 
 def test_p_infinity_uses_all_views_at_weight_one():
@@ -564,6 +590,22 @@ def test_registry_entry_solves_and_refuses_large_references():
     assert ENTRY.reference_refusal(prob) is None
     big = ENTRY.datasets["hierarchy"](seed=0, depth=7, n_test=1)
     assert "refused" in ENTRY.reference_refusal(big)
+
+
+def test_bench_structure_and_growth_tables():
+    from explorer.models.mtmkl import bench
+
+    ratio = bench._structure_ratio((3,), (0.1,), lambda _: None)
+    assert [r[5].split(" ")[0] for r in ratio.rows] == ["factor", "dense", "general"]
+    # the three paths reach the same objective in the same number of epochs
+    assert {r[7] for r in ratio.rows} == {ratio.rows[0][7]}
+    assert all(abs(r[9]) <= 1e-9 for r in ratio.rows) and ratio.rows[-1][10] == 1.0
+    series = {"tasks": [{"depth": k, "d": 10, "n_train": 3} for k in (2, 3)],
+              "d": [{"depth": 2, "d": m, "n_train": 3} for m in (5, 20)]}
+    rows, fits = bench._growth(series, 0.1, lambda _: None)
+    assert len(rows.rows) == 8 and len(fits.rows) == 4
+    assert all(np.isfinite(r[4]) for r in fits.rows)
+    assert "tasks" in fits.to_markdown() and "exponent" in fits.to_markdown()
 
 
 # ----------------------------------------------------------------- bad input

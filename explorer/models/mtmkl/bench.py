@@ -9,7 +9,14 @@
 2. Time per epoch as n grows (the same tree, more training points per task):
    linear form (w kept per task) and kernel form (decision values kept per
    sample, precomputed linear kernel), a fixed number of epochs each.
-3. The paper's experiment: mean AUC over the 32 tasks (test sets of 1000 + 1000
+3. Factor form against the general dense path (``structure="dense"``, the
+   solver as it was before the factor form), same problem and run, CPU time
+   (``time.process_time``, numba compilation excluded): the ratio and the
+   equal objectives; the dense path is skipped where its (M, T, T) array
+   exceeds a memory budget.
+4. Growth: CPU time against the number of tasks (tree depth), the samples per
+   task and the dimension d, with the fitted log-log exponent of each series.
+5. The paper's experiment: mean AUC over the 32 tasks (test sets of 1000 + 1000
    per task) of Union, Individual, Vanilla MTL and MT-MKL p in {1, 2, 3}, over
    several data seeds, at the paper's noise (sigma = 20) and at half of it,
    with the correlation of the learned similarity ``sum_m theta_m G_m`` with the
@@ -25,9 +32,12 @@ import numpy as np
 from solvers import mtmkl
 from solvers.reference import mtmkl as ref
 
-from ...benchkit import BenchReport, BenchTable, best_of, rel_diff
+from ...benchkit import BenchReport, BenchTable, best_of, cpu_time_without_jit, rel_diff
 from .baselines import compare
 from .data import hierarchy
+
+#: Largest (M, T, T) similarity stack the dense path is run on (bytes).
+_DENSE_BUDGET = 600 * 2**20
 
 C_DEFAULT = 1e-3
 #: At C = 1e-3 (the best test AUC) every alpha sits at C after one epoch; the epoch
@@ -112,6 +122,127 @@ def _per_epoch(n_trains: tuple[int, ...], kernel_max_n: int, epochs: int, progre
     return table
 
 
+def _cpu(fn) -> tuple[float, object]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seconds, value, _ = cpu_time_without_jit(fn)
+    return seconds, value
+
+
+def _warm_up() -> None:
+    """Compile / load the kernels and import what the paths use, outside the timings."""
+    d = hierarchy(seed=0, depth=2, d=5, n_train=2, n_test=1).data
+    for G, structure in ((d["G"], "auto"), (list(d["G"]), "dense")):
+        _cpu(lambda G=G, structure=structure: mtmkl.solve(
+            d["X"], d["y"], d["tasks"], G, structure=structure, max_iter=3))
+
+
+def _dense_fits(depth: int) -> bool:
+    T = 2**depth
+    return (2 * T - 1) * T * T * 8 <= _DENSE_BUDGET
+
+
+def _structure_ratio(depths: tuple[int, ...], Cs: tuple[float, ...], progress) -> BenchTable:
+    table = BenchTable(
+        "Factor form vs the general dense path (hierarchy, d=100, 10+10 points per task, "
+        "p=2, tol=1e-6; CPU seconds, one run each)",
+        ["depth", "tasks", "views M", "n", "C", "path", "CPU [s]", "epochs", "objective",
+         "rel. diff vs dense", "dense / this"],
+    )
+    _warm_up()
+    for depth in depths:
+        prob = hierarchy(seed=0, depth=depth, n_test=1)
+        d = prob.data
+        X, y, tasks, F = d["X"], d["y"], d["tasks"], d["G"]
+        dense = list(F) if _dense_fits(depth) else None
+        for C in Cs:
+            runs = [("factor form (FactoredSimilarities)", F, "auto")]
+            if dense is not None:
+                runs += [("dense 0/1 input, recognised (auto)", dense, "auto"),
+                         ("general dense path (structure=dense)", dense, "dense")]
+            out = []
+            for label, G, structure in runs:
+                def run(G=G, structure=structure, C=C, X=X, y=y, tasks=tasks):
+                    return mtmkl.solve(X, y, tasks, G, C=C, structure=structure, tol=1e-6,
+                                       max_iter=1_000_000)
+
+                t, res = _cpu(run)
+                progress(f"depth={depth} C={C:g} {label}: {t:.3f} s CPU, {res.n_iter} epochs")
+                out.append((label, t, res))
+            t_dense = out[-1][1] if dense is not None else float("nan")
+            P_dense = out[-1][2].primal if dense is not None else float("nan")
+            for label, t, res in out:
+                table.add(depth, 2**depth, len(F), X.shape[0], C, label, t,
+                          int(res.history.epochs[-1]), res.primal,
+                          rel_diff(res.primal, P_dense), t_dense / t)
+    table.notes.append(
+        "The general dense path keeps every G_m as a dense T x T matrix (checked PSD by an "
+        "eigendecomposition; a step updates all T task weights; W by the (M, T, T) x (T, d) "
+        "contraction): the solver before the factor form. The factor form keeps V = U^T Z "
+        "(a step touches the depth+1 nodes above its task). Same iterates, so the same epochs "
+        "and objective. '—': the dense (M, T, T) stack exceeds "
+        f"{_DENSE_BUDGET / 2**20:.0f} MB (depth 10: 17 GB), not run."
+    )
+    return table
+
+
+def _fit(xs: list[float], ts: list[float]) -> float:
+    x, t = np.log(np.asarray(xs, dtype=float)), np.log(np.maximum(ts, 1e-6))
+    return float(np.polyfit(x, t, 1)[0]) if len(xs) >= 2 else float("nan")
+
+
+def _growth(series: dict[str, list[dict]], C: float, progress) -> tuple[BenchTable, BenchTable]:
+    table = BenchTable(
+        f"Growth: CPU time vs tasks, samples per task and d (p=2, C={C:g}, tol=1e-6)",
+        ["series", "path", "tasks", "n", "d", "CPU [s]", "epochs", "objective"],
+    )
+    fits = BenchTable("Growth: fitted log-log exponents (time ~ x^k)",
+                      ["series", "x", "path", "range", "exponent k"])
+    _warm_up()
+    for name, points in series.items():
+        for path in ("auto", "dense"):
+            xs, ts = [], []
+            for pt in points:
+                depth = pt["depth"]
+                if path == "dense" and not _dense_fits(depth):
+                    continue
+                if path == "dense" and pt.get("no_dense"):
+                    continue
+                prob = hierarchy(seed=0, depth=depth, d=pt["d"], n_train=pt["n_train"],
+                                 n_test=1)
+                d = prob.data
+                G = d["G"] if path == "auto" else list(d["G"])
+
+                def run(d=d, G=G, path=path):
+                    return mtmkl.solve(d["X"], d["y"], d["tasks"], G, C=C, structure=path,
+                                       tol=1e-6, max_iter=1_000_000)
+
+                t, res = _cpu(run)
+                label = "factor form" if path == "auto" else "general dense"
+                progress(f"growth {name} {label} depth={depth} n_train={pt['n_train']} "
+                         f"d={pt['d']}: {t:.3f} s")
+                table.add(name, label, 2**depth, d["X"].shape[0], pt["d"], t,
+                          int(res.history.epochs[-1]), res.primal)
+                xs.append({"tasks": 2**depth, "n": d["X"].shape[0], "d": pt["d"]}[name])
+                ts.append(t)
+            if len(xs) >= 2:
+                fits.add(name, name, "factor form" if path == "auto" else "general dense",
+                         f"{min(xs):,}..{max(xs):,}", _fit(xs, ts))
+    fits.notes.append("Least-squares slope of log(CPU time) on log(x) over the series' points "
+                      "(times below 1 ms count as 1 ms).")
+    return table, fits
+
+
+def _growth_series(quick: bool) -> dict[str, list[dict]]:
+    if quick:
+        return {"tasks": [{"depth": k, "d": 100, "n_train": 10} for k in (3, 4, 5)],
+                "n": [{"depth": 3, "d": 100, "n_train": m} for m in (10, 40)],
+                "d": [{"depth": 3, "d": m, "n_train": 10} for m in (50, 200)]}
+    return {"tasks": [{"depth": k, "d": 100, "n_train": 10} for k in range(3, 11)],
+            "n": [{"depth": 5, "d": 100, "n_train": m} for m in (10, 40, 160, 640)],
+            "d": [{"depth": 5, "d": m, "n_train": 10} for m in (25, 100, 400, 1600)]}
+
+
 def _auc(sigmas: tuple[float, ...], seeds: int, n_test: int, progress) -> BenchTable:
     table = BenchTable(
         f"Paper's experiment: mean AUC over 32 tasks, {seeds} data seeds (mean ± std), "
@@ -152,10 +283,14 @@ def run(quick: bool = False, progress=print) -> BenchReport:
     if quick:
         report.tables.append(_vs_cvxpy(3, (2.0,), (C_DEFAULT, 0.1), 1, progress))
         report.tables.append(_per_epoch((10, 40), 1000, 5, progress))
+        report.tables.append(_structure_ratio((3, 5), (C_DEFAULT,), progress))
+        report.tables.extend(_growth(_growth_series(True), C_DEFAULT, progress))
         report.tables.append(_auc((20.0,), 1, 200, progress))
     else:
         report.tables.append(_vs_cvxpy(5, (1.0, 2.0, 3.0), (C_DEFAULT, 0.1), 3, progress))
         report.tables.append(_per_epoch((10, 40, 160, 640, 2560), 2600, 20, progress))
+        report.tables.append(_structure_ratio((5, 7, 10), (C_DEFAULT, C_EPOCH), progress))
+        report.tables.extend(_growth(_growth_series(False), C_DEFAULT, progress))
         report.tables.append(_auc((20.0, 10.0), 5, 1000, progress))
     return report
 
