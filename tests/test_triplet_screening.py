@@ -517,6 +517,67 @@ def test_active_set_and_screening_reach_the_same_optimum(rule):
         assert r.primal >= r.dual
 
 
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_working_set_update_equals_a_full_rebuild(diagonal):
+    # random sequences of remaining subsets (all triplets, a compacted subset, a subset
+    # of a subset) and of working-set changes (none, a few, many): the incremental update
+    # gives the arrays the full rebuild from all triplets gives, the same status, and the
+    # previous working set itself exactly when nothing changed
+    X, y = _data(11, n=40)
+    data = ts.TripletProblem(X, y, k=4, diagonal=diagonal).data
+    rng = np.random.default_rng(0)
+    n_t = data.n_t
+    status = np.zeros(n_t, dtype=np.int8)
+    sub, prev, reused = data.everything, None, 0
+    keep = np.ones(n_t, dtype=bool)
+    for step in range(60):
+        if step % 12 == 0 and step:  # a new remaining subset (as screening gives)
+            keep_sub = rng.random(sub.idx.size) < 0.8
+            sub = (data.compact(np.flatnonzero(rng.random(n_t) < 0.7)) if step % 24 == 0
+                   else data.restrict(sub, sub.idx[keep_sub], sub.la[keep_sub],
+                                      sub.lb[keep_sub], sub.hn[keep_sub]))
+            prev, keep = None, rng.random(sub.idx.size) < 0.5
+        elif step % 3 == 0:  # nothing changes
+            pass
+        else:  # a few (or many) triplets enter or leave
+            flip = rng.random(sub.idx.size) < rng.choice([0.01, 0.05, 0.5])
+            keep = keep ^ flip
+        other = np.ones(n_t, dtype=bool)
+        other[sub.idx] = False
+        before = status[other].copy()
+        work = data.work_of(sub, keep, status, prev)
+        full = data.compact(sub.idx[keep])
+        for f in ("idx", "pairs", "la", "lb", "hn"):
+            np.testing.assert_array_equal(getattr(work, f), getattr(full, f), err_msg=f)
+        np.testing.assert_array_equal(work.forms.pi, full.forms.pi)
+        np.testing.assert_array_equal(work.forms.pj, full.forms.pj)
+        assert work.forms.mode == full.forms.mode
+        np.testing.assert_array_equal(status[sub.idx], np.where(keep, 0, 3))
+        np.testing.assert_array_equal(status[other], before)
+        reused += work is prev
+        if prev is not None and np.array_equal(prev.idx, work.idx):
+            assert work is prev
+        prev = work
+    assert reused >= 10
+
+
+def test_active_set_path_same_with_incremental_and_rebuilt_working_sets(monkeypatch):
+    from solvers.triplet_screening import loops
+
+    X, y = _data(5, n=48)
+    prob = ts.TripletProblem(X, y, k=5)
+    out = {}
+    for mode in ("rebuild", "incremental"):
+        monkeypatch.setattr(loops, "REFRESH", mode)
+        out[mode] = [ts.path(X, y, triplets=prob, active_set=True, screening=scr, ratio=0.95,
+                             n_lambdas=25, tol=1e-8) for scr in (None, ("rrpb", "pgb"))]
+    for a, b in zip(out["rebuild"], out["incremental"], strict=True):
+        for f in ("lambdas", "primal", "dual", "n_iter"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+        np.testing.assert_array_equal(a.triplet_visits, b.triplet_visits)
+        assert a.total_iterations > 2 * len(a.lambdas)  # refreshes happened
+
+
 # ----------------------------------------------------------------- spheres
 
 

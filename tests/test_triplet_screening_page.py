@@ -118,6 +118,23 @@ def test_regularisation_path_with_the_secant_start(page):
     assert "each λ started from the path extrapolated in log λ (secant)" in caps, caps[-600:]
 
 
+def test_regularisation_path_in_the_papers_practical_setting(page):
+    from explorer.models.triplet_screening.page import PATH_SETTINGS
+
+    practical = next(k for k, v in PATH_SETTINGS.items() if v is not None)
+    page.radio(key="path_setting").set_value(practical).run()
+    assert page.select_slider(key="path_ratio").disabled
+    page.button(key="run_path").click().run()
+    pk.ok(page)
+    pk.chart(page, "regularisation-path screening rate")
+    caps = " ".join(c.value for c in page.caption)
+    assert "active-set method (working set refreshed every 10 iterations), ratio 0.99" in caps
+    n = int(caps.split(" λ from λ_max to ")[0].split()[-1])
+    assert n > 10
+    page.radio(key="path_setting").set_value("sidebar's solver").run()
+    assert not page.select_slider(key="path_ratio").disabled
+
+
 def test_comparison_variants_and_the_path_table(page):
     page.button(key="run_comparison").click().run()
     pk.ok(page)

@@ -141,6 +141,9 @@ class _Run:
             "seconds")}
         self.unscr = self.data.all_triplets(evaluation)
         self.work = self.unscr
+        #: the remaining subset the active set's working set was last built from by a
+        #: refresh (:func:`.loops._refresh`), None when it was not
+        self.work_src: _Sub | None = None
         self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
         self.loss_visits = 0

@@ -227,9 +227,18 @@ def path_section(problem, res, c) -> None:
     st.markdown("#### Along the regularisation path")
     prob, lam, lmax = _setup(problem, c)
     p = c.params
+    setting = st.radio(
+        "path setting", list(PATH_SETTINGS), key="path_setting", horizontal=True,
+        help="the sidebar's solver on the ratio below, or the paper's practical setting "
+             "(its Table 2): the active-set method (working set = triplets with positive "
+             "loss, refreshed every 10 iterations) on the fine path λ_t = 0.99 λ_(t-1), "
+             "with the sidebar's screening, loss and γ (the paper: smoothed hinge, γ = 0.05)")
+    practical = PATH_SETTINGS[setting]
     a, b, w_, d_ = st.columns(4)
     ratio = a.select_slider("path ratio λ_t / λ_(t-1)", [0.7, 0.8, 0.9, 0.95, 0.99], 0.9,
-                            key="path_ratio")
+                            key="path_ratio", disabled=practical is not None)
+    if practical is not None:
+        ratio = practical["ratio"]
     n_max = b.slider("at most this many λ", 5, 200, 60, key="path_lambdas")
     warm = w_.selectbox("start of each λ", list(ts.WARM_STARTS), key="path_warm",
                         help="previous: the last λ's solution (the paper); secant: the path "
@@ -243,15 +252,19 @@ def path_section(problem, res, c) -> None:
     st.markdown(
         f"From λ_max = {lmax:.4g} down to the current λ = {lam:.4g} (or the paper's "
         "termination rule), warm-started, screening with "
-        f"**{p['screening']}** / **{p['rule']}**; at each λ every sphere and rule is also "
+        f"**{p['screening']}** / **{p['rule']}**"
+        + (f", active-set method, ratio {ratio:g} (the paper's practical setting)"
+           if practical is not None else "")
+        + "; at each λ every sphere and rule is also "
         f"evaluated alone from the previous solution (RPB treats it as exact: theory only). "
         f"Stops after {PATH_BUDGET:.0f} s.")
     key = (c.problem_key(ENTRY), tuple(sorted(c.model_params().items())), c.tol, c.max_iter,
-           ratio, n_max, warm, tuple(rules))
+           ratio, n_max, warm, tuple(rules), setting)
     def run() -> dict:
         specs = [(s, r) for s in PATH_SPHERES for r in rules]
+        solver = {} if practical is None else {"active_set": True, "method": "pgd"}
         pr, elapsed = _run_path(problem, c, ratio=ratio, n_lambdas=n_max, screening=kinds,
-                                compare=specs, warm_start=warm)
+                                compare=specs, warm_start=warm, **solver)
         eps = np.sqrt(2.0 * np.maximum(pr.gap, 0.0) / pr.lambdas)
         rates = prob.range_rate_matrix(list(pr.Ms), list(pr.lambdas), list(eps))
         return {"path": pr, "range": rates, "elapsed": elapsed}
@@ -283,10 +296,21 @@ def path_section(problem, res, c) -> None:
         f"{len(pr.lambdas)} λ from λ_max to {lam_rel[-1]:.3g} λ_max ("
         + _STOPS.get(pr.terminated_by, pr.terminated_by) + "), "
         f"{pr.total_iterations} iterations, {stored['elapsed']:.2f} s "
-        "(the per-sphere comparison included); each λ started "
+        "(the per-sphere comparison included); "
+        + ("active-set method (working set refreshed every 10 iterations), "
+           if pr.params.get("active_set") else "")
+        + f"ratio {ratio:g}; each λ started "
         + ("from the path extrapolated in log λ (secant)"
            if pr.params.get("warm_start") == "secant" else "from the previous λ's solution")
         + ".")
+
+
+#: The path section's settings: the sidebar's solver on the chosen ratio, or the paper's
+#: practical setting (its Table 2: the active-set method on the fine path, ratio 0.99).
+PATH_SETTINGS = {
+    "sidebar's solver": None,
+    "paper's practical setting: active set, ratio 0.99": {"ratio": 0.99},
+}
 
 
 #: Why a page path ended (``PathResult.terminated_by`` of a path on a given grid;
