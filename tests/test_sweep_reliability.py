@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import warnings
 
+import numpy as np
 import pytest
 
 from explorer import cli, sweep
@@ -285,3 +286,51 @@ def test_solve_refuses_silent_nonsense(capsys, argv, named):
     code = cli.main(["solve", "wwsvm", "--quiet", *argv])
     err = capsys.readouterr().err
     assert code == 2 and named in err, err
+
+
+# ----------------------------------------------------------------- scores
+
+def test_more_folds_than_rows_is_an_error_row_not_a_silent_nan(capsys):
+    code = cli.main(["sweep", "wwsvm", "--cv", "30", "--size", "n=20", "--quiet",
+                     "--backend", "serial"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "30 error(s)" in out and "nan" not in out.lower()
+    assert "cv=30 folds need at least 30 rows; the data has 20" in out
+    assert "Mean of empty slice" not in err and "RuntimeWarning" not in err
+    # the multitask split says which task is too small
+    table = sweep.run(sweep.SweepSpec("caso", grid={"alpha": [0.1]}, cv=4,
+                                      sizes={"d": [4], "m": [2], "n": [3]}),
+                      backend="serial", progress=False)
+    assert all("cv=4 folds need at least 4 rows; the task 1 has 3" in r["error"]
+               for r in table)
+
+
+class _Hooks(sweep.ModelHooks):
+    def __init__(self, score):
+        self._score = score
+
+    def score(self, problem, result):
+        return self._score()
+
+
+@pytest.mark.parametrize(("score", "reason"), [
+    (lambda: sweep.Score("accuracy", np.mean(np.array([]))),
+     "ScoreError: accuracy is nan (Mean of empty slice"),
+    (lambda: sweep.Score("auc", np.float64(1.0) / np.float64(0.0)), "ScoreError: auc is inf"),
+    (lambda: sweep.Score("auc", float("nan")), "ScoreError: auc is nan"),
+    (lambda: 1 / 0, "ZeroDivisionError"),
+])
+def test_a_score_that_cannot_be_computed_is_named_in_its_row(monkeypatch, capsys, score,
+                                                             reason):
+    monkeypatch.setattr(sweep.chain, "hooks_of", lambda entry: _Hooks(score))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = sweep.run(TINY, backend="serial", progress=False)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    for r in table:
+        assert r["error"] is None and r["converged"] is True  # the certificate stands
+        assert r["score"] is None and r["score_error"].startswith(reason), r["score_error"]
+    code = cli.main(["sweep", "wwsvm", "--grid", "C=1", "--size", "n=30", "--quiet",
+                     "--backend", "serial"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: 1 row(s) without a held-out score: " + reason in err

@@ -206,7 +206,8 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
         return "(no rows)"
     varying = [c for c in _columns(rows)
                if c not in CERTIFICATE and c not in ("key", "error", "chain", "step",
-                                                       "path", "score_name", "score", "model")
+                                                       "path", "score_name", "score", "score_error",
+                                                       "model")
                and not c.startswith(STRUCT_PREFIX)
                and len({repr(r.get(c)) for r in rows}) > 1]
     cols = [*varying, "primal", "gap", "rel_gap", "converged", "n_iter", "time", "warm"]
@@ -251,6 +252,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 force=args.force)
     print(format_table(table, spec))
     errors = len(table.errors())
+    unscored = [r for r in table if r.get("score_error")]
+    if unscored:
+        reasons = "; ".join(list(dict.fromkeys(r["score_error"] for r in unscored))[:3])
+        print(f"dualscope: warning: {len(unscored)} row(s) without a held-out score: "
+              f"{reasons}", file=sys.stderr)
     print(f"{len(table)} rows, {sum(bool(r.get('converged')) for r in table)} converged, "
           f"{errors} error(s)" + (f"; wrote {args.out}" if args.out else ""))
     return 1 if errors else 0
