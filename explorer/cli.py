@@ -52,8 +52,8 @@ import numpy as np
 from . import registry
 from .numfmt import gap_text
 
-__all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "main", "parse_pairs",
-           "register"]
+__all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "guard_sizes", "main",
+           "parse_number", "parse_pairs", "parse_size", "register"]
 
 #: Estimated memory above which ``solve``/``check`` ask for ``--force``.
 MEMORY_LIMIT = 2 * 1024**3
@@ -174,6 +174,8 @@ def check_output_path(path: str, option: str = "--json") -> Path:
     unwritable location (probed by opening the file for appending; a file
     created by the probe is removed again).
     """
+    if not str(path).strip():
+        raise CLIError(f"{option} is empty; give a file name")
     p = Path(path).expanduser()
     if p.is_dir():
         raise CLIError(f"{option} {path!r} is a directory; give a file name, "
@@ -197,21 +199,26 @@ def check_output_path(path: str, option: str = "--json") -> Path:
 
 def parse_pairs(pairs: list[str] | None, what: str) -> dict[str, str]:
     """``KEY=VALUE`` items of a repeatable option ``what`` as a dict (keys and values
-    stripped); a malformed item is a :class:`CLIError` naming ``what``. Shared by every
+    stripped); a malformed item or a repeated key is a :class:`CLIError` naming ``what``.
+    Shared by every
     subcommand (``solve``, ``check``, ``sweep``)."""
-    out = {}
+    out: dict[str, str] = {}
     for item in pairs or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise CLIError(f"{what} expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if key in out:
+            raise CLIError(f"{what} {key} is given twice ({key}={out[key]} and "
+                           f"{key}={value.strip()}); give each {what} key once")
+        out[key] = value.strip()
     return out
 
 
 _parse_pairs = parse_pairs  # the name solve/check call it by
 
 
-def _parse_number(text: str, what: str, *, integer: bool) -> int | float:
+def parse_number(text: str, what: str, *, integer: bool) -> int | float:
     """``text`` as a finite float (or an integral int), or a CLIError naming ``what``."""
     kind = "an integer" if integer else "a number"
     try:
@@ -235,24 +242,36 @@ def _parse_param(p: registry.Param, key: str, text: str) -> Any:
             kind = "an integer" if p.kind == "int" else "a number"
             raise CLIError(f"--set {key}: {key} must be {kind}, got {text!r}") from None
         if p.kind == "int":
-            text = str(_parse_number(text, f"--set {key}", integer=True))
+            text = str(parse_number(text, f"--set {key}", integer=True))
     return p.parse(text)
 
 
 def _parse_sizes(ds: registry.Dataset, pairs: list[str] | None, *, force: bool
                  ) -> dict[str, Any]:
     sizes: dict[str, Any] = {}
-    outside = []
     for key, text in _parse_pairs(pairs, "--size").items():
-        if key not in ds.sizes:
-            raise CLIError(f"dataset {ds.name!r} has no size {key!r}; available: "
-                           f"{list(ds.sizes)}")
-        default, low, high = ds.sizes[key]
-        integer = isinstance(default, int) and not isinstance(default, bool)
-        value = _parse_number(text, f"--size {key}", integer=integer)
-        if not low <= value <= high:
-            outside.append(f"{key}={value} is outside [{low}, {high}]")
-        sizes[key] = value
+        sizes[key] = parse_size(ds, key, text)
+    guard_sizes(ds, sizes, force=force)
+    return sizes
+
+
+def parse_size(ds: registry.Dataset, key: str, text: str) -> int | float:
+    """The value of ``--size key=text`` (a finite number; an integer for integer sizes)."""
+    if key not in ds.sizes:
+        raise CLIError(f"dataset {ds.name!r} has no size {key!r}; available: "
+                       f"{list(ds.sizes)}")
+    default = ds.sizes[key][0]
+    integer = isinstance(default, int) and not isinstance(default, bool)
+    return parse_number(text, f"--size {key}", integer=integer)
+
+
+def guard_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool) -> None:
+    """Refuse (``CLIError``) sizes outside the dataset's ranges or above
+    :data:`MEMORY_LIMIT` by the dataset's cost model (:meth:`registry.Dataset.estimate`)
+    unless ``force``; with ``force``, print the estimate as a warning."""
+    outside = [f"{key}={value} is outside [{ds.sizes[key][1]}, {ds.sizes[key][2]}]"
+               for key, value in sizes.items()
+               if not ds.sizes[key][1] <= value <= ds.sizes[key][2]]
     full = {**{k: v[0] for k, v in ds.sizes.items()}, **sizes}
     mem, secs = ds.estimate(full)
     est = f"estimated memory {_fmt_bytes(mem)}" + (
@@ -266,7 +285,6 @@ def _parse_sizes(ds: registry.Dataset, pairs: list[str] | None, *, force: bool
             raise CLIError(f"dataset {ds.name!r}: {what} ({est}); pass --force to run it "
                            "anyway")
         _err(f"warning: --force: dataset {ds.name!r}: {what}; {est}")
-    return sizes
 
 
 def _build(entry: registry.ModelEntry, args: argparse.Namespace
@@ -836,7 +854,7 @@ def main(argv: list[str] | None = None) -> int:
             sub: Subcommand = args._subcommand
             for dest in sub.outputs:
                 value = getattr(args, dest, None)
-                if value:
+                if value is not None:
                     check_output_path(value, "--" + dest.replace("_", "-"))
             return int(sub.run(args) or 0)
     except KeyboardInterrupt:
@@ -861,4 +879,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # `python -m explorer.cli`: run the imported module, whose CLIError the subcommand
+    # modules (explorer.sweep) raise, not this __main__ copy of it
+    from explorer.cli import main as _main
+
+    sys.exit(_main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import warnings
 
+import numpy as np
 import pytest
 
 from explorer import cli, sweep
@@ -170,3 +171,166 @@ def test_writing_is_atomic(tmp_path, ext):
         sweep.write_table([*rows, dict(rows[0], x=Exploding())], path)
     assert path.read_bytes() == before  # the old table, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
+
+
+# ----------------------------------------------------------------- size guard, CLI values
+
+def _sweep_cli(capsys, *argv):
+    code = cli.main(["sweep", "wwsvm", "--quiet", "--backend", "serial", *argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["--size", "n=100000000"], "n=100000000 is outside"),
+    (["--size", "n=60,100000000"], "n=100000000 is outside"),
+    (["--size", "d=2000000", "--size", "n=5000"], "needs more than"),
+    (["--grid", "C=geom:1:2:1000000000"], "--grid C: range"),
+    (["--grid", "C=lin:1:2:1000000000"], "--grid C: range"),
+    (["--size", "n=lin:20:60:1000000000"], "--size n: range"),
+    (["--grid", "C=geom:1:2:1000", "--grid", "method=walrus,iterative", "--seeds",
+      ",".join(map(str, range(60)))], "points (limit"),
+])
+def test_sweep_sizes_and_grids_pass_the_cost_guard(capsys, argv, named):
+    code, out, err = _sweep_cli(capsys, *argv)
+    assert code == 2 and named in err and "--force" in err and out == ""
+
+
+def test_force_lifts_the_guards(capsys, monkeypatch):
+    from explorer.sweep import cli as sweep_cli
+
+    monkeypatch.setattr(sweep_cli, "MAX_POINTS", 2)
+    code, _, err = _sweep_cli(capsys, "--grid", "C=geom:1:2:3", "--size", "n=30")
+    assert code == 2 and "has 3 points (limit 2)" in err
+    code, out, _ = _sweep_cli(capsys, "--grid", "C=1,2,4", "--size", "n=30")
+    assert code == 2
+    code, out, _ = _sweep_cli(capsys, "--grid", "C=geom:1:2:3", "--size", "n=30", "--force")
+    assert code == 0 and "3 rows" in out
+    # the dataset guard is the one of `solve` (range, then the cost model), warned on --force
+    code, out, err = _sweep_cli(capsys, "--size", "n=15", "--force")
+    assert code == 0 and "warning: --force: dataset 'blobs': n=15 is outside" in err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["--grid", "C=1,abc"], "--grid C"),
+    (["--grid", "C=abc"], "--grid C"),
+    (["--grid", "C=nan"], "--grid C"),
+    (["--grid", "C=-1"], "--grid C"),
+    (["--grid", "C=1,,2"], "--grid C"),
+    (["--grid", "C="], "--grid C"),
+    (["--grid", "C=1,2", "--grid", "C=3"], "--grid C is given twice"),
+    (["--grid", "C=1,1.0"], "--grid C: the value 1.0 is given twice"),
+    (["--grid", "C=geom:0:1:3"], "--grid C"),
+    (["--grid", "C=geom:1:inf:3"], "--grid C"),
+    (["--grid", "C=geom:1:2:x"], "--grid C"),
+    (["--grid", "C=geom:1:2:0"], "--grid C"),
+    (["--grid", "C=geom:1:2"], "--grid C"),
+    (["--grid", "method=fastest"], "--grid method"),
+    (["--grid", "Cee=1"], "--grid Cee"),
+    (["--grid", "=1"], "--grid"),
+    (["--grid", "C"], "--grid"),
+    (["--set", "C=abc"], "--set C"),
+    (["--set", "C=1,2"], "--set C"),
+    (["--set", "C=1", "--set", "C=2"], "--set C is given twice"),
+    (["--set", "C=1", "--grid", "C=2"], "--set both give C"),
+    (["--size", "n=abc"], "--size n"),
+    (["--size", "n=20.5"], "--size n"),
+    (["--size", "n=1e400"], "--size n"),
+    (["--size", "n=nan"], "--size n"),
+    (["--size", "n="], "--size n"),
+    (["--size", "m=3"], "--size m"),
+    (["--size", "n=30", "--size", "n=40"], "--size n is given twice"),
+    (["--seeds", "a,b"], "--seeds"),
+    (["--seeds", "1,,2"], "--seeds"),
+    (["--seeds", ""], "--seeds"),
+    (["--seeds", "-1"], "--seeds"),
+    (["--seeds", str(2**64)], "--seeds"),
+    (["--seeds", "1,1"], "--seeds"),
+    (["--seeds", "inf"], "--seeds"),
+    (["--workers", "-2"], "--workers"),
+    (["--workers", "0"], "--workers"),
+    (["--cv", "1"], "--cv"),
+    (["--cv", "-3"], "--cv"),
+    (["--tol", "nan"], "--tol"),
+    (["--tol", "-1"], "--tol"),
+    (["--tol", "inf"], "--tol"),
+    (["--max-iter", "0"], "--max-iter"),
+    (["--max-iter", "-5"], "--max-iter"),
+    (["--path", "Cee"], "--path"),
+    (["--dataset", "nope"], "--dataset"),
+    (["--scheduler", ""], "--scheduler"),
+    (["--backend", "processes", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+    (["--out", ""], "--out"),
+])
+def test_every_sweep_value_error_names_its_option(capsys, argv, named):
+    # --backend serial is given first: a later --backend overrides it
+    code, out, err = _sweep_cli(capsys, "--size", "n=30", *argv) if argv[0] != "--size" \
+        else _sweep_cli(capsys, *argv)
+    assert code == 2, (argv, out, err)
+    assert named in err and err.startswith("dualscope: ") and len(err.strip().splitlines()) == 1
+    assert "internal error" not in err
+
+
+def test_cv_on_a_model_without_a_split_names_the_option(capsys):
+    code = cli.main(["sweep", "mtmkl", "--cv", "2", "--quiet"])
+    assert code == 2 and "--cv" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["--json", ""], "--json is empty"),
+    (["--set", "C=1", "--set", "C=2"], "--set C is given twice"),
+    (["--size", "n=30", "--size", "n=40"], "--size n is given twice"),
+])
+def test_solve_refuses_silent_nonsense(capsys, argv, named):
+    code = cli.main(["solve", "wwsvm", "--quiet", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err, err
+
+
+# ----------------------------------------------------------------- scores
+
+def test_more_folds_than_rows_is_an_error_row_not_a_silent_nan(capsys):
+    code = cli.main(["sweep", "wwsvm", "--cv", "30", "--size", "n=20", "--quiet",
+                     "--backend", "serial"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "30 error(s)" in out and "nan" not in out.lower()
+    assert "cv=30 folds need at least 30 rows; the data has 20" in out
+    assert "Mean of empty slice" not in err and "RuntimeWarning" not in err
+    # the multitask split says which task is too small
+    table = sweep.run(sweep.SweepSpec("caso", grid={"alpha": [0.1]}, cv=4,
+                                      sizes={"d": [4], "m": [2], "n": [3]}),
+                      backend="serial", progress=False)
+    assert all("cv=4 folds need at least 4 rows; the task 1 has 3" in r["error"]
+               for r in table)
+
+
+class _Hooks(sweep.ModelHooks):
+    def __init__(self, score):
+        self._score = score
+
+    def score(self, problem, result):
+        return self._score()
+
+
+@pytest.mark.parametrize(("score", "reason"), [
+    (lambda: sweep.Score("accuracy", np.mean(np.array([]))),
+     "ScoreError: accuracy is nan (Mean of empty slice"),
+    (lambda: sweep.Score("auc", np.float64(1.0) / np.float64(0.0)), "ScoreError: auc is inf"),
+    (lambda: sweep.Score("auc", float("nan")), "ScoreError: auc is nan"),
+    (lambda: 1 / 0, "ZeroDivisionError"),
+])
+def test_a_score_that_cannot_be_computed_is_named_in_its_row(monkeypatch, capsys, score,
+                                                             reason):
+    monkeypatch.setattr(sweep.chain, "hooks_of", lambda entry: _Hooks(score))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = sweep.run(TINY, backend="serial", progress=False)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    for r in table:
+        assert r["error"] is None and r["converged"] is True  # the certificate stands
+        assert r["score"] is None and r["score_error"].startswith(reason), r["score_error"]
+    code = cli.main(["sweep", "wwsvm", "--grid", "C=1", "--size", "n=30", "--quiet",
+                     "--backend", "serial"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: 1 row(s) without a held-out score: " + reason in err

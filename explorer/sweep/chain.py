@@ -9,16 +9,19 @@ the structure summary.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from .. import registry
 from .hooks import SweepHooks, hooks_of
 from .spec import CERTIFICATE, SIZE_PREFIX, STRUCT_PREFIX, Chain, _jsonable
 
-__all__ = ["iter_chain", "run_chain"]
+__all__ = ["ScoreError", "iter_chain", "run_chain"]
 
 
 def _error_text(exc: BaseException) -> str:
@@ -111,13 +114,46 @@ def _solve(entry, problem, chain: Chain, params, init):
                            **params), None
 
 
+class ScoreError(ArithmeticError):
+    """A held-out score that could not be computed (not a finite number)."""
+
+
 def _extras(hooks: SweepHooks, problem: Any, res: Any, row: dict[str, Any]) -> None:
-    score = hooks.score(problem, res)
-    if score is not None:
-        row["score_name"] = score.name
-        row["score"] = float(score.value)
+    """The model's held-out score and structure summary into ``row``.
+
+    A score that cannot be computed (the hook raises, or gives a value that is not
+    finite, e.g. a mean over no rows) leaves ``score`` empty and says why in
+    ``score_error`` (with the warnings numpy gave on the way, which are not printed);
+    the certificate of the row stands.
+    """
+    try:
+        with _quiet_numerics() as caught:
+            score = hooks.score(problem, res)
+        if score is not None:
+            row["score_name"] = score.name
+            value = float(score.value)
+            if not math.isfinite(value):
+                why = "; ".join(dict.fromkeys(str(w.message) for w in caught))
+                raise ScoreError(f"{score.name} is {value}" + (f" ({why})" if why else ""))
+            row["score"] = value
+    except Exception as exc:
+        row["score"] = None
+        row["score_error"] = _error_text(exc)
     for k, v in hooks.structure(problem, res).items():
         row[STRUCT_PREFIX + k] = _jsonable(v)
+
+
+@contextlib.contextmanager
+def _quiet_numerics() -> Iterator[list[warnings.WarningMessage]]:
+    """No numpy floating-point warnings (per thread); in the main thread the warnings
+    raised are recorded instead of printed (the filters are process-global)."""
+    with np.errstate(all="ignore"):
+        if threading.current_thread() is not threading.main_thread():
+            yield []
+            return
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
 
 
 def run_chain(chain: Chain) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ run, and the text table."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -12,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..cli import parse_pairs
+from ..cli import CLIError, guard_sizes, parse_number, parse_pairs, parse_size
 from .backends import BACKENDS
+from .hooks import hooks_of
 from .run import run
 from .spec import CERTIFICATE, STRUCT_PREFIX, SweepSpec, plan
 from .table import _coerce, _columns
@@ -21,48 +23,181 @@ from .table import _coerce, _columns
 __all__ = ["add_cli", "cmd_sweep", "format_table", "parse_values", "spec_from_args"]
 
 
-def parse_values(param: registry.Param | None, text: str, cast: Callable | None = None
+#: Most points one sweep may have without ``--force`` (every point is planned, keyed and
+#: kept in memory before the first solve).
+MAX_POINTS = 100_000
+#: Data seeds are 32-bit (the generators' ``np.random.default_rng`` accepts any, the
+#: solvers' ``seed`` does not).
+MAX_SEED = 2**32 - 1
+
+
+def _fail(what: str, exc: Exception) -> ValueError:
+    msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return ValueError(msg if msg.startswith(what) else f"{what}: {msg}")
+
+
+def parse_values(param: registry.Param | None, text: str, cast: Callable | None = None, *,
+                 what: str = "--grid", max_n: int | None = MAX_POINTS, integer: bool = False
                  ) -> list[Any]:
-    """Values of a grid axis: ``a,b,c`` or ``geom:LOW:HIGH:N`` / ``lin:LOW:HIGH:N``."""
+    """Values of a grid axis: ``a,b,c`` or ``geom:LOW:HIGH:N`` / ``lin:LOW:HIGH:N``.
+
+    ``param`` parses (and validates) each value; without one, ``cast`` does (``integer``:
+    a range's values are rounded to integers first). Every error
+    is a ``ValueError`` whose message starts with ``what`` (the option, e.g.
+    ``--grid C``): a value that is not a number or not admissible, no value at all, a
+    repeated value, a range of more than ``max_n`` points (None: no limit).
+    """
     text = text.strip()
-    one = param.parse if param is not None else (cast or _coerce)
+    if not text:
+        raise ValueError(f"{what}: no values (give V1,V2,... or geom:LOW:HIGH:N or "
+                         "lin:LOW:HIGH:N)")
+
+    def one(v: str) -> Any:
+        try:
+            if param is not None and param.kind in ("float", "int"):
+                x = parse_number(v, what, integer=param.kind == "int")
+                return param.parse(repr(x) if isinstance(x, float) else str(x))
+            if param is not None:
+                return param.parse(v)
+            return (cast or _coerce)(v)
+        except (CLIError, ValueError, TypeError, KeyError) as exc:
+            raise _fail(what, exc) from None
+
     head, _, rest = text.partition(":")
     if head in ("geom", "lin", "log") and rest:
         parts = rest.split(":")
         if len(parts) != 3:
-            raise ValueError(f"range {text!r}: expected {head}:LOW:HIGH:N")
-        lo, hi, n = float(parts[0]), float(parts[1]), int(parts[2])
+            raise ValueError(f"{what}: range {text!r}: expected {head}:LOW:HIGH:N")
+        try:
+            lo = parse_number(parts[0], f"{what}: range {text!r}: LOW", integer=False)
+            hi = parse_number(parts[1], f"{what}: range {text!r}: HIGH", integer=False)
+            n = parse_number(parts[2], f"{what}: range {text!r}: N", integer=True)
+        except CLIError as exc:
+            raise ValueError(str(exc)) from None
         if n < 1:
-            raise ValueError(f"range {text!r}: N must be >= 1")
+            raise ValueError(f"{what}: range {text!r}: N must be >= 1")
+        if max_n is not None and n > max_n:
+            raise ValueError(f"{what}: range {text!r} has {n:,} points (limit {max_n:,}); "
+                             "pass --force to run it anyway")
         if head == "lin":
             vals = np.linspace(lo, hi, n)
         else:
             if lo <= 0 or hi <= 0:
-                raise ValueError(f"range {text!r}: a geometric range needs LOW, HIGH > 0")
+                raise ValueError(f"{what}: range {text!r}: a geometric range needs "
+                                 "LOW, HIGH > 0")
             vals = np.geomspace(lo, hi, n)
-        return [one(repr(float(v))) if (param is None or param.kind == "float")
-                else one(str(round(v))) for v in vals]
-    return [one(v.strip()) for v in text.split(",") if v.strip()]
+        whole = param.kind == "int" if param is not None else integer
+        out = []
+        for v in vals:  # rounding to integers may repeat a value: once each
+            x = one(str(round(v)) if whole else repr(float(v)))
+            if x not in out:
+                out.append(x)
+        return out
+    else:
+        items = [v.strip() for v in text.split(",")]
+        if not all(items):
+            raise ValueError(f"{what}: an empty value in {text!r}")
+        out = [one(v) for v in items]
+    seen: list[Any] = []
+    for v in out:
+        if v in seen:
+            raise ValueError(f"{what}: the value {v!r} is given twice")
+        seen.append(v)
+    return out
+
+
+def _parse_seeds(text: str) -> list[int]:
+    items = [s.strip() for s in str(text).split(",")]
+    if not all(items):
+        raise CLIError(f"--seeds: an empty value in {text!r} (give e.g. 0,1,2)")
+    seeds = [parse_number(s, "--seeds", integer=True) for s in items]
+    for s in seeds:
+        if not 0 <= s <= MAX_SEED:
+            raise CLIError(f"--seeds: {s} is outside [0, {MAX_SEED}]")
+    if len(set(seeds)) < len(seeds):
+        raise CLIError(f"--seeds: a seed is given twice in {text!r}")
+    return seeds
+
+
+def _check_options(args: argparse.Namespace) -> tuple[float | None, int | None]:
+    """The run options: ``--workers``, ``--cv``, ``--tol``, ``--max-iter``, ``--scheduler``."""
+    from solvers.params import MAX_ITER, TOL
+
+    if args.workers is not None and args.workers < 1:
+        raise CLIError(f"--workers must be >= 1, got {args.workers}")
+    if args.cv < 0 or args.cv == 1:
+        raise CLIError(f"--cv must be 0 (no cross-validation) or at least 2 folds, "
+                       f"got {args.cv}")
+    out = []
+    for name, spec, value in (("--tol", TOL, args.tol), ("--max-iter", MAX_ITER,
+                                                          args.max_iter)):
+        try:
+            out.append(None if value is None else spec.validate(value))
+        except (ValueError, TypeError) as exc:
+            raise _fail(name, exc) from None
+    if args.scheduler is not None and not args.scheduler.strip():
+        raise CLIError("--scheduler is empty; give an address such as tcp://HOST:PORT")
+    if args.scheduler is not None and args.backend not in ("auto", "dask"):
+        raise CLIError(f"--scheduler needs --backend dask (or auto), got --backend "
+                       f"{args.backend}")
+    return out[0], out[1]
 
 
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
-    """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments."""
+    """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments.
+
+    Every value is checked here, before any work, and every error names its option.
+    The dataset sizes pass the same guard as ``dualscope solve`` (ranges and the
+    dataset's cost model, :meth:`registry.Dataset.estimate`, against
+    :data:`explorer.cli.MEMORY_LIMIT`, for every size combination), and the number of
+    points is at most :data:`MAX_POINTS`; ``--force`` lifts both.
+    """
+    force = bool(getattr(args, "force", False))
+    tol, max_iter = _check_options(args)
     entry = registry.get(args.model)
-    ds_name, ds = entry.dataset(_file_dataset(args) or args.dataset)
-    grid = {k: parse_values(entry.param(k), v) for k, v in parse_pairs(args.grid, "--grid").items()}
-    sizes = {}
-    for k, v in parse_pairs(args.size, "--size").items():
-        if k not in ds.sizes:
-            raise ValueError(f"dataset {ds_name!r} has no size {k!r}; available: "
-                             f"{list(ds.sizes)}")
-        default = ds.sizes[k][0]
-        cast = (lambda t: int(float(t))) if isinstance(default, int) else float
-        sizes[k] = parse_values(None, v, cast=cast)
-    fixed = {k: entry.param(k).parse(v) for k, v in parse_pairs(args.set, "--set").items()}
-    seeds = [int(s) for s in str(args.seeds).split(",") if s.strip()]
+    try:
+        ds_name, ds = entry.dataset(_file_dataset(args) or args.dataset)
+    except ValueError as exc:
+        raise _fail("--dataset", exc) from None
+    max_n = None if force else MAX_POINTS
+
+    def param(option: str, name: str) -> registry.Param:
+        try:
+            return entry.param(name)
+        except KeyError as exc:
+            raise _fail(f"{option} {name}", exc) from None
+
+    grid = {k: parse_values(param("--grid", k), v, what=f"--grid {k}", max_n=max_n)
+            for k, v in parse_pairs(args.grid, "--grid").items()}
+    sizes = {k: parse_values(None, v, cast=lambda t, k=k: parse_size(ds, k, t),
+                             what=f"--size {k}", max_n=max_n,
+                             integer=isinstance(ds.sizes.get(k, (0.0,))[0], int))
+             for k, v in parse_pairs(args.size, "--size").items()}
+    fixed = {}
+    for k, v in parse_pairs(args.set, "--set").items():
+        values = parse_values(param("--set", k), v, what=f"--set {k}")
+        if len(values) != 1:
+            raise CLIError(f"--set {k} takes one value, got {v!r} (a list is a --grid axis)")
+        fixed[k] = values[0]
+    both = sorted(set(grid) & set(fixed))
+    if both:
+        raise CLIError(f"--grid and --set both give {', '.join(both)}")
+    seeds = _parse_seeds(args.seeds)
+    if args.cv and not hooks_of(entry).cross_validation:
+        raise CLIError(f"--cv: model {entry.name} has no cross-validation split (its "
+                       "held-out score, if any, uses the dataset's own test split)")
+    if args.path not in (None, "") and args.path not in grid:
+        raise CLIError(f"--path {args.path!r} is not a --grid axis (axes: {list(grid)})")
+    n_points = math.prod(len(v) for v in (*grid.values(), *sizes.values())) \
+        * len(seeds) * max(args.cv, 1)
+    if n_points > MAX_POINTS and not force:
+        raise CLIError(f"this sweep has {n_points:,} points (limit {MAX_POINTS:,}); "
+                       "pass --force to run it anyway")
+    for combo in itertools.product(*sizes.values()):
+        guard_sizes(ds, dict(zip(sizes, combo, strict=True)), force=force)
     return SweepSpec(model=entry.name, grid=grid, sizes=sizes, seeds=seeds, dataset=ds_name,
                      fixed=fixed, cv=args.cv, path=args.path, descending=args.descending,
-                     tol=args.tol, max_iter=args.max_iter, warm=not args.cold)
+                     tol=tol, max_iter=max_iter, warm=not args.cold)
 
 
 def _file_dataset(args: argparse.Namespace) -> str | None:
@@ -92,7 +227,8 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
         return "(no rows)"
     varying = [c for c in _columns(rows)
                if c not in CERTIFICATE and c not in ("key", "error", "chain", "step",
-                                                       "path", "score_name", "score", "model")
+                                                       "path", "score_name", "score", "score_error",
+                                                       "model")
                and not c.startswith(STRUCT_PREFIX)
                and len({repr(r.get(c)) for r in rows}) > 1]
     cols = [*varying, "primal", "gap", "rel_gap", "converged", "n_iter", "time", "warm"]
@@ -140,6 +276,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 force=args.force)
     print(format_table(table, spec))
     errors = len(table.errors())
+    unscored = [r for r in table if r.get("score_error")]
+    if unscored:
+        reasons = "; ".join(list(dict.fromkeys(r["score_error"] for r in unscored))[:3])
+        print(f"dualscope: warning: {len(unscored)} row(s) without a held-out score: "
+              f"{reasons}", file=sys.stderr)
     print(f"{len(table)} rows, {sum(bool(r.get('converged')) for r in table)} converged, "
           f"{errors} error(s)" + (f"; wrote {args.out}" if args.out else ""))
     return 1 if errors else 0
@@ -193,7 +334,9 @@ def add_cli(subparsers: Any, models: Sequence[str] | None = None) -> argparse.Ar
                    help="table (.csv or .parquet); resumed if it exists")
     s.add_argument("--no-resume", action="store_true", help="recompute rows already in --out")
     s.add_argument("--force", action="store_true",
-                   help="overwrite an --out file that is not a dualscope sweep table")
+                   help="run sizes outside the dataset's ranges or above the memory limit, "
+                        f"more than {MAX_POINTS:,} points, and overwrite an --out file that "
+                        "is not a dualscope sweep table")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_sweep)
     return s

@@ -27,7 +27,8 @@ import numpy as np
 
 from .. import registry
 
-__all__ = ["NO_HOOKS", "ModelHooks", "Score", "SweepHooks", "hooks_of", "split_tasks"]
+__all__ = ["NO_HOOKS", "ModelHooks", "Score", "SweepHooks", "hooks_of", "kfold",
+           "split_tasks"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,21 @@ def hooks_of(entry: registry.ModelEntry) -> SweepHooks:
     return hooks
 
 
+def kfold(rng: np.random.Generator, n_rows: int, n_folds: int, fold: int, what: str = "data"
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)`` row indices of fold ``fold`` of a shuffled ``n_folds``-fold split.
+
+    Raises ``ValueError`` naming ``cv`` when there are fewer rows than folds (some folds
+    would hold out nothing, and their score could not be computed).
+    """
+    if n_rows < n_folds:
+        raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows; the {what} has "
+                         f"{n_rows}")
+    order = rng.permutation(n_rows)
+    test = np.sort(np.array_split(order, n_folds)[fold])
+    return np.setdiff1d(np.arange(n_rows), test), test
+
+
 def split_tasks(problem: Any, n_folds: int, fold: int, seed: int = 0) -> Any:
     """Cross-validation fold of a multitask problem (``data = {"Xs": [...], "ys": [...]}``).
 
@@ -107,11 +123,8 @@ def split_tasks(problem: Any, n_folds: int, fold: int, seed: int = 0) -> Any:
     """
     Xs, ys = problem.data["Xs"], problem.data["ys"]
     rng = np.random.default_rng(seed)
-    parts = []
-    for X in Xs:
-        order = rng.permutation(np.asarray(X).shape[0])
-        test = np.sort(np.array_split(order, n_folds)[fold])
-        parts.append((np.setdiff1d(np.arange(order.size), test), test))
+    parts = [kfold(rng, np.asarray(X).shape[0], n_folds, fold, what=f"task {t + 1}")
+             for t, X in enumerate(Xs)]
 
     def cut(arrays):
         return ([np.asarray(a)[tr] for a, (tr, _) in zip(arrays, parts, strict=True)],

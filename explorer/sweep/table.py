@@ -77,7 +77,7 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         for k in r:
             cols.setdefault(k, None)
     # certificate and bookkeeping last, in a fixed order
-    tail = [*CERTIFICATE, "score_name", "score"]
+    tail = [*CERTIFICATE, "score_name", "score", "score_error"]
     struct = [c for c in cols if c.startswith(STRUCT_PREFIX)]
     end = ["error", "key"]
     head = [c for c in cols if c not in tail and c not in end and c not in struct]

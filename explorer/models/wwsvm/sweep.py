@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...registry import Problem
-from ...sweep.hooks import ModelHooks, Score
+from ...sweep.hooks import ModelHooks, Score, kfold
 
 
 class WWSVMHooks(ModelHooks):
@@ -27,9 +27,7 @@ class WWSVMHooks(ModelHooks):
         """
         X, y = problem.data["X"], np.asarray(problem.data["y"])
         X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)  # sparse stays sparse
-        order = np.random.default_rng(seed).permutation(X.shape[0])
-        test = np.sort(np.array_split(order, n_folds)[fold])
-        train = np.setdiff1d(np.arange(X.shape[0]), test)
+        train, test = kfold(np.random.default_rng(seed), X.shape[0], n_folds, fold)
         info = dict(problem.info, X_test=X[test], y_test=y[test])
         return replace(problem, data=dict(problem.data, X=X[train], y=y[train]), info=info,
                        description=f"{problem.description} (fold {fold + 1}/{n_folds})")
