@@ -626,7 +626,8 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     """``(train, test)``: a random ``test_size`` fraction of the rows (of each task) held out.
 
     Classification labels without tasks are split per class (stratified) so each
-    class keeps training rows.
+    class keeps training rows. Groups are visited in order of first appearance, so the
+    same rows give the same split whatever the labels are called.
     """
     if not 0.0 < test_size < 1.0:
         raise DataFileError(f"--test-size must lie in (0, 1), got {test_size}")
@@ -636,7 +637,8 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     if groups is None:
         groups = np.zeros(table.n, dtype=np.int64)
     test = []
-    for g in np.unique(groups):
+    values, first = np.unique(groups, return_index=True)
+    for g in values[np.argsort(first)]:  # file order: the split does not depend on label names
         idx = rng.permutation(np.flatnonzero(groups == g))
         k = round(test_size * idx.size)
         if idx.size >= 2:
