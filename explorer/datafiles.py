@@ -619,6 +619,11 @@ def dense(table: Table, model: str) -> np.ndarray:
             f"{table.name}: model {model} takes dense features; this sparse file "
             f"({table.n:,} x {table.d:,}, {100 * table.density:.2g} % non-zero) would need "
             f"{size / 1024**2:,.0f} MB dense (limit {MAX_DENSE_BYTES / 1024**2:.0f} MB)")
+    import warnings
+
+    warnings.warn(f"{table.name}: model {model} takes dense features: the sparse file "
+                  f"({table.n:,} x {table.d:,}, {100 * table.density:.2g} % non-zero) is "
+                  f"densified ({size / 1024**2:,.1f} MB)", UserWarning, stacklevel=2)
     return table.X.toarray()
 
 
