@@ -464,14 +464,11 @@ def _held_out(entry: registry.ModelEntry, problem: registry.Problem, res: Any) -
     info = problem.info
     if not info.get("from_file") or ("X_test" not in info and "Xs_test" not in info):
         return
-    hooks = entry.hooks()
-    score = getattr(hooks, "score", None) if hooks is not None else None
-    value = score(problem, res) if score is not None else None
-    if value is None:
-        return
-    name, value = value if isinstance(value, tuple) else (getattr(hooks, "SCORE", "score"),
-                                                          value)
-    print(f"held-out {name}: {value:.6g}")
+    from .sweep.hooks import hooks_of
+
+    score = hooks_of(entry).score(problem, res)
+    if score is not None:
+        print(f"held-out {score.name}: {score.value:.6g}")
 
 
 # ------------------------------------------------------------------------ predict

@@ -619,6 +619,11 @@ def dense(table: Table, model: str) -> np.ndarray:
             f"{table.name}: model {model} takes dense features; this sparse file "
             f"({table.n:,} x {table.d:,}, {100 * table.density:.2g} % non-zero) would need "
             f"{size / 1024**2:,.0f} MB dense (limit {MAX_DENSE_BYTES / 1024**2:.0f} MB)")
+    import warnings
+
+    warnings.warn(f"{table.name}: model {model} takes dense features: the sparse file "
+                  f"({table.n:,} x {table.d:,}, {100 * table.density:.2g} % non-zero) is "
+                  f"densified ({size / 1024**2:,.1f} MB)", UserWarning, stacklevel=2)
     return table.X.toarray()
 
 
@@ -626,7 +631,8 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     """``(train, test)``: a random ``test_size`` fraction of the rows (of each task) held out.
 
     Classification labels without tasks are split per class (stratified) so each
-    class keeps training rows.
+    class keeps training rows. Groups are visited in order of first appearance, so the
+    same rows give the same split whatever the labels are called.
     """
     if not 0.0 < test_size < 1.0:
         raise DataFileError(f"--test-size must lie in (0, 1), got {test_size}")
@@ -636,7 +642,8 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     if groups is None:
         groups = np.zeros(table.n, dtype=np.int64)
     test = []
-    for g in np.unique(groups):
+    values, first = np.unique(groups, return_index=True)
+    for g in values[np.argsort(first)]:  # file order: the split does not depend on label names
         idx = rng.permutation(np.flatnonzero(groups == g))
         k = round(test_size * idx.size)
         if idx.size >= 2:

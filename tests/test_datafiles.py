@@ -134,6 +134,10 @@ def test_sparse_svmlight_densified_when_small_refused_when_big(tmp_path, monkeyp
     dump_svmlight_file(X, y, str(tmp_path / "s.svm"))
     t = datafiles.read_table(tmp_path / "s.svm")
     assert t.sparse
+    with pytest.warns(UserWarning, match=r"s\.svm: model wwsvm takes dense features: .* is "
+                                         r"densified"):
+        p = datafiles.load_problem("wwsvm", tmp_path / "s.svm")
+    np.testing.assert_array_equal(p.data["X"], t.X.toarray())
     monkeypatch.setattr(datafiles, "MAX_DENSE_BYTES", 100)
     with pytest.raises(DataFileError, match=r"s\.svm: model wwsvm takes dense features"):
         datafiles.load_problem("wwsvm", tmp_path / "s.svm")

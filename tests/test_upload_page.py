@@ -99,3 +99,21 @@ def test_the_sweep_tab_runs_on_an_uploaded_file():
     stored = at.session_state["sweep_wwsvm_result"]
     assert stored["rows"] and not any(r.get("error") for r in stored["rows"]), stored["rows"]
     assert all(r["dataset"].startswith("file:") and r["converged"] for r in stored["rows"])
+
+
+def test_the_cost_guard_uses_the_files_real_size(monkeypatch):
+    """Above the page's budget an upload is not solved until confirmed (estimate shown)."""
+    from explorer.ui import guards
+
+    monkeypatch.setattr(guards, "MEMORY_LIMIT", 1000)  # bytes: any real file exceeds it
+    at = _with_upload("wwsvm", "mine.csv", _csv("wwsvm"))
+    at.run()
+    assert not at.exception
+    warn = " ".join(w.value for w in at.warning)
+    assert "This file makes a problem of" in warn and "Solve anyway" in [b.label for b in
+                                                                       at.button]
+    assert not metrics(at)  # nothing solved yet
+    next(b for b in at.button if b.label == "Solve anyway").click()
+    at.run()
+    ok(at)
+    assert any("gap" in k for k in metrics(at))

@@ -1,0 +1,250 @@
+"""Benchmarks from files: reading each format, and the models on real benchmark files.
+
+``python -m explorer.filebench [--quick] [--data DIR] [--json PATH]``:
+
+1. **Formats**: a table of ``rows`` x 20 features (+ label and task columns) written as
+   CSV, TSV, CSV.gz, svmlight, svmlight.gz, .npz, Parquet and .mat; each read by
+   :func:`explorer.datafiles.read_table` in a fresh process: CPU seconds
+   (``time.process_time``), the peak resident memory above the process's size before the
+   read (Linux ``VmHWM`` after resetting it through ``/proc/self/clear_refs``, against
+   ``VmRSS``) and what the result keeps.
+2. **School** (MALSAR's ``school.mat``, 139 schools as tasks): convex ASO, robust temporal
+   MTL (schools in file order as "time") and MT-MKL (score above the median as the label)
+   with a quarter of each school's students held out; CPU seconds, certificate, held-out
+   score against a per-school baseline.
+3. **Debian sections** (``debian_sections_{train,test}.svm.gz``, sparse TF-IDF): WW-SVM on
+   the first rows (the solver takes dense features unless its roles say sparse), and the
+   metric learner on a truncated SVD of them (its metric is d x d).
+
+Numbers depend on the machine; the report prints them with the sizes used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["bench_debian", "bench_formats", "bench_school", "main"]
+
+_SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+_READ_ONE = r"""
+import json, sys, time
+from explorer import datafiles
+import pandas, sklearn.datasets, scipy.io, pyarrow.parquet  # imports outside the measure
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+def rss_mb():
+    return status("VmRSS")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # reset the peak (VmHWM) to the current size: the imports' peak is gone
+base = rss_mb()
+t0 = time.process_time()
+t = datafiles.read_table(sys.argv[1], task="task" if sys.argv[2] == "1" else None)
+cpu = time.process_time() - t0
+peak = status("VmHWM")
+print(json.dumps({"cpu": cpu, "peak_mb": max(0.0, peak - base), "kept_mb": rss_mb() - base,
+                  "n": t.n, "d": t.d, "sparse": t.sparse}))
+"""
+
+
+def _write_all(folder: str, rows: int, d: int = 20, seed: int = 0) -> dict[str, str]:
+    import gzip
+
+    import pandas as pd
+    from scipy.io import savemat
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, d))
+    y = rng.integers(0, 3, size=rows)
+    task = rng.integers(0, 10, size=rows)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(d)])
+    df["task"] = task
+    df["label"] = y
+    p = {k: os.path.join(folder, f"t.{k}") for k in ("csv", "tsv", "svm", "npz", "parquet",
+                                                    "mat")}
+    df.to_csv(p["csv"], index=False)
+    df.to_csv(p["tsv"], index=False, sep="\t")
+    dump_svmlight_file(X, y, p["svm"], zero_based=True, query_id=task)
+    np.savez(p["npz"], X=X, y=y, tasks=task)
+    df.to_parquet(p["parquet"])
+    savemat(p["mat"], {"X": X, "Y": y.reshape(-1, 1)})
+    for k in ("csv", "svm"):
+        with open(p[k], "rb") as src, gzip.open(p[k] + ".gz", "wb", compresslevel=6) as dst:
+            dst.write(src.read())
+        p[k + ".gz"] = p[k] + ".gz"
+    return p
+
+
+def bench_formats(rows: int = 100_000, progress: Any = print) -> list[dict[str, Any]]:
+    """Read time and memory of each format at ``rows`` rows (one fresh process per read)."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="dualscope_filebench_") as tmp:
+        paths = _write_all(tmp, rows)
+        env = dict(os.environ)
+        for fmt, path in paths.items():
+            task = "1" if fmt in ("csv", "tsv", "parquet", "csv.gz") else "0"
+            r = subprocess.run([sys.executable, "-c", _READ_ONE, path, task], env=env,
+                               capture_output=True, text=True, check=True)
+            rec = json.loads(r.stdout.strip().splitlines()[-1])
+            rec.update(format=fmt, file_mb=os.path.getsize(path) / 1024**2, rows=rows)
+            progress(f"{fmt}: {rec['cpu']:.2f} s CPU, +{rec['peak_mb']:.0f} MB peak")
+            out.append(rec)
+    return out
+
+
+def _solve_cpu(entry: Any, problem: Any, *, tol: float = 1e-6, max_iter: int = 5000,
+               **params: Any) -> tuple[Any, float]:
+    import warnings
+
+    kw = {**entry.default_params(), **params}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        entry.solve(problem, tol=1e-2, max_iter=3, **kw)  # compile the kernels (not timed)
+    t0 = time.process_time()
+    res = entry.solve(problem, tol=tol, max_iter=max_iter, **kw)
+    return res, time.process_time() - t0
+
+
+def bench_school(path: str | os.PathLike, *, seed: int = 0, progress: Any = print
+                 ) -> list[dict[str, Any]]:
+    """The multitask models on School with a quarter of each school held out."""
+    from dataclasses import replace
+
+    from . import datafiles, registry
+    from .sweep.hooks import hooks_of
+
+    t0 = time.process_time()
+    table = datafiles.read_table(path)
+    load = time.process_time() - t0
+    train, test = datafiles.split_table(table, 0.25, seed=seed)
+    rows = []
+    for model in ("caso", "robust_mtl", "mtmkl"):
+        tr, te = train, test
+        if model == "mtmkl":  # binary labels: a score above the median of the training scores
+            med = float(np.median(train.y))
+            tr = replace(train, y=np.where(train.y > med, "high", "low"))
+            te = replace(test, y=np.where(test.y > med, "high", "low"))
+        entry = registry.get(model)
+        problem = datafiles.problem_from_table(model, tr, te)
+        res, cpu = _solve_cpu(entry, problem)
+        score = hooks_of(entry).score(problem, res)
+        base = None
+        if model in ("caso", "robust_mtl"):
+            base = float(np.mean(np.concatenate(
+                [(y - np.mean(ytr)) ** 2 for y, ytr in
+                 zip(problem.info["ys_test"], problem.data["ys"], strict=True)])))
+        rec = {"model": model, "n_train": tr.n, "n_test": te.n, "tasks": int(
+            np.unique(table.tasks).size), "d": table.d, "cpu": cpu, "load_cpu": load,
+            "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
+            "converged": bool(res.converged), "method": res.method,
+            "score_name": None if score is None else score.name,
+            "score": None if score is None else float(score.value),
+            "baseline_mse_task_mean": base}
+        progress(f"school {model}: {cpu:.2f} s CPU, rel gap {res.rel_gap:.1e}, "
+                 f"{rec['score_name']} {rec['score']}")
+        rows.append(rec)
+    return rows
+
+
+def bench_debian(folder: str | os.PathLike, *, n_train: int = 2000, n_test: int = 2000,
+                 svd: int = 50, n_metric: int = 600, progress: Any = print
+                 ) -> list[dict[str, Any]]:
+    """WW-SVM on the first ``n_train`` Debian rows; the metric learner on ``svd`` components."""
+    from dataclasses import replace
+
+    from . import datafiles, registry
+    from .sweep.hooks import hooks_of
+
+    folder = Path(folder)
+    t0 = time.process_time()
+    train = datafiles.read_table(folder / "debian_sections_train.svm.gz")
+    test = datafiles.read_table(folder / "debian_sections_test.svm.gz", n_features=train.d)
+    load = time.process_time() - t0
+    progress(f"debian: read {train.n:,} + {test.n:,} rows x {train.d:,} in {load:.1f} s CPU")
+    rows = []
+    sparse_ok = datafiles.roles("wwsvm").sparse
+    tr = train if sparse_ok else replace(train, X=train.X[:n_train], y=train.y[:n_train])
+    te = test if sparse_ok else replace(test, X=test.X[:n_test], y=test.y[:n_test])
+    keep = np.isin(te.y, np.unique(tr.y))
+    te = replace(te, X=te.X[keep], y=te.y[keep])
+    entry = registry.get("wwsvm")
+    problem = datafiles.problem_from_table("wwsvm", tr, te)
+    res, cpu = _solve_cpu(entry, problem, tol=1e-4, max_iter=500)
+    score = hooks_of(entry).score(problem, res)
+    rows.append({"model": "wwsvm", "n_train": tr.n, "n_test": te.n, "d": tr.d,
+                 "sparse_input": sparse_ok, "cpu": cpu, "load_cpu": load,
+                 "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
+                 "converged": bool(res.converged), "accuracy": float(score.value)})
+    progress(f"debian wwsvm on {tr.n} rows: {cpu:.1f} s CPU, rel gap {res.rel_gap:.1e}, "
+             f"accuracy {score.value:.3f}")
+    from sklearn.decomposition import TruncatedSVD
+
+    sub = replace(train, X=train.X[:n_metric], y=train.y[:n_metric])
+    comp = TruncatedSVD(svd, random_state=0).fit(train.X[:n_train])
+    Z = comp.transform(sub.X)
+    sub = replace(sub, X=np.ascontiguousarray(Z),
+                  feature_names=tuple(f"svd{j}" for j in range(svd)))
+    ts = registry.get("triplet_screening")
+    problem = datafiles.problem_from_table("triplet_screening", sub, None, k=3)
+    res, cpu = _solve_cpu(ts, problem)
+    rows.append({"model": "triplet_screening", "n_train": sub.n, "d": svd,
+                 "n_triplets": int(problem.info["n_triplets"]), "cpu": cpu,
+                 "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
+                 "converged": bool(res.converged),
+                 "screening_rate": float(res.screening_rate)})
+    progress(f"debian metric learner on {sub.n} rows x {svd} SVD components: {cpu:.1f} s CPU, "
+             f"rel gap {res.rel_gap:.1e}, screened {res.screening_rate:.2f}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m explorer.filebench", description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="10,000 rows; School only")
+    ap.add_argument("--data", default=str(_SHARED), help="folder of school.mat and the "
+                                                         "Debian files")
+    ap.add_argument("--json", help="write the tables as JSON")
+    ap.add_argument("--skip", action="append", default=[],
+                    choices=["formats", "school", "debian"])
+    args = ap.parse_args(argv)
+    report: dict[str, Any] = {}
+
+    def progress(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    if "formats" not in args.skip:
+        report["formats"] = bench_formats(10_000 if args.quick else 100_000, progress)
+    school = Path(args.data) / "school.mat"
+    if "school" not in args.skip and school.exists():
+        report["school"] = bench_school(school, progress=progress)
+    if "debian" not in args.skip and not args.quick and \
+            (Path(args.data) / "debian_sections_train.svm.gz").exists():
+        report["debian"] = bench_debian(args.data, progress=progress)
+    for name, rows in report.items():
+        print(f"\n## {name}\n")
+        cols = list(rows[0])
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+        for r in rows:
+            print("| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v)
+                                    for v in r.values()) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
