@@ -29,8 +29,9 @@ from .figures import (
 PROBLEM = (
     r"\begin{aligned}"
     r"\min_{W\in\mathbb R^{d\times m}}\ J(W)&=\sum_{i=1}^m\|X_iw_i-y_i\|_p"
-    r"+\lambda\|W\|_{2,1}+\rho\|W\|_*\\"
-    r"&\quad+\tfrac\gamma2\|W\|_F^2+\tfrac\zeta2\sum_{i=1}^{m-1}\|w_i-w_{i+1}\|^2\\[6pt]"
+    r"+\lambda\|W\|_{2,1}\\"
+    r"&\quad+\rho\|W\|_*+\tfrac\gamma2\|W\|_F^2\\"
+    r"&\quad+\tfrac\zeta2\sum_{i=1}^{m-1}\|w_i-w_{i+1}\|^2\\[6pt]"
     r"\max_{\|\theta_i\|_q\le1}\ D(\theta)&=\min_W\Bigl\{\lambda\|W\|_{2,1}"
     r"+\rho\|W\|_*+\tfrac12\mathrm{tr}(WMW^\top)\\"
     r"&\qquad\qquad+\textstyle\sum_i\langle\theta_i,X_iw_i-y_i\rangle\Bigr\}\\[6pt]"
