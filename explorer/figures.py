@@ -51,7 +51,7 @@ def _notebook_renderer() -> None:
 _notebook_renderer()
 
 #: Characters per line of a chart title (a chart in a half-width column at 800 px).
-TITLE_CHARS = 34
+TITLE_CHARS = 28
 
 
 def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
@@ -76,27 +76,42 @@ def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
     return "<br>".join(lines)
 
 
-def readable(fig: go.Figure, width: int = TITLE_CHARS) -> go.Figure:
+def readable(fig: go.Figure, width: int = TITLE_CHARS,
+             legend_width: int | None = None) -> go.Figure:
     """Wrap the figure's title and subplot titles so nothing is cut on a narrow screen.
 
     The top margin grows with the title's lines; subplot titles of a grid with several
-    columns wrap at a proportionally shorter width. Returns ``fig`` (changed in place).
+    columns wrap at a proportionally shorter width; with ``legend_width``, trace names
+    (legend entries) longer than that wrap too (for charts in a narrow column). Returns
+    ``fig`` (changed in place).
     """
-    title = fig.layout.title.text
-    if title:
-        wrapped = wrap_title(title, width)
-        lines = wrapped.count("<br>") + 1
-        top = fig.layout.margin.t
-        fig.update_layout(title={"text": wrapped, "font": {"size": 14}, "y": 0.98,
-                                 "yanchor": "top"},
-                          margin={"t": max(top or 0, 14 + 18 * lines)})
     subtitles = [a for a in fig.layout.annotations or ()
                  if a.showarrow is False and a.yanchor == "bottom" and a.xref == "paper"
                  and a.yref == "paper" and a.text]
     cols = len({round(float(a.x), 2) for a in subtitles if a.x is not None}) or 1
+    sub_lines = 0
     for ann in subtitles:
         ann.text = wrap_title(ann.text, max(24, width // cols))
         ann.font.size = 13
+        if float(ann.y or 0) >= 0.99:  # a title above the top row
+            sub_lines = max(sub_lines, ann.text.count("<br>") + 1)
+    if legend_width:  # long legend entries (a horizontal legend does not wrap them)
+        for tr in fig.data:
+            name = getattr(tr, "name", None)
+            if name and len(name) > legend_width:
+                tr.name = wrap_title(name, legend_width)
+    title = fig.layout.title.text
+    if title:
+        wrapped = wrap_title(title, width)
+        lines = wrapped.count("<br>") + 1
+        # the title's lines, and the top row's subplot titles below them, in the margin
+        top = 12 + 19 * lines + 17 * sub_lines
+        # plotly puts a top-anchored title's first line ~13 px above the anchor (font
+        # 14), the other lines below it: the anchor 19 px down starts the text at ~6 px
+        height = float(fig.layout.height or 450)
+        fig.update_layout(title={"text": wrapped, "font": {"size": 14}, "yref": "container",
+                                 "y": 1.0 - 19.0 / height, "yanchor": "top"},
+                          margin={"t": max(fig.layout.margin.t or 0, top)})
     return fig
 
 

@@ -16,11 +16,15 @@ __all__ = ["BELOW_PRECISION", "gap_text"]
 BELOW_PRECISION = "below machine precision"
 
 
-def gap_text(gap: float, fmt: str = ".3e", width: int = 0) -> str:
+def gap_text(gap: float, fmt: str = ".3e", width: int = 0, short: bool = False) -> str:
     """``gap`` formatted with ``fmt``, or :data:`BELOW_PRECISION` when it is ``<= 0``.
 
-    ``width`` right-aligns the text (for the CLI's columns; a longer text is kept whole).
+    ``short``: ``"0"`` instead (for a narrow box that says why elsewhere). ``width``
+    right-aligns the text (for the CLI's columns; a longer text is kept whole).
     """
     g = float(gap)
-    text = BELOW_PRECISION if (math.isfinite(g) and g <= 0.0) else format(g, fmt)
+    if math.isfinite(g) and g <= 0.0:
+        text = "0" if short else BELOW_PRECISION
+    else:
+        text = format(g, fmt)
     return text.rjust(width)

@@ -461,3 +461,4 @@ def test_exact_zero_gaps_are_drawn_and_labelled_below_machine_precision():
                if t.name == BELOW_PRECISION) == 1
     assert gap_text(0.0) == gap_text(-1e-18) == "below machine precision"
     assert gap_text(1e-3) == "1.000e-03" and gap_text(2e-5, ".2e") == "2.00e-05"
+    assert gap_text(0.0, short=True) == "0"  # a metric box: the note says why

@@ -196,8 +196,9 @@ _CLIPPED_JS = """() => {
           || r.bottom > box.bottom + 1) out.push('chart: ' + (t.textContent || '').slice(0, 80));
     }
   }
+  // KaTeX's display box measures 2 px wider than the column even when the formula fits
   for (const k of document.querySelectorAll('.katex-display'))
-    if (k.scrollWidth > k.clientWidth + 1) out.push('formula: ' + k.textContent.slice(0, 60));
+    if (k.scrollWidth > k.clientWidth + 4) out.push('formula: ' + k.textContent.slice(0, 60));
   return out;
 }"""
 

@@ -37,7 +37,8 @@ def test_default_page_screens_and_the_back_off_is_a_choice():
     assert _int(m["screened into L̂"]) > 0 and _int(m["screened into R̂"]) > 0
     assert any(c.value.startswith("Back-off off (this page's default)") for c in at.caption)
     cnt = pk.chart(at, "triplet status per iteration")
-    last = {t["name"]: pk.array(t["y"]).astype(float)[-1] for t in cnt["data"]}
+    last = {t["name"].replace("<br>", " "): pk.array(t["y"]).astype(float)[-1]
+            for t in cnt["data"]}
     assert last["screened into L̂ (loss linear, α = 1)"] > 0
     assert last["screened into R̂ (zero loss, α = 0)"] > 0
     assert any("What to look for" in md.value for md in at.markdown)
@@ -69,13 +70,13 @@ def test_structure_panel_statuses_counts_and_radii(page):
     assert segs and all(np.isnan(pk.array(t["x"]).astype(float)).sum() <= 30 for t in segs)
     # the counts per iteration add up to the triplet count and end at the metrics
     cnt = pk.chart(page, "triplet status per iteration")
-    ys = {t["name"]: pk.array(t["y"]).astype(float) for t in cnt["data"]}
+    ys = {t["name"].replace("<br>", " "): pk.array(t["y"]).astype(float) for t in cnt["data"]}
     total = sum(ys.values())
     assert np.allclose(total, 4410)
     assert ys[next(k for k in ys if k.startswith("screened into L̂"))][-1] == nL
     # radii: the certified radius per iteration and one marker series per sphere
     rad = pk.chart(page, "sphere radii per screening round")
-    rnames = [t["name"] for t in rad["data"]]
+    rnames = [t["name"].replace("<br>", " ") for t in rad["data"]]
     assert rnames[0].startswith("√(2 gap / λ)") and "RRPB radius" in rnames
     assert "PGB radius" in rnames
     assert any("round" in e.label for e in page.expander)

@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from .. import figures
-from ..numfmt import gap_text
+from ..numfmt import BELOW_PRECISION, gap_text
 from ..registry import ModelEntry, Problem
 from .fmt import certificate_digits, fmt_time
 from .state import Stored, demand_store, page_state
@@ -85,17 +85,25 @@ def stored_reference(entry: ModelEntry, c: Any) -> Any | None:
     return ref.value if ref is not None and ref.key == _reference_key(entry, c) else None
 
 
+def _zero_note(gap: float) -> dict[str, Any]:
+    """A metric's note under an exactly-zero gap: it is below machine precision."""
+    if gap_text(gap) != BELOW_PRECISION:
+        return {}
+    return {"delta": BELOW_PRECISION, "delta_color": "off", "delta_arrow": "off"}
+
+
 def metrics_row(res: Any, warm: bool, gap_label: str = "gap") -> None:
     """The certificate (primal, dual, gap with enough digits to see them differ) and costs."""
     digits = certificate_digits(res.primal, res.dual)
     cols = st.columns([3, 3, 2])
     cols[0].metric("primal", f"{res.primal:.{digits}g}")
     cols[1].metric("dual (lower bound)", f"{res.dual:.{digits}g}")
-    cols[2].metric(gap_label, gap_text(res.gap),
+    cols[2].metric(gap_label, gap_text(res.gap, short=True), **_zero_note(res.gap),
                    help="primal − dual, in the objective's units: a bound on the distance "
                         "of the primal value to the optimum")
     cols = st.columns([3, 3, 2])
-    cols[0].metric("relative gap", gap_text(res.rel_gap, ".2e"),
+    cols[0].metric("relative gap", gap_text(res.rel_gap, ".2e", short=True),
+                   **_zero_note(res.rel_gap),
                    help="gap / max(1, |primal|): the stopping criterion")
     cols[1].metric("iterations", f"{res.n_iter}")
     compile_time = float(getattr(res, "compile_time", 0.0) or 0.0)

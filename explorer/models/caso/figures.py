@@ -355,7 +355,9 @@ def objective_time_figure(runs: Mapping[str, Any], *, reference: float | None = 
     if np.isfinite(lo):
         pad = 0.05 * (hi - lo) if hi > lo else 0.05 * max(1.0, abs(hi))
         fig.update_yaxes(range=[lo - pad, hi + pad], row=1, col=1)
-    fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
+    fig.update_yaxes(type="log", exponentformat="power", row=1, col=2,
+                     title_text="P(U_k) − lower bound")
+    fig.update_yaxes(title_text="objective", row=1, col=1)
     fig.update_xaxes(title_text="time [s]")
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.2})

@@ -22,7 +22,8 @@ from .figures import (
 
 PROBLEM = (
     r"\min_{\theta\in\Theta_p,\;W}\ \frac12\sum_{m=1}^M\frac{\|W_m\|^2_{Q_m}}{\theta_m}"
-    r" + C\sum_{i=1}^n\max\Bigl(0,\,1-y_i\sum_m\langle w_{m\tau(i)},x_i\rangle\Bigr)"
+    r"\\[2pt]"
+    r"+\ C\sum_{i=1}^n\max\Bigl(0,\,1-y_i\sum_m\langle w_{m\tau(i)},x_i\rangle\Bigr)"
     r"\\[2pt]"
     r"\Theta_p=\{\theta\ge0,\ \|\theta\|_p\le1\},\quad Q_m=G_m^{+}"
     r"\\[8pt]"

@@ -27,19 +27,23 @@ from .figures import (
 )
 
 PROBLEM = (
-    r"\begin{aligned}"
-    r"\min_{W\in\mathbb R^{d\times m}}\ J(W)&=\sum_{i=1}^m\|X_iw_i-y_i\|_p"
-    r"+\lambda\|W\|_{2,1}+\rho\|W\|_*\\"
-    r"&\quad+\tfrac\gamma2\|W\|_F^2+\tfrac\zeta2\sum_{i=1}^{m-1}\|w_i-w_{i+1}\|^2\\[6pt]"
-    r"\max_{\|\theta_i\|_q\le1}\ D(\theta)&=\min_W\Bigl\{\lambda\|W\|_{2,1}"
-    r"+\rho\|W\|_*+\tfrac12\mathrm{tr}(WMW^\top)\\"
-    r"&\qquad\qquad+\textstyle\sum_i\langle\theta_i,X_iw_i-y_i\rangle\Bigr\}\\[6pt]"
-    r"M&=\gamma I+\zeta L_{\text{path}},\quad\tfrac1p+\tfrac1q=1\\"
-    r"\nabla D(\theta)&=[X_iw_i(\theta)-y_i]_i,\quad L_D=\max_i\|X_i\|_2^2/\gamma\\[6pt]"
-    r"D(\theta)&\ge-\textstyle\sum_i\theta_i^\top y_i"
+    r"\begin{gathered}"
+    r"\min_{W\in\mathbb R^{d\times m}}\ J(W)=\sum_{i=1}^m\|X_iw_i-y_i\|_p"
+    r"+\lambda\|W\|_{2,1}\\"
+    r"+\rho\|W\|_*+\tfrac\gamma2\|W\|_F^2\\"
+    r"+\tfrac\zeta2\sum_{i=1}^{m-1}\|w_i-w_{i+1}\|^2\\[6pt]"
+    r"\max_\theta\ D(\theta)=\min_W\Big\{\lambda\|W\|_{2,1}"
+    r"+\rho\|W\|_*\\"
+    r"+\tfrac12\mathrm{tr}(WMW^\top)"
+    r"+\textstyle\sum_i\langle\theta_i,X_iw_i-y_i\rangle\Big\}\\[6pt]"
+    r"M=\gamma I+\zeta L_{\text{path}},\quad\|\theta_i\|_q\le1,\quad"
+    r"\tfrac1p+\tfrac1q=1\\"
+    r"\nabla D(\theta)=[X_iw_i(\theta)-y_i]_i\\"
+    r"L_D=\max_i\|X_i\|_2^2/\gamma\\[6pt]"
+    r"D(\theta)\ge-\textstyle\sum_i\theta_i^\top y_i\\"
     r"-\tfrac12\mathrm{tr}\bigl((V+A+B)M^{-1}(V+A+B)^\top\bigr)\\"
-    r"V&=[X_i^\top\theta_i]_i,\quad\|A_{r,:}\|\le\lambda,\quad\|B\|_2\le\rho"
-    r"\end{aligned}"
+    r"V=[X_i^\top\theta_i]_i,\quad\|A_{r,:}\|\le\lambda,\quad\|B\|_2\le\rho"
+    r"\end{gathered}"
 )
 
 EXPLANATION = (

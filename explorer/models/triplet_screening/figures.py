@@ -182,7 +182,7 @@ def status_counts_figure(history: Any, n_triplets: int, height: int = 340) -> go
     for tr, col in zip(fig.data, colors, strict=False):
         tr.line.color = col
     fig.update_layout(legend={"orientation": "h", "y": -0.25})
-    return readable(fig)
+    return readable(fig, legend_width=24)  # drawn in the page's narrow right column
 
 
 def radii_figure(log: Mapping[str, np.ndarray], history: Any, lam: float,
@@ -215,7 +215,7 @@ def radii_figure(log: Mapping[str, np.ndarray], history: Any, lam: float,
     fig.update_yaxes(type="log", exponentformat="power", title_text="radius (Frobenius)")
     fig.update_xaxes(title_text="iteration")
     fig.update_layout(legend={"orientation": "h", "y": -0.25})
-    return _layout(fig, "sphere radii per screening round", height)
+    return readable(_layout(fig, "sphere radii per screening round", height), legend_width=24)
 
 
 # ----------------------------------------------------------------------------- the path

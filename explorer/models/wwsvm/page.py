@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ... import ui
+from ...numfmt import gap_text
 from . import ENTRY
 from .figures import confusion_figure, decision_regions, dual_counts_figure, violations_figure
 
@@ -50,7 +51,8 @@ def structure(problem, res, c) -> None:
     with right:
         st.plotly_chart(dual_counts_figure(res.history), width="stretch")
         st.plotly_chart(violations_figure(res.W, X, y, intercept=res.intercept), width="stretch")
-    st.caption(f"gap ratio to the first epoch: {res.gap_ratio:.2e} (the paper stops at "
+    st.caption(f"gap ratio to the first epoch: {gap_text(res.gap_ratio, '.2e')} (the paper "
+               "stops at "
                "0.1, 0.01, 0.001; the authors' code at 0.0009); samples updated in the "
                f"last epoch: {int(res.history.n_visited[-1])} of {X.shape[0]}; "
                f"certificate computed in {res.n_certificates} of {res.n_iter} epochs; "
