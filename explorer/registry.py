@@ -215,6 +215,13 @@ class ModelEntry:
         single change reaches (a loss and a metric shape whose loop only the two
         together select). ``tests/test_warmup.py`` finds them: it fails while any pair
         of choice values still compiles something after the warm-up.
+    tiny : Mapping[str, Any]
+        Sizes of a tiny instance of the default dataset (solved in well under a second)
+        on which ``tests/test_contract.py`` checks the product contract. Empty: every
+        size at its lower bound.
+    tiny_params : Mapping[str, Any]
+        Parameters that make the tiny instance non-trivial (e.g. weights small enough
+        that the solution is not zero).
     """
 
     name: str
@@ -234,6 +241,8 @@ class ModelEntry:
     max_iter: int = 1000
     sweep_hooks: str = ""
     warm_combos: tuple[Mapping[str, Any], ...] = ()
+    tiny: Mapping[str, Any] = field(default_factory=dict)
+    tiny_params: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def default_dataset(self) -> str:

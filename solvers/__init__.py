@@ -18,6 +18,8 @@ engine) and :mod:`solvers.prox` (proximal operators and projections).
 """
 
 import importlib
+import pkgutil
+from pathlib import Path
 
 from . import _jitcache
 
@@ -25,9 +27,20 @@ _jitcache.install()  # before any module compiles with cache=True
 
 from .base import ConvergenceWarning, History, IterationState, NumericalError, Result  # noqa: E402
 
+#: The package version (the one place it is written: pyproject.toml reads it from here).
 __version__ = "0.1.0"
 
-MODELS = ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl")
+
+def _models() -> tuple[str, ...]:
+    """The model modules: every model has a cvxpy reference of the same name,
+    ``solvers/reference/<name>.py``, so the list is read from that folder (no import)."""
+    folder = Path(__file__).with_name("reference")
+    return tuple(sorted(m.name for m in pkgutil.iter_modules([str(folder)])
+                        if not m.name.startswith("_")))
+
+
+#: Names of the model modules (derived: see ``_models``).
+MODELS = _models()
 
 __all__ = [
     "MODELS",

@@ -24,16 +24,10 @@ from solvers.base import History
 ENTRIES = {e.name: e for e in entries()}
 NAMES = list(ENTRIES)
 
-#: Tiny instances of each default dataset (any model not listed: its smallest sizes).
-TINY = {
-    "wwsvm": {"n": 30, "k": 3, "d": 3},
-    "caso": {"d": 4, "m": 3, "n": 6, "h_true": 1},
-    "robust_mtl": {"m": 3, "d": 4, "n": 8, "rank": 1},
-    "triplet_screening": {"n": 15, "d": 3, "classes": 3, "informative": 2, "k": 3},
-    "mtmkl": {"depth": 2, "d": 5, "n_train": 5, "n_test": 10},
-}
-#: Parameters that make the tiny instance non-trivial (the default weights zero every W).
-TINY_PARAMS = {"robust_mtl": {"lam": 0.3, "rho": 0.3}}
+#: Tiny instances of each default dataset (each ENTRY's ``tiny``; without one: its
+#: smallest sizes) and parameters that make them non-trivial (``tiny_params``).
+TINY = {name: dict(e.tiny) for name, e in ENTRIES.items() if e.tiny}
+TINY_PARAMS = {name: dict(e.tiny_params) for name, e in ENTRIES.items()}
 
 
 def _module(name):

@@ -1,12 +1,8 @@
 """Iterations of section 5's projected gradient without Python in between.
 
-On small problems an iteration of :func:`.loops._pgd_loop` is mostly interpreter work:
-on wine with k = 10 (17,800 triplets, d = 13, the RRPB path at tol 1e-6, 18,832
-iterations) the Python loop took 76-82 us per iteration, of which the two d x d
-eigendecompositions (projection and dual) take ~24 us. While nothing but the iterations
-happens (no callback, no active set, the sphere rule, no screening round due),
-:func:`_pgd_burst` runs them in one compiled call: 51-53 us per iteration, the
-path 1.43-1.55 s -> 0.96-0.99 s (the naive path 2.3-2.5 s -> 1.8-2.0 s). It uses the
+On small problems an iteration of :func:`.loops._pgd_loop` is mostly interpreter work.
+While nothing but the iterations happens (no callback, no active set, the sphere rule,
+no screening round due), :func:`_pgd_burst` runs them in one compiled call. It uses the
 arithmetic of the Python loop: the step of :class:`solvers.pgd.PGD` (its compiled
 :func:`~solvers.pgd.step_products`, :func:`~solvers.pgd.accepts` and
 :func:`~solvers.pgd.bb_step`), the projection and the dual's eigenvalues of
@@ -32,9 +28,7 @@ certificate at ``M = A(alpha)_+ / lam`` and the history row. It hands back to Py
 the iterations after which a dynamic round is due and worth running (or the back-off's
 first skip, which Python notes), an iterate outside a screening sphere after its
 evaluation, and the engine's errors. Same iterates, dual points and history, bit for bit
-(tested). On wine with k = 10 (17,800 triplets), the hinge path at tol 1e-6: 45,460
-iterations naive in 9.8-10.3 against 14.7-15.6 s, RRPB 3.7-4.0 against 6.9-7.5 s (CPU,
-two runs each in one process).
+(tested).
 """
 
 from __future__ import annotations

@@ -71,8 +71,7 @@ def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma
     # when ``rule`` is given (code[t] written; numba compiles the branch away for None)
     # and the KKT map, added to the pass's sums; returns (alpha, nl, nr, loss, sum
     # alpha, sum alpha^2). The margin's store stays in the callers: inside an inlined
-    # helper its conditional store made the pair-id pass 13.7 against 1.5 ns per
-    # triplet (numba 0.68, this machine).
+    # helper its conditional store keeps numba from vectorising the pair-id pass.
     if rule is not None:
         hn, r, c, slack, code = rule
         isL, isR = _rule_sides(mg, r * hn[t], c, slack)
@@ -95,20 +94,15 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Without it (None) numba compiles the branch
     # away, so the plain pass is as lean as a loop without it. Returns also the numbers
     # of L-hat and R-hat (0 without a rule).
-    # Measured and not kept for the remainder after screening (wine, all triplets, the
-    # margins of lambda = 1e-5 lambda_max, 3-30 % kept, best of 15): rows of local
-    # column ids per anchor (CSR, 1.8-3.0 ns per triplet against 1.3-1.7: short rows
-    # mispredict their ends); the two gathers alone cost 1.1 ns per triplet, so no
-    # pair-id order reaches the anchor-block pass's 0.38; an order taking one triplet
-    # per row in turn within each anchor (1.25 against 1.55 ns at 11 % kept) made a
-    # whole path (RRPB, tol 1e-6) 0.25 s slower, 0.23 s of it building the order at
-    # each lambda: the rest of the path did not get faster.
+    # The remainder after screening is visited in pair-id order: per-anchor rows of
+    # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
+    # cost more than they save.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
     for t in range(pa.shape[0]):
-        # unsigned: no negative-index wraparound selects (measured 18-35 % faster)
+        # unsigned: no negative-index wraparound selects in the compiled loop
         ia = np.uint64(pa[t])
         ib = np.uint64(pb[t])
         m = q[ia] - q[ib]
@@ -130,9 +124,7 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
     # (no gathers, SIMD code) whose weights go to a row sum in a register and to column
     # sums, scattered once per row and once per column. The pair-id pass scatters twice
     # per triplet, and the scatter-adds of a row all hit the same pair, a chain through
-    # memory. Measured (best of 15): 0.78 against 1.47 ns per triplet on digits PCA 20
-    # with k = 20 (rows of 20), 0.38 against 1.8 on wine with all triplets (rows of
-    # ~119), 1.06 against 1.27 on digits PCA 16 with k = 10 (rows of 10). Each triplet's
+    # memory; the longer the rows, the larger the block pass's advantage. Each triplet's
     # rule and KKT map are :func:`_triplet_step`, as in :func:`_loss_pass`.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
@@ -175,8 +167,7 @@ def _sorted_run(q, P, off, n, order, vals):  # pragma: no cover - compiled
     # vals[:n] <- the forms q[P[off + k]], k < n, in ascending order, and order[off:off+n]
     # the local indices k in that order. Insertion sort from the order left by the last
     # call: between two iterations few pairs change places, so it costs about one
-    # gather and one comparison per element (measured on wine with all triplets, 178
-    # anchors: 0.04 ms, the gathers alone 0.03 ms). Equal forms may end in any order:
+    # gather and one comparison per element. Equal forms may end in any order:
     # the sorted values, and so everything :func:`_sorted_loss_pass` computes from them,
     # do not depend on it.
     ok = True
@@ -294,9 +285,8 @@ def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
 def _triplet_weights(v, la, lb, blk, w):  # pragma: no cover - compiled
     # w_p = sum_{la[t] = p} v_t - sum_{lb[t] = p} v_t, the per-pair weights of
     # sum_t v_t H_t: by anchor blocks when ``blk`` has any (a row sum and column sums,
-    # scattered once per row and column, as :func:`_block_loss_pass`), else by pair ids.
-    # Measured on digits PCA 20 with k = 20 (718,800 triplets): two np.bincount calls
-    # took 4 ms.
+    # scattered once per row and column, as :func:`_block_loss_pass`), else by pair ids
+    # (one pass instead of two np.bincount calls).
     _zero(w)
     t0, ns, nd, offs, offd, PA, PB, _co, _ro = blk
     if nd.shape[0] == 0:
@@ -477,7 +467,7 @@ def _orthant_bounds(S, pa, pb, q, r2, lo, hi):  # pragma: no cover - compiled
 # BLAS: the matrices are thin (pairs x d with small d) and a multithreaded BLAS
 # on a busy machine spends far longer synchronising than computing. Strict floating
 # point (no fastmath) except in the Gram route's forms, whose d-long dot products need
-# reassociation to vectorise (1.7x faster on digits, d = 20; the others lose nothing):
+# reassociation to vectorise (the others gain nothing from it):
 # with fastmath, LLVM may compile the same loop differently inside different callers,
 # and the compiled loop (burst.py) and the Python loop must agree bit for bit (seen:
 # the per-pair route's forms differed in the last bit depending on which caller numba
@@ -577,7 +567,7 @@ def _gram_weights(X, w, pi, pj, V, sparse):  # pragma: no cover - compiled
     # w_p x_j, so that sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T diag(deg) X - X^T Y -
     # Y^T X is the symmetric part of X^T V. The pairs come sorted by i: Y_i is summed
     # in a local row over each run of one i and stored once (no chain of stores and
-    # loads through V[i]; measured ~10 % faster on digits).
+    # loads through V[i]).
     n, d = X.shape
     deg = np.zeros(n)
     V[:] = 0.0
@@ -609,9 +599,8 @@ def _gram_weights(X, w, pi, pj, V, sparse):  # pragma: no cover - compiled
 # One evaluation of the objective in one compiled call: the per-pair forms of the
 # route (:class:`.pairs._Forms`: the points' Gram route ``src = (X, pi, pj)`` or the
 # stored differences ``src = (F,)``, full or diagonal metric), the loss pass and the
-# weighted sum. Measured on wine k=10 (178 points, d = 13): 12 us less per
-# evaluation than three calls from Python (61 -> 49 us on all 17,800 triplets,
-# 23 -> 12 us on 300), which is 10-15 % of an iteration of a small problem.
+# weighted sum, without the Python calls between them (a noticeable share of an
+# iteration of a small problem).
 
 
 @intrinsic

@@ -26,19 +26,15 @@ from .kernels import (
 #: A subset keeps its parent's pairs unless fewer than this share remain in use. The
 #: per-pair forms cost O(P d) per evaluation; compacting costs one pass over the
 #: subset's triplets and, on the Gram route, two gathered index arrays
-#: (stored differences only on the per-pair route), so any pair out of use is dropped.
-#: Measured (digits PCA 16 / 20, k = 10 / 20, tol 1e-6): pair forms of the screened
-#: path 0.15-0.18 / 0.41-0.44 s at 0.7, 0.14 / 0.36 s at 1.0.
+#: (stored differences only on the per-pair route), so any pair out of use is dropped
+#: (1.0: compacting never cost more than the forms it saved, on wine and digits).
 PAIR_COMPACTION = 1.0
 
 
 #: Path screening takes the anchor-block pass (:func:`.kernels._path_rule_blocks`) when
-#: the rows of the blocks hold at least this many triplets on average. Measured on this
-#: 2-core machine, per lambda (best of 9 at four lambdas of a path) against the pair-id
-#: pass (:func:`.kernels._path_rule`) followed by :func:`.kernels._compact_pairs`: wine
-#: with all triplets (rows of ~119) 1.8-1.9 against 8.0 ms, digits PCA 20 with k = 20
-#: (rows of 20) 1.7-1.8 against 5.2-5.5 ms, digits PCA 16 with k = 10 (rows of 10)
-#: 0.6-0.7 against 1.3 ms.
+#: the rows of the blocks hold at least this many triplets on average, instead of the
+#: pair-id pass (:func:`.kernels._path_rule`) followed by :func:`.kernels._compact_pairs`
+#: (the block pass was the faster one from rows of 10 triplets up, on wine and digits).
 BLOCK_ROW = 8
 
 
@@ -85,17 +81,14 @@ NO_BLOCKS = _Blocks(*(np.empty(0, dtype=np.int64) for _ in range(5)),
 
 #: Cost of the sorted pass (:func:`.kernels._sorted_loss_pass`) in visits of the pair-id
 #: pass per row and column of a block (sorting, prefix sums, the merge walk, one scatter
-#: each), from its time on wine with all triplets (0.13-0.15 ms for 31,684 rows and
-#: columns when few triplets sit in the middle run; 1.8 ns per pair-id visit). The
-#: triplets of the middle run cost about one visit each on top; they are not known
-#: before the pass and not counted.
+#: each), fitted to its time on wine with all triplets. The triplets of the middle run
+#: cost about one visit each on top; they are not known before the pass and not counted.
 SORTED_PASS_ELEMENT = 2.5
 
 #: Cost of a loss pass in anchor blocks (:func:`.kernels._block_loss_pass`) in visits of
 #: the pair-id pass: ``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row,
-#: fitted to its time (best of 15) on wine with all triplets (rows of ~119, 0.21 of the
-#: pair-id pass) and digits PCA 20 with k = 20 (rows of 20, 0.53); it gives 0.92 for
-#: digits PCA 16 with k = 10 (rows of 10; measured 0.84).
+#: fitted to its time relative to the pair-id pass on wine with all triplets and on
+#: digits (PCA 20, k = 20).
 BLOCK_PASS_TRIPLET = 0.15
 BLOCK_PASS_ROW = 7.5
 
@@ -156,10 +149,9 @@ class _Forms:
       ``sum_p w_p F_p F_p^T = X^T diag(deg) X - X^T Y - Y^T X``, the symmetric part
       of ``X^T (diag(deg) X - 2 Y)``, with ``deg_i = sum_{p ∋ i} w_p`` and
       ``Y_i = sum_{p = (i, j)} w_p x_j``: ``O(n d^2 + P d)``, one gathered row per pair
-      and no stored differences, so a subset of pairs is two index arrays. (Measured on
-      wine with all 15,753 pairs of its 178 points: 0.049 ms for the forms and 0.060 ms
-      for the weighted sum, as fast as going through the n x n Gram matrix X M X^T and
-      the pairs' Laplacian, which also needs n^2 memory, so that route is not kept.)
+      and no stored differences, so a subset of pairs is two index arrays. (Going
+      through the n x n Gram matrix ``X M X^T`` and the pairs' Laplacian is no faster
+      and needs ``n^2`` memory.)
 
     ``X`` is centred (differences are unchanged; the products lose no digits to a
     common offset). ``F`` is kept only for the ``"pairs"`` route (else None).
@@ -274,8 +266,8 @@ class _Data:
         self._all_sorted: _Sub | None = None
         #: The anchor blocks of the loss pass over all triplets and of path screening
         #: (None: the triplets are not stored so, or their rows are shorter than
-        #: :data:`BLOCK_ROW` on average). Found with the problem (1.8-8 ms on the
-        #: bench's sets, 1-2 % of building it), so that no solve pays for it.
+        #: :data:`BLOCK_ROW` on average). Found with the problem (a small share of
+        #: building it), so that no solve pays for it.
         b = _anchor_blocks(T, self.pa, self.pb)
         self.blocks = b if (b is not None and self.n_t >= BLOCK_ROW * b.PB.size) else None
 

@@ -63,11 +63,10 @@ class _Ref:
                    eps=float(sph.dgb_radius(_pad(res.gap, res.primal), res.lam)))
 
 
-#: Costs of a screening round in loss-pass visits (a loss pass costs 2-2.3 ns per
-#: triplet on this 2-core machine), measured on wine and digits: the fixed work
-#: (spheres, bookkeeping, Python; ~0.1 ms), per remaining triplet the rule pass and the
-#: status update with compaction (~8 ns), per pair and dimension the forms of a
-#: sphere's centre (``PAIR_WEIGHT``, :mod:`.pathscreen`).
+#: Costs of a screening round in loss-pass visits (one visit: one triplet of a loss
+#: pass), fitted on wine and digits: the fixed work (spheres, bookkeeping, Python),
+#: per remaining triplet the rule pass and the status update with compaction, per pair
+#: and dimension the forms of a sphere's centre (``PAIR_WEIGHT``, :mod:`.pathscreen`).
 ROUND_OVERHEAD = 40_000
 RULE_WEIGHT = 3.5
 #: Lambdas without dynamic rounds after one on which they did not pay (doubling while
@@ -346,7 +345,7 @@ class _Run:
         longer than the previous one is expected to go on), or without a previous
         lambda as many as done so far (at least ``SCREEN_EVERY``)."""
         prev = self.dyn.get("iters")
-        # the compiled function's Python source: no dispatch from Python (~0.6 us a call)
+        # the compiled function's Python source: no numba dispatch from Python
         return _iters_left.py_func(-1 if prev is None else int(prev), int(iteration))
 
     def dynamic_round(self, n_before: int, n_spheres: int, saved: float,

@@ -88,4 +88,5 @@ ENTRY = ModelEntry(
     icon=":material/hub:",
     tol=_specs().default("tol"),
     max_iter=_specs().default("max_iter"),
+    tiny={"d": 4, "m": 3, "n": 6, "h_true": 1},
 )

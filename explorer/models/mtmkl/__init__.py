@@ -102,4 +102,5 @@ ENTRY = ModelEntry(
     icon=":material/account_tree:",
     tol=_specs().default("tol"),
     max_iter=_specs().default("max_iter"),
+    tiny={"depth": 2, "d": 5, "n_train": 5, "n_test": 10},
 )

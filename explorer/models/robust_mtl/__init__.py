@@ -107,4 +107,6 @@ ENTRY = ModelEntry(
     max_iter=100_000,
     # the dual method's l_inf threshold (Condat) runs only with p = inf
     warm_combos=({"p": math.inf, "method": "dual"},),
+    tiny={"m": 3, "d": 4, "n": 8, "rank": 1},
+    tiny_params={"lam": 0.3, "rho": 0.3},  # the default weights zero every W
 )

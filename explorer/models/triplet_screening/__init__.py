@@ -185,4 +185,5 @@ ENTRY = ModelEntry(
     # the loss of screened triplets outside the spheres, which CDGB without back-off
     # evaluates
     warm_combos=({"loss": "hinge", "diagonal": True}, {"screening": "cdgb", "backoff": False}),
+    tiny={"n": 15, "d": 3, "classes": 3, "informative": 2, "k": 3},
 )

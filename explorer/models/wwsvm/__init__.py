@@ -86,4 +86,5 @@ ENTRY = ModelEntry(
     icon=":material/scatter_plot:",
     tol=1e-6,
     max_iter=1000,
+    tiny={"n": 30, "k": 3, "d": 3},
 )
