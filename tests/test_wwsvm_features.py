@@ -120,3 +120,18 @@ def test_decision_regions_show_the_intercept():
     assert "with offsets" in fig.layout.title.text
     # all three classes own a region (without offsets, far from the origin, they need not)
     assert set(np.unique(Z)) == {0, 1, 2}
+
+
+def test_sweep_hooks_keep_sparse_data_sparse():
+    from explorer.models.wwsvm import sweep
+    from explorer.registry import Problem
+
+    X, y = _instance(5)
+    prob = Problem(data={"X": sp.csr_matrix(X), "y": y}, name="sparse", description="")
+    fold = sweep.split(prob, 4, 1)
+    assert sp.issparse(fold.data["X"]) and sp.issparse(fold.info["X_test"])
+    res = wwsvm.solve(fold.data["X"], fold.data["y"], 1.0, fit_intercept=True)
+    dense = sweep.split(Problem(data={"X": X, "y": y}, name="d", description=""), 4, 1)
+    assert sweep.score(fold, res) == sweep.score(dense, res)
+    assert sweep.score(fold, res) == np.mean(res.predict(fold.info["X_test"])
+                                             == fold.info["y_test"])
