@@ -827,8 +827,12 @@ def _ustep_logistic(data, U, R, Rinv, c, tol):
 
 def _run_bcd(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart,
              ustep="auto"):
-    gam, P = np.linalg.eigh(sym(M0))
-    st = _Structure(P, np.clip(gam, 0.0, 1.0))
+    d = data.d
+    if np.array_equal(M0, np.eye(d) * M0[0, 0]):  # the cold start (h / d) I
+        st = _Structure(np.zeros((d, 0)), np.zeros(0), float(M0[0, 0]))
+    else:
+        gam, P = np.linalg.eigh(sym(M0))
+        st = _Structure(P, np.clip(gam, 0.0, 1.0))
     U = U0
     squared = _SquaredSteps(data, ustep) if loss == "squared" else None
     tol_in = _INNER_MAX if loss == "hinge" else 1e-15
