@@ -102,7 +102,7 @@ def _per_epoch(n_trains: tuple[int, ...], kernel_max_n: int, epochs: int, progre
         d = prob.data
         X, y, tasks, G = d["X"], d["y"], d["tasks"], d["G"]
         n = X.shape[0]
-        forms: list[tuple[str, object, object]] = [("linear (w per task, E.4)", X, "linear")]
+        forms: list[tuple[str, object, object]] = [("linear, factor form (V = U^T Z)", X, "linear")]
         if n <= kernel_max_n:
             forms.append(("kernel (f per sample)", None, X @ X.T))
         for label, feats, kernel in forms:
@@ -116,7 +116,8 @@ def _per_epoch(n_trains: tuple[int, ...], kernel_max_n: int, epochs: int, progre
             table.add(n, label, 1e3 * med, 1e6 * med / n, int(res.history.n_moved[-1]))
     table.notes.append(
         "An epoch includes the certificate (primal, Problem-3 dual, theta-step). Linear "
-        "form: O(d) per visited sample plus O(T d) when alpha_i moves; kernel form: O(n) per "
+        "form (the tree's node indicators in factor form): O((depth + 1) d) per visited "
+        "sample plus the same when alpha_i moves; kernel form: O(n) per "
         "moving sample, so O(n^2) per epoch."
     )
     return table
