@@ -496,7 +496,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     tasks = table.tasks if table.tasks is not None else table.time
     if sm.needs_tasks and tasks is None:
         raise CLIError(f"{table.name}: model {sm.model} needs each row's task (--task COL)")
-    X = table.X.toarray() if table.sparse else table.X
+    X = table.X  # sparse CSR as read: the saved model densifies only where it must
     try:
         pred = sm.predict(X, tasks if sm.needs_tasks else None)
     except ValueError as exc:

@@ -609,9 +609,10 @@ def roles(model: str) -> FileRoles:
     return getattr(_model_data(model), "FILE_ROLES", FileRoles())
 
 
-def dense(table: Table, model: str) -> np.ndarray:
-    """The features as a dense array, or a :class:`DataFileError` when that is too big."""
-    if not table.sparse:
+def dense(table: Table, model: str) -> Any:
+    """The features for ``model``: sparse CSR as read when the model's roles say ``sparse``,
+    else a dense array (a :class:`DataFileError` when that is too big)."""
+    if not table.sparse or roles(model).sparse:
         return table.X
     size = 8.0 * table.n * table.d
     if size > MAX_DENSE_BYTES:

@@ -99,8 +99,15 @@ class SavedModel:
     def needs_tasks(self) -> bool:
         return self.model in ("caso", "robust_mtl", "mtmkl")
 
-    def _X(self, X: Any) -> np.ndarray:
+    def _X(self, X: Any) -> Any:
         if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
+            if self.model == "wwsvm":  # scores X W straight from scipy.sparse rows
+                if X.ndim != 2 or X.shape[1] != self.n_features:
+                    raise ValueError(f"X must have shape (n, {self.n_features}) (the model's "
+                                     f"features), got {X.shape}")
+                if not np.all(np.isfinite(X.data)):
+                    raise ValueError("X must be finite (no NaN/inf)")
+                return X.tocsr()
             X = X.toarray()
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
@@ -136,7 +143,7 @@ class SavedModel:
         X = self._X(X)
         a = self.arrays
         if self.model == "wwsvm":
-            S = X @ a["W"]
+            S = np.asarray(X @ a["W"])
             for b in ("b", "intercept"):
                 if b in a:
                     S = S + a[b]

@@ -160,3 +160,17 @@ def test_cli_save_then_predict_equals_the_estimator(tmp_path, capsys):
     assert got == list(ref)
     err = capsys.readouterr().err
     assert "accuracy" in err
+
+
+def test_wwsvm_predicts_from_sparse_rows():
+    from scipy import sparse
+
+    X, y, _ = _data()
+    X[np.abs(X) < 0.8] = 0.0
+    sm = saved.from_fitted(est.WestonWatkinsSVC().fit(X, y))
+    S = sparse.csr_matrix(X)
+    np.testing.assert_array_equal(sm.predict(S), sm.predict(X))
+    np.testing.assert_allclose(sm.decision_function(S), sm.decision_function(X), rtol=1e-12,
+                               atol=1e-12)
+    with pytest.raises(ValueError, match=r"X must have shape \(n, 4\)"):
+        sm.predict(S[:, :3])
