@@ -91,7 +91,7 @@ def readable(fig: go.Figure, width: int = TITLE_CHARS,
     cols = len({round(float(a.x), 2) for a in subtitles if a.x is not None}) or 1
     sub_lines = 0
     for ann in subtitles:
-        ann.text = wrap_title(ann.text, max(24, width // cols))
+        ann.text = wrap_title(ann.text, 2 * width if cols == 1 else max(24, width // cols))
         ann.font.size = 13
         if float(ann.y or 0) >= 0.99:  # a title above the top row
             sub_lines = max(sub_lines, ann.text.count("<br>") + 1)

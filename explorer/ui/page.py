@@ -227,7 +227,7 @@ def model_page(
             c.problem_key(entry), tuple(sorted(c.model_params().items()))):
         reference = ps.reference.value.value
 
-    head, pick = st.columns([3, 2], vertical_alignment="bottom")
+    head, pick = st.columns([1, 1], vertical_alignment="bottom")  # the picker fits at 800 px
     head.subheader("Convergence")
     # one axis at a time by default: half the axes and traces for the browser to redraw
     axis = pick.segmented_control("against", ["iteration", "time", "both"],

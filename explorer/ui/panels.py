@@ -98,7 +98,7 @@ def metrics_row(res: Any, warm: bool, gap_label: str = "gap") -> None:
     cols = st.columns([3, 3, 2])
     cols[0].metric("primal", f"{res.primal:.{digits}g}")
     cols[1].metric("dual (lower bound)", f"{res.dual:.{digits}g}")
-    cols[2].metric(gap_label, gap_text(res.gap, short=True), **_zero_note(res.gap),
+    cols[2].metric(gap_label, gap_text(res.gap, short=True),  # the note: under rel. gap
                    help="primal − dual, in the objective's units: a bound on the distance "
                         "of the primal value to the optimum")
     cols = st.columns([3, 3, 2])

@@ -154,7 +154,7 @@ def structure(problem, res, c) -> None:
                 "growing as the sphere around M* shrinks: each screened triplet leaves the "
                 f"problem with its optimal α certified (here {res.screening_rate:.0%} of "
                 f"{res.n_triplets:,}), and the solution is unchanged.")
-    cols = st.columns(5)
+    cols = st.columns(3) + st.columns(3)  # two rows: readable in a narrow window
     cols[0].metric("screened into L̂", f"{nL:,}")
     cols[1].metric("screened into R̂", f"{nR:,}")
     cols[2].metric("still active", f"{n_t - nL - nR:,}")
