@@ -1,7 +1,7 @@
 """Compile (or load from numba's on-disk cache) every model's kernels ahead of use.
 
-A first solve after install compiles the numba kernels it touches (8–31 s per page
-on a 2-core machine); a later process loads them from the cache (0.3–0.6 s). This
+A first solve after install compiles the numba kernels it touches (seconds per
+page); a later process loads them from numba's on-disk cache (a fraction of that). This
 module solves every model on its default dataset — once per value of each
 choice parameter (``method``, ``loss``, ``variant``, …), and for the combinations an
 entry lists in ``warm_combos``, so every code path's kernels are compiled — with a
