@@ -55,8 +55,10 @@ from .numfmt import gap_text
 __all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "guard_sizes", "main",
            "parse_number", "parse_pairs", "parse_size", "register"]
 
-#: Estimated memory above which ``solve``/``check`` ask for ``--force``.
+#: Estimated memory above which ``solve``/``check``/``sweep`` ask for ``--force``.
 MEMORY_LIMIT = 2 * 1024**3
+#: Estimated seconds of one solve above which a size beyond its range needs ``--force``.
+TIME_LIMIT = 600.0
 
 
 class CLIError(Exception):
@@ -266,25 +268,43 @@ def parse_size(ds: registry.Dataset, key: str, text: str) -> int | float:
 
 
 def guard_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool) -> None:
-    """Refuse (``CLIError``) sizes outside the dataset's ranges or above
-    :data:`MEMORY_LIMIT` by the dataset's cost model (:meth:`registry.Dataset.estimate`)
-    unless ``force``; with ``force``, print the estimate as a warning."""
-    outside = [f"{key}={value} is outside [{ds.sizes[key][1]}, {ds.sizes[key][2]}]"
-               for key, value in sizes.items()
-               if not ds.sizes[key][1] <= value <= ds.sizes[key][2]]
+    """Refuse (``CLIError``) sizes the dataset's cost model (:meth:`registry.Dataset.estimate`)
+    puts above :data:`MEMORY_LIMIT`, sizes below a range's low end, and sizes above a range's
+    high end on a real data set (it has no more rows) or whose estimate is above
+    :data:`TIME_LIMIT` (or has no time estimate), unless ``force``.
+
+    A synthetic size above its range (the dashboard slider's) whose estimate fits both limits
+    is run, with a note of the estimate on stderr; with ``force``, whatever is refused is
+    printed as a warning instead.
+    """
     full = {**{k: v[0] for k, v in ds.sizes.items()}, **sizes}
     mem, secs = ds.estimate(full)
     est = f"estimated memory {_fmt_bytes(mem)}" + (
         f", time {_fmt_seconds(secs)}" if secs is not None else "")
-    too_big = mem > MEMORY_LIMIT
-    if too_big:
-        outside.append(f"this size needs more than {_fmt_bytes(MEMORY_LIMIT)}")
-    if outside:
-        what = "; ".join(outside)
+    refused, beyond = [], []
+    for key, value in sizes.items():
+        _default, low, high = ds.sizes[key]
+        if value < low or (value > high and ds.real):
+            refused.append(f"{key}={value} is outside [{low}, {high}]")
+        elif value > high:
+            beyond.append(f"{key}={value} is outside [{low}, {high}]")
+    cheap = secs is not None and secs <= TIME_LIMIT
+    if beyond and not cheap:
+        refused += beyond
+        beyond = []
+        if secs is not None:
+            refused.append(f"the estimate is above {_fmt_seconds(TIME_LIMIT)}")
+    if mem > MEMORY_LIMIT:
+        refused.append(f"this size needs more than {_fmt_bytes(MEMORY_LIMIT)}")
+    if refused:
+        what = "; ".join(refused)
         if not force:
             raise CLIError(f"dataset {ds.name!r}: {what} ({est}); pass --force to run it "
                            "anyway")
         _err(f"warning: --force: dataset {ds.name!r}: {what}; {est}")
+    elif beyond:
+        _err(f"note: dataset {ds.name!r}: {'; '.join(beyond)} (the dashboard's range); "
+             f"{est}, within the limits, so it runs")
 
 
 def _build(entry: registry.ModelEntry, args: argparse.Namespace

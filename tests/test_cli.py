@@ -414,13 +414,31 @@ def test_check_caso_prints_no_raw_warning(capsys):
 
 
 def test_sizes_outside_the_registry_range_need_force(capsys):
-    code, _, errors = _run(["solve", "wwsvm", "--size", "n=100000"], capsys)
+    # above the memory budget by the cost model
+    code, _, errors = _run(["solve", "wwsvm", "--size", "n=1000000000"], capsys)
     assert code == 2
-    assert "n=100000 is outside [20, 5000]" in errors[0]
+    assert "n=1000000000 is outside [20, 5000]" in errors[0]
     assert "estimated memory" in errors[0] and "--force" in errors[0]
+    # a real data set has no more rows than its range
+    code, _, errors = _run(["solve", "wwsvm", "--dataset", "wine", "--size", "n=500"], capsys)
+    assert code == 2 and "n=500 is outside [0, 178]" in errors[0] and "--force" in errors[0]
+    # below a range's low end
+    code, _, errors = _run(["solve", "wwsvm", "--size", "n=12", "--size", "k=2"], capsys)
+    assert code == 2 and "n=12 is outside [20, 5000]" in errors[0]
     code, out, errors = _run(["solve", "wwsvm", "--size", "n=12", "--size", "k=2",
                               "--force", "--quiet"], capsys)
     assert code == 0 and "(final)" in out
+
+
+def test_a_cheap_synthetic_size_beyond_its_range_runs_with_a_note(capsys):
+    # the slider's range is not a budget: the cost model's estimate decides
+    code, out, _ = _run(["solve", "wwsvm", "--size", "n=6000", "--max-iter", "3",
+                         "--quiet"], capsys)
+    assert code in (0, 1) and "(final)" in out
+    cli.main(["solve", "wwsvm", "--size", "n=6000", "--max-iter", "3", "--quiet"])
+    err = capsys.readouterr().err
+    assert "note: dataset 'blobs': n=6000 is outside [20, 5000]" in err
+    assert "within the limits" in err and "estimated memory" in err
 
 
 def test_force_prints_the_estimate(capsys):
