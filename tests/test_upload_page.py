@@ -117,3 +117,11 @@ def test_the_cost_guard_uses_the_files_real_size(monkeypatch):
     at.run()
     ok(at)
     assert any("gap" in k for k in metrics(at))
+
+
+def test_your_file_before_any_upload_is_an_invitation_not_an_error():
+    at = model_page("caso")
+    at.session_state["data_source"] = "your file"
+    at.run()
+    ok(at)
+    assert any("Choose a data file" in i.value for i in at.info)

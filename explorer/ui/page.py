@@ -211,7 +211,9 @@ def model_page(
     ps = page_state(entry.name)
     problem, error, what = None, None, "solve"
     try:
-        if _confirmed(entry, c, guard):
+        if c.upload == "none":  # "your file" chosen, nothing uploaded yet
+            st.info("Choose a data file in the sidebar (your file).", icon=":material/upload:")
+        elif _confirmed(entry, c, guard):
             problem = get_problem(entry, c)
     except PANEL_ERRORS as exc:  # the message, and the last good result below
         error, what = exc, "read the file" if c.upload else "build the dataset"
