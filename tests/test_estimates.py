@@ -77,10 +77,12 @@ def test_estimate_within_3x_of_a_real_run(model, dataset, sizes):
 
 def test_the_issue_cases_are_estimated_as_seconds_not_minutes():
     # WW-SVM n=5000, k=10, d=100 solves in about a second of CPU (the 1000-epoch budget);
-    # the CLI's n=20000 is small; MT-MKL depth 7 is seconds (its T^3 kernels), not 0.5 s
+    # the CLI's n=20000 is small; MT-MKL depth 7 (similarities in factor form) is about a
+    # second, most of it building the data (1.3 s CPU measured), and depth 10 under a minute
     blobs = registry.get("wwsvm").datasets["blobs"]
     assert blobs.estimate({"n": 5000, "k": 10, "d": 100})[1] < 5
     assert blobs.estimate({"n": 20000})[1] < 5
     hier = registry.get("mtmkl").datasets["hierarchy"]
-    assert 1.5 < hier.estimate({"depth": 7})[1] < 15
-    assert hier.estimate({"depth": 7})[1] > 5 * hier.estimate({})[1]
+    assert 0.4 < hier.estimate({"depth": 7})[1] < 4
+    assert hier.estimate({"depth": 10})[1] < 60
+    assert hier.estimate({"depth": 7})[1] > 2 * hier.estimate({})[1]  # 4x the tasks

@@ -22,12 +22,18 @@ __all__ = ["VARIANTS", "compare", "fit", "variant_similarities"]
 VARIANTS = ("mt-mkl", "vanilla", "union", "individual")
 
 
-def variant_similarities(G: Any, T: int, variant: str) -> tuple[list[np.ndarray], bool]:
-    """``(G_list, fix_theta)`` of a variant on a problem with T tasks and matrices ``G``."""
+def variant_similarities(G: Any, T: int, variant: str) -> tuple[Any, bool]:
+    """``(G, fix_theta)`` of a variant on a problem with T tasks and matrices ``G``.
+
+    MT-MKL and Vanilla keep the problem's ``G`` as given (a
+    :class:`solvers.mtmkl.FactoredSimilarities` stays in factor form, so the solver
+    neither densifies nor re-detects its structure); Union and Individual are one dense
+    matrix.
+    """
     if variant == "mt-mkl":
-        return list(G), False
+        return G, False
     if variant == "vanilla":
-        return list(G), True
+        return G, True
     if variant == "union":
         return [np.ones((T, T))], True
     if variant == "individual":
