@@ -44,6 +44,7 @@ def _csv(path: Path, X, y, *, sep: str = ",", label: str = "species", names=None
 def test_every_format_gives_the_same_problem(tmp_path):
     """CSV, TSV, csv.gz, svmlight, svmlight.gz, .npz, Parquet and .mat: one Problem."""
     import pandas as pd
+    import scipy.sparse as sp
     from scipy.io import savemat
     from sklearn.datasets import dump_svmlight_file
 
@@ -71,6 +72,9 @@ def test_every_format_gives_the_same_problem(tmp_path):
         p = datafiles.load_problem("wwsvm", f)
         Xp = p.data["X"]
         assert Xp.shape == X.shape, f
+        # WW-SVM takes sparse features: an svmlight file stays CSR
+        assert sp.issparse(Xp) == (".svm" in f.name), f
+        Xp = Xp.toarray() if sp.issparse(Xp) else Xp
         np.testing.assert_allclose(Xp, X, rtol=1e-12, atol=1e-12, err_msg=str(f))
         np.testing.assert_array_equal(p.data["y"], y, err_msg=str(f))
         assert p.info["source"] == str(f)
@@ -127,20 +131,34 @@ def test_school_mat_loads_in_malsar_layout():
     assert p.data["Xs"][0].shape[1] == 28
 
 
-def test_sparse_svmlight_densified_when_small_refused_when_big(tmp_path, monkeypatch):
+def test_sparse_svmlight_stays_sparse_for_wwsvm(tmp_path):
+    import scipy.sparse as sp
     from sklearn.datasets import dump_svmlight_file
 
     X, y = _blobs()
     dump_svmlight_file(X, y, str(tmp_path / "s.svm"))
     t = datafiles.read_table(tmp_path / "s.svm")
     assert t.sparse
-    with pytest.warns(UserWarning, match=r"s\.svm: model wwsvm takes dense features: .* is "
-                                         r"densified"):
-        p = datafiles.load_problem("wwsvm", tmp_path / "s.svm")
+    p = datafiles.load_problem("wwsvm", tmp_path / "s.svm")
+    assert sp.issparse(p.data["X"])
+    np.testing.assert_array_equal(p.data["X"].toarray(), t.X.toarray())
+
+
+def test_sparse_svmlight_densified_when_small_refused_when_big(tmp_path, monkeypatch):
+    # the metric learner takes dense features only
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = _blobs()
+    dump_svmlight_file(X, y, str(tmp_path / "s.svm"))
+    t = datafiles.read_table(tmp_path / "s.svm")
+    with pytest.warns(UserWarning, match=r"s\.svm: model triplet_screening takes dense "
+                                         r"features: .* is densified"):
+        p = datafiles.load_problem("triplet_screening", tmp_path / "s.svm")
     np.testing.assert_array_equal(p.data["X"], t.X.toarray())
     monkeypatch.setattr(datafiles, "MAX_DENSE_BYTES", 100)
-    with pytest.raises(DataFileError, match=r"s\.svm: model wwsvm takes dense features"):
-        datafiles.load_problem("wwsvm", tmp_path / "s.svm")
+    with pytest.raises(DataFileError,
+                       match=r"s\.svm: model triplet_screening takes dense features"):
+        datafiles.load_problem("triplet_screening", tmp_path / "s.svm")
 
 
 # ------------------------------------------------------------------ bad files

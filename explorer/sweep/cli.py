@@ -155,8 +155,9 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     force = bool(getattr(args, "force", False))
     tol, max_iter = _check_options(args)
     entry = registry.get(args.model)
+    file_dataset = _file_dataset(args)  # a bad file: its own message, naming the file
     try:
-        ds_name, ds = entry.dataset(_file_dataset(args) or args.dataset)
+        ds_name, ds = entry.dataset(file_dataset or args.dataset)
     except ValueError as exc:
         raise _fail("--dataset", exc) from None
     max_n = None if force else MAX_POINTS

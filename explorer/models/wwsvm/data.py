@@ -118,7 +118,7 @@ def text_like(seed: int = 0, *, n: int = 20_000, d: int = 50_000, density: float
 def _file_roles():
     from ...datafiles import FileRoles
 
-    return FileRoles(labels="classes")
+    return FileRoles(labels="classes", sparse=True)
 
 
 #: What a data file must hold for this model (see :mod:`explorer.datafiles`).
@@ -133,7 +133,7 @@ def from_table(table, test=None, **_opts) -> Problem:
     """
     from ...datafiles import class_codes, dense, source_info
 
-    X = dense(table, "wwsvm")
+    X = dense(table, "wwsvm")  # a sparse file stays CSR: the solver takes it as it is
     names, y, yt = class_codes(table, "wwsvm", test=test)
     info = {**source_info(table, test), "class_names": names, "k": int(names.size),
             "d": X.shape[1]}
