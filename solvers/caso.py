@@ -32,7 +32,9 @@ then reports ``inf`` and the engine restarts the momentum.
 
 ``"bcd"`` (Algorithm 2, appendix B.1): block coordinate descent. U-step with
 ``M`` fixed, per task: squared loss solves
-``(X^T X / n + c A^{-1}) u = X^T y / n`` in the variables ``v = A^{-1/2} u``;
+``(X^T X / n + c A^{-1}) u = X^T y / n``, in the variables ``v = A^{-1/2} u``
+(a d x d system) or, when ``n < d``, as ``u = A X^T a`` with the n x n system
+``(X A X^T + n c I) a = y`` (push-through identity; ``solve(ustep=...)``);
 hinge loss solves the dual ``max_{0 <= b <= 1/n} sum b - z^T A z / (4c)``,
 ``z = sum_i b_i y_i x_i``, ``u = A z / (2c)`` by coordinate ascent; logistic
 loss runs Newton's method. M-step with ``U`` fixed: with
@@ -40,7 +42,10 @@ loss runs Newton's method. M-step with ``U`` fixed: with
 ``min sum sigma_i^2 / (eta + gamma_i)``, ``sum gamma = h``, ``0 <= gamma <= 1``
 (Eq. (71)): ``gamma_i = clip(sigma_i / sqrt(t) - eta, 0, 1)`` with ``t`` found
 by appendix C's median search (``m_step="median"``, Algorithm 3 with its
-typos fixed) or by a sort-based sweep (``m_step="sort"``).
+typos fixed) or by a sort-based sweep (``m_step="sort"``). When ``m < d`` the
+eigenpairs of ``U U^T`` come from the thin SVD of ``U`` and ``M`` is kept as
+its eigenpairs (the ``d - m`` directions outside the range of ``U`` share one
+eigenvalue).
 
 Certificate
 -----------
