@@ -32,15 +32,20 @@ then reports ``inf`` and the engine restarts the momentum.
 
 ``"bcd"`` (Algorithm 2, appendix B.1): block coordinate descent. U-step with
 ``M`` fixed, per task: squared loss solves
-``(X^T X / n + c A^{-1}) u = X^T y / n`` in the variables ``v = A^{-1/2} u``;
+``(X^T X / n + c A^{-1}) u = X^T y / n``, in the variables ``v = A^{-1/2} u``
+(a d x d system) or, when ``n < d``, as ``u = A X^T a`` with the n x n system
+``(X A X^T + n c I) a = y`` (push-through identity; ``solve(ustep=...)``);
 hinge loss solves the dual ``max_{0 <= b <= 1/n} sum b - z^T A z / (4c)``,
 ``z = sum_i b_i y_i x_i``, ``u = A z / (2c)`` by coordinate ascent; logistic
-loss runs Newton's method. M-step with ``U`` fixed: with
-``U U^T = P diag(sigma^2) P^T``, ``M = P diag(gamma) P^T`` where gamma solves
+loss runs Newton's method (its systems in the same two forms). M-step with
+``U`` fixed: with ``U U^T = P diag(sigma^2) P^T``, ``M = P diag(gamma) P^T`` where gamma solves
 ``min sum sigma_i^2 / (eta + gamma_i)``, ``sum gamma = h``, ``0 <= gamma <= 1``
 (Eq. (71)): ``gamma_i = clip(sigma_i / sqrt(t) - eta, 0, 1)`` with ``t`` found
 by appendix C's median search (``m_step="median"``, Algorithm 3 with its
-typos fixed) or by a sort-based sweep (``m_step="sort"``).
+typos fixed) or by a sort-based sweep (``m_step="sort"``). When ``m < d`` the
+eigenpairs of ``U U^T`` come from the thin SVD of ``U`` and ``M`` is kept as
+its eigenpairs (the ``d - m`` directions outside the range of ``U`` share one
+eigenvalue).
 
 Certificate
 -----------
@@ -369,6 +374,13 @@ class _Structure:
         out[np.diag_indices(self.d)] += a0
         return sym(out)
 
+    def times(self, X: np.ndarray, eta: float, p: float = 1.0) -> np.ndarray:
+        """``X (eta I + M)^p`` in O(rows d |S|), ``S`` the directions where ``g != g0``."""
+        keep = self.g != self.g0
+        Ps = self.P[:, keep]
+        a0 = (eta + self.g0) ** p
+        return a0 * X + ((X @ Ps) * ((eta + self.g[keep]) ** p - a0)) @ Ps.T
+
     def dense(self) -> np.ndarray:
         """``M`` as a dense matrix."""
         return self.power(0.0, 1.0) if self.g0 > 0.0 or self.P.shape[1] < self.d else sym(
@@ -685,6 +697,13 @@ def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
 # ---------------------------------------------------------------------------
 
 
+def _kernel_tasks(data: _Tasks, mode: str) -> np.ndarray:
+    """Tasks whose U-step systems are solved in the n_l x n_l form (``solve(ustep=...)``)."""
+    if mode == "auto":
+        return data.n < data.d
+    return np.full(data.m, mode == "kernel")
+
+
 class _SquaredSteps:
     """The squared-loss U-step: per task ``(G_l + c A^{-1}) u = r_l``, ``A = eta I + M``.
 
@@ -706,10 +725,7 @@ class _SquaredSteps:
 
     def __init__(self, data: _Tasks, mode: str) -> None:
         self.data = data
-        if mode == "auto":
-            kern = data.n < data.d
-        else:
-            kern = np.full(data.m, mode == "kernel")
+        kern = _kernel_tasks(data, mode)
         self.kern = np.flatnonzero(kern)
         self.prim = np.flatnonzero(~kern)
         self.batched = data.equal
@@ -773,8 +789,8 @@ class _SquaredSteps:
         return out
 
 
-def _ustep_hinge(data, B, A, c, tol):
-    AX = data.X @ A
+def _ustep_hinge(data, B, st, eta, c, tol):
+    AX = st.times(data.X, eta)  # X A (A symmetric)
     qdiag = np.einsum("ij,ij->i", AX, data.X) / (2.0 * c)
     UT = np.empty((data.m, data.d))
     # U-step dual: u = A z / (2c), z = sum_i b_i y_i x_i, curvature x_i^T A x_i / (2c)
@@ -784,12 +800,49 @@ def _ustep_hinge(data, B, A, c, tol):
     return UT.T.copy(), sweeps
 
 
-def _ustep_logistic(data, U, R, Rinv, c, tol):
+def _newton_steps(data, XR, g, dw, c, kern):
+    """Newton directions ``-(B_l^T D_l B_l + 2c I)^{-1} g_l`` per task, ``B_l = X_l R``.
+
+    ``kern[l]``: by the push-through identity with ``S_l = D_l^{1/2} B_l`` (n_l x d),
+    ``(S^T S + 2c I)^{-1} g = (g - S^T (S S^T + 2c I)^{-1} S g) / (2c)``, an n_l x n_l
+    system; else the d x d system.
+    """
+    d, m = data.d, data.m
+    step = np.empty((d, m))
+    if data.equal and (kern.all() or not kern.any()):
+        n = int(data.n[0])
+        S = np.sqrt(dw).reshape(m, n, 1) * XR.reshape(m, n, d)
+        if kern[0]:
+            K = np.matmul(S, S.transpose(0, 2, 1))
+            K[:, np.arange(n), np.arange(n)] += 2.0 * c
+            Sg = np.matmul(S, g.T[..., None])  # (m, n, 1)
+            z = np.linalg.solve(K, Sg)
+            return -(g - np.matmul(S.transpose(0, 2, 1), z)[:, :, 0].T) / (2.0 * c)
+        H = np.matmul(S.transpose(0, 2, 1), S)
+        H[:, np.arange(d), np.arange(d)] += 2.0 * c
+        return -np.linalg.solve(H, g.T[..., None])[:, :, 0].T
+    for t in range(m):
+        lo, hi = data.offs[t], data.offs[t + 1]
+        S = np.sqrt(dw[lo:hi, None]) * XR[lo:hi]
+        if kern[t]:
+            K = S @ S.T
+            K[np.diag_indices(hi - lo)] += 2.0 * c
+            step[:, t] = -(g[:, t] - S.T @ np.linalg.solve(K, S @ g[:, t])) / (2.0 * c)
+        else:
+            H = S.T @ S
+            H[np.diag_indices(d)] += 2.0 * c
+            step[:, t] = -np.linalg.solve(H, g[:, t])
+    return step
+
+
+def _ustep_logistic(data, U, st, eta, c, tol, kern):
     # Newton per task on  l(R v) + c ||v||^2  with u = R v, R = A^{1/2}, until the
     # summed Newton-decrement estimate of the remaining decrease is below ``tol``
     # (absolute, objective units); at least one step.
-    d, m = data.d, data.m
-    Vt = Rinv @ U  # (d, m)
+    m = data.m
+    R = st.power(eta, 0.5)
+    Vt = st.power(eta, -0.5) @ U  # (d, m)
+    XR = st.times(data.X, eta, 0.5)  # rows x_i^T R, fixed during the U-step
 
     def task_obj(Vt):
         z = data.scores(R @ Vt)
@@ -802,12 +855,7 @@ def _ustep_logistic(data, U, R, Rinv, c, tol):
         g = R @ data.back(_loss_grad("logistic", z, data.y, data.w)) + 2.0 * c * Vt
         s = expit(-data.y * z)
         dw = data.w * s * (1.0 - s)
-        H = np.empty((m, d, d))
-        for t, Xl in enumerate(data.Xs):
-            XR = Xl @ R
-            H[t] = XR.T @ (dw[data.offs[t]:data.offs[t + 1], None] * XR)
-        H[:, np.arange(d), np.arange(d)] += 2.0 * c
-        step = -np.linalg.solve(H, g.T[..., None])[:, :, 0].T  # (d, m)
+        step = _newton_steps(data, XR, g, dw, c, kern)
         dec = -np.sum(g * step, axis=0)  # squared Newton decrements per task
         # dec / 2 estimates the remaining decrease of each task's objective.
         if iters > 0 and 0.5 * float(np.sum(dec)) <= tol:
@@ -835,16 +883,16 @@ def _run_bcd(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
         st = _Structure(P, np.clip(gam, 0.0, 1.0))
     U = U0
     squared = _SquaredSteps(data, ustep) if loss == "squared" else None
+    kern = _kernel_tasks(data, ustep)
     tol_in = _INNER_MAX if loss == "hinge" else 1e-15
     cert = None
     for it in range(1, max_iter + 1):
         if loss == "squared":
             U, inner = squared(st, eta, c), 1
         elif loss == "hinge":
-            U, inner = _ustep_hinge(data, B, st.power(eta, 1.0), c, tol_in)
+            U, inner = _ustep_hinge(data, B, st, eta, c, tol_in)
         else:
-            U, inner = _ustep_logistic(data, U, st.power(eta, 0.5), st.power(eta, -0.5), c,
-                                       tol_in)
+            U, inner = _ustep_logistic(data, U, st, eta, c, tol_in, kern)
         theta = data.y * B if loss == "hinge" else None
         cert = _Cert(data, U, theta, c, eta, h, loss, m_method)
         st = cert.structure  # the M-step (Algorithm 2, lines 7-9)
@@ -922,11 +970,13 @@ def solve(
         ``callback(state)`` once per iteration (``state.iterate`` has ``U``,
         ``M`` and, for APG, ``M_iterate``); return ``False`` to stop.
     ustep : {"auto", "kernel", "primal"}
-        BCD with the squared loss: how each task's U-step system is solved
-        (same iterates up to rounding). ``"kernel"``: the n_l x n_l system
-        ``(X_l A X_l^T + n_l c I) a = y_l``, ``u = A X_l^T a``; ``"primal"``:
-        the d x d system of Algorithm 2 in ``v = A^{-1/2} u``; ``"auto"``
-        (default): kernel for tasks with ``n_l < d``. Ignored otherwise.
+        BCD with the squared or logistic loss: how each task's U-step linear
+        systems are solved (same iterates up to rounding). ``"kernel"``: n_l x n_l
+        systems (squared: ``(X_l A X_l^T + n_l c I) a = y_l``,
+        ``u = A X_l^T a``; logistic: each Newton system by the push-through
+        identity); ``"primal"``: the d x d systems of Algorithm 2 in
+        ``v = A^{-1/2} u``; ``"auto"`` (default): kernel for tasks with
+        ``n_l < d``. Ignored for APG and the hinge loss.
 
     Returns
     -------
