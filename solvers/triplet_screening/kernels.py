@@ -802,51 +802,51 @@ def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _work_update(keep, uidx, status):  # pragma: no cover - compiled
-    # The active set's status of the remaining triplets (global indices uidx) from keep
-    # (1: in the working set, status 0; 0: out of it, status 3); returns how many
-    # changed. One sequential pass: when nothing changed the working set is reused as
-    # it is (:meth:`.pairs._Data.work_of`).
+def _work_set(keep, uidx, ula, ulb, hn, n_upairs, status):  # pragma: no cover - compiled
+    # The active set's working set among a remaining subset (global indices uidx, pair
+    # ids ula, ulb local to its n_upairs pairs): the triplets with keep[k], their global
+    # indices, pair ids local to the pairs they use (numbered in increasing order, as
+    # :func:`_compact_pairs`) and norms hn[index]; status of the subset's triplets <- 0 in
+    # the working set, 3 out of it. One branch-free pass over the subset (status, and
+    # the positions kept: an unconditional store, the output position advanced by keep,
+    # as which triplets are kept follows no pattern a branch predictor could learn), then
+    # passes over what is kept only. Returns (number of triplets whose status changed,
+    # indices, local pair ids a, b, norms, the pairs in use as the subset's local ids).
+    n = uidx.shape[0]
+    pos = np.empty(n, dtype=np.int32)
+    nk = np.uint64(0)
     changed = 0
-    for k in range(uidx.shape[0]):
+    for k in range(n):
+        kp = np.int32(keep[k])
         g = np.uint64(uidx[k])
-        s = np.int8(0) if keep[k] else np.int8(3)
+        s = np.int8(3 - 3 * kp)
         changed += np.int64(status[g] != s)
         status[g] = s
-    return changed
-
-
-@njit(cache=True)
-def _work_subset(keep, uidx, ula, ulb, n_upairs):  # pragma: no cover - compiled
-    # The triplets of a subset with keep[k] (global indices uidx, pair ids ula, ulb local
-    # to its n_upairs pairs): their global indices and their pair ids local to the pairs
-    # they use, numbered in increasing order (as :func:`_compact_pairs`), in one pass
-    # over the subset and one over what is kept. Returns (indices, local pair ids a, b,
-    # the pairs in use as the subset's local ids).
-    n = uidx.shape[0]
+        pos[nk] = np.int32(k)
+        nk += np.uint64(kp)
+    m = np.int64(nk)
     mark = np.zeros(n_upairs, dtype=np.int32)
-    widx = np.empty(n, dtype=np.int64)
-    wla = np.empty(n, dtype=np.int32)
-    wlb = np.empty(n, dtype=np.int32)
-    nk = 0
-    for k in range(n):
-        if keep[k]:
-            a = ula[k]
-            b = ulb[k]
-            widx[nk] = uidx[k]
-            wla[nk] = a
-            wlb[nk] = b
-            mark[a] = 1
-            mark[b] = 1
-            nk += 1
+    widx = np.empty(m, dtype=np.int64)
+    wla = np.empty(m, dtype=np.int32)
+    wlb = np.empty(m, dtype=np.int32)
+    whn = np.empty(m)
+    for t in range(m):
+        k = np.uint64(pos[t])
+        g = np.uint64(uidx[k])
+        a = ula[k]
+        b = ulb[k]
+        widx[t] = g
+        wla[t] = a
+        wlb[t] = b
+        whn[t] = hn[g]
+        mark[a] = 1
+        mark[b] = 1
     used = np.empty(n_upairs, dtype=np.int64)
     nu = _number_marked(mark, used)
-    for t in range(nk):
+    for t in range(m):
         wla[t] = mark[wla[t]]
         wlb[t] = mark[wlb[t]]
-    # copies: arrays of their own size, as the rebuild gives (passes over views of the
-    # larger buffers were measured to round differently)
-    return widx[:nk].copy(), wla[:nk].copy(), wlb[:nk].copy(), used[:nu].copy()
+    return changed, widx, wla, wlb, whn, used[:nu].copy()
 
 
 @njit(cache=True)

@@ -14,8 +14,7 @@ from .kernels import (
     _forms,
     _pair_diff,
     _triplet_weights,
-    _work_subset,
-    _work_update,
+    _work_set,
     _wsum,
 )
 
@@ -308,18 +307,18 @@ class _Data:
                 prev: _Sub | None = None) -> _Sub:
         """The active set's working set: the triplets of ``sub`` with ``keep`` (boolean,
         in ``sub``'s order), as :meth:`compact` gives them (same arrays), built from
-        ``sub``'s own pair ids. ``status`` (every triplet's) becomes 0 on those kept and 3
-        on the others of ``sub``. ``prev``: the working set last built from ``sub`` with
-        this ``status``; when no triplet changed status it is returned as it is, so the
-        update costs one pass over ``keep`` (:func:`.kernels._work_update`) and a rebuild
-        only when something changed (:func:`.kernels._work_subset`: one pass over
-        ``sub`` and one over what is kept, no gathers from all triplets)."""
+        ``sub``'s own pair ids in one branch-free pass over ``sub`` and one over what is
+        kept (:func:`.kernels._work_set`; no gathers from all triplets, no mark array
+        over all pairs). ``status`` (every triplet's) becomes 0 on those kept and 3 on
+        the others of ``sub``. ``prev``: the working set last built from ``sub`` with
+        this ``status``; it is returned as it is when no triplet entered or left it."""
         keep = np.ascontiguousarray(keep, dtype=np.bool_)
-        if _work_update(keep, sub.idx, status) == 0 and prev is not None:
+        changed, idx, la, lb, hn, used = _work_set(keep, sub.idx, sub.la, sub.lb, self.hn,
+                                                   sub.pairs.size, status)
+        if changed == 0 and prev is not None:
             return prev
-        idx, la, lb, used = _work_subset(keep, sub.idx, sub.la, sub.lb, sub.pairs.size)
         pairs = sub.pairs[used]
-        return _Sub(idx, pairs, la, lb, self.hn[idx], self._forms_of(pairs))
+        return _Sub(idx, pairs, la, lb, hn, self._forms_of(pairs))
 
     def restrict(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
                  hn: np.ndarray) -> _Sub:
