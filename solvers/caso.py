@@ -84,6 +84,7 @@ from .base import Monitor, NumericalError, Result
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .prox import project_fantope, sym
 from .validation import (
+    DATA_MAX_ABS,
     check_array,
     check_binary_labels,
     check_callback,
@@ -478,7 +479,7 @@ def _phi_conj(V: np.ndarray, eta: float, h: float) -> float:
 def _check_problem(Xs, ys, alpha, eta, h, loss):
     v = PARAMS.validate(loss=loss, alpha=alpha, eta=eta, h=h)
     loss, alpha, eta, h = v["loss"], v["alpha"], v["eta"], v["h"]
-    Xs, ys = check_task_lists(Xs, ys)
+    Xs, ys = check_task_lists(Xs, ys, max_abs=DATA_MAX_ABS)
     if loss != "squared":
         ys = [check_binary_labels(y, f"ys[{t}]") for t, y in enumerate(ys)]
     d = Xs[0].shape[1]

@@ -100,7 +100,8 @@ class ParamSpec:
         if self.kind == "int":
             lo = None if self.low is None else math.ceil(self.low + (0 if self.low_inclusive
                                                                       else 1e-9))
-            hi = None if self.high is None else math.floor(self.high)
+            # unbounded above: still a machine integer (compiled kernels take int64)
+            hi = INT64_MAX if self.high is None else math.floor(self.high)
             return check_int(value, self.name, low=lo, high=hi)
         if self.kind == "bool":
             return check_bool(value, self.name)
@@ -204,6 +205,9 @@ class ParamSpecs(Mapping[str, ParamSpec]):
             merged[s.name] = s
         return ParamSpecs(*merged.values())
 
+
+#: Largest value of an ``int`` parameter without an upper bound (an int64).
+INT64_MAX = 2**63 - 1
 
 #: The stopping tolerance every solver shares (relative duality gap).
 TOL = ParamSpec("tol", 1e-6, "relative duality-gap tolerance", low=0.0, high=1.0,

@@ -276,7 +276,20 @@ def project_bounded_simplex(s: np.ndarray, total: float, upper: float = 1.0) -> 
     if total == 0.0:
         return np.zeros_like(s)
     tau = clip_sum_root(s, upper, total, 0.0)
-    return np.clip(s - tau, 0.0, upper)
+    x = np.clip(s - tau, 0.0, upper)
+    if abs(x.sum() - total) > 1e-9 * max(1.0, total) and np.all(np.isfinite(s)):
+        # |s| so large that s - tau cannot resolve the box [0, upper] (the partial
+        # entries were rounded to 0 or upper). The projection is shift-invariant: solve
+        # again with s measured from a partial entry, where the partial entries are exact.
+        # With the entries sorted down, a partial one sits near position total / upper.
+        order = np.sort(s)[::-1]
+        j0 = min(int(total / upper), n - 1)
+        for j in sorted(range(n), key=lambda j: abs(j - j0)):
+            shifted = s - order[j]
+            y = np.clip(shifted - clip_sum_root(shifted, upper, total, 0.0), 0.0, upper)
+            if abs(y.sum() - total) <= 1e-9 * max(1.0, total):
+                return y
+    return x
 
 
 # ---------------------------------------------------------------------------
@@ -367,7 +380,12 @@ def project_fantope(M: np.ndarray, h: float, *, return_eig: bool = False):
     Eigen-decompose the symmetric part and project its eigenvalues onto the
     bounded simplex ``{sum = h, 0 <= s <= 1}``.
     """
-    w, V = np.linalg.eigh(sym(np.asarray(M, dtype=float)))
+    with np.errstate(over="ignore", invalid="ignore"):  # said below, naming M
+        S = sym(np.asarray(M, dtype=float))
+    if not np.all(np.isfinite(S)):
+        raise ValueError("M must have finite entries whose symmetric part (M + M^T) / 2 is "
+                         "finite (no entry near the float64 limit)")
+    w, V = np.linalg.eigh(S)
     s = project_bounded_simplex(w, h, 1.0)
     P = sym((V * s) @ V.T)
     return (P, s, V) if return_eig else P

@@ -17,6 +17,7 @@ import numpy as np
 from .base import IncompatibleWarmStart
 
 __all__ = [
+    "DATA_MAX_ABS",
     "check_array",
     "check_binary_labels",
     "check_bool",
@@ -24,6 +25,7 @@ __all__ = [
     "check_choice",
     "check_init",
     "check_int",
+    "check_magnitude",
     "check_matrix",
     "check_matrix_or_sparse",
     "check_psd",
@@ -267,12 +269,29 @@ def check_init(init: Any, result_type: type, **shapes: tuple[int, ...]) -> Any:
     return init
 
 
+#: Largest data magnitude a solver that squares its data accepts (``max_abs`` of
+#: :func:`check_task_lists`): squares, Gram matrices and sums of them stay finite.
+DATA_MAX_ABS = 1e100
+
+
+def check_magnitude(a: np.ndarray, name: str, max_abs: float = DATA_MAX_ABS) -> np.ndarray:
+    """``a`` if every entry is at most ``max_abs`` in magnitude, else ``ValueError`` naming
+    ``name`` (the solver squares the data: it would overflow to inf, then fail in a
+    linear-algebra routine naming nothing)."""
+    big = float(np.max(np.abs(a))) if a.size else 0.0
+    if big > max_abs:
+        raise ValueError(f"{name} has an entry of magnitude {big:.3g}, above {max_abs:g}: the "
+                         "solver squares the data, which would overflow; rescale it")
+    return a
+
+
 def check_task_lists(
-    Xs: Any, ys: Any, *, names: tuple[str, str] = ("Xs", "ys")
+    Xs: Any, ys: Any, *, names: tuple[str, str] = ("Xs", "ys"), max_abs: float | None = None
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Validate per-task data lists: same number of tasks, same d, matching n_l.
 
-    Returns float64 copies. Empty tasks, ragged feature counts and NaN raise.
+    Returns float64 copies. Empty tasks, ragged feature counts and NaN raise; so do
+    entries above ``max_abs`` in magnitude (:func:`check_magnitude`; None: no limit).
     """
     nx, ny = names
     try:
@@ -295,6 +314,9 @@ def check_task_lists(
                 f"{nx}[{t}] has {X.shape[1]} features but {nx}[0] has {d}: all tasks must share d"
             )
         y = check_vector(y, f"{ny}[{t}]", size=X.shape[0])
+        if max_abs is not None:
+            check_magnitude(X, f"{nx}[{t}]", max_abs)
+            check_magnitude(y, f"{ny}[{t}]", max_abs)
         Xo.append(X)
         yo.append(y)
     return Xo, yo

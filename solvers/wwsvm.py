@@ -112,7 +112,8 @@ PARAMS = ParamSpecs(
               choices=("walrus", "iterative", "ipm", "auto")),
     TOL,
     MAX_ITER,
-    ParamSpec("seed", 0, "seed of the per-epoch sample order", low=0, low_inclusive=True),
+    ParamSpec("seed", 0, "seed of the per-epoch sample order", low=0, low_inclusive=True,
+              high=2**64 - 1),  # the uint64 state of the sample order's generator
     ParamSpec("shrinking", True, "skip blocks stuck at a vertex of the box (speed only)"),
     ParamSpec("accelerate", True, "exact Newton step on the free dual variables every few "
               "epochs (off: the paper's sweeps alone)"),

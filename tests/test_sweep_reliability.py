@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import warnings
 
@@ -334,3 +335,89 @@ def test_a_score_that_cannot_be_computed_is_named_in_its_row(monkeypatch, capsys
                      "--backend", "serial"])
     err = capsys.readouterr().err
     assert code == 0 and "warning: 1 row(s) without a held-out score: " + reason in err
+
+
+# ----------------------------------------------------------------- a lost Dask cluster
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_lost_scheduler_keeps_the_finished_rows_and_says_how_to_resume(tmp_path):
+    import distributed
+
+    spec = sweep.SweepSpec("wwsvm", grid={"C": [0.1, 1.0]}, sizes={"n": [30]},
+                           seeds=list(range(6)), tol=1e-6, max_iter=300)
+    out = tmp_path / "lost.csv"
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster, timeout=1)
+    seen = []
+
+    def kill_the_scheduler(row):
+        seen.append(row)
+        if len(seen) == 2:  # one chain finished
+            cluster.sync(cluster.scheduler.close)
+
+    try:
+        with pytest.raises(sweep.ClusterLostError) as lost:
+            sweep.run(spec, scheduler=client, out=out, progress=False, on_row=kill_the_scheduler)
+    finally:
+        client.close()
+        with contextlib.suppress(TimeoutError):  # its worker waits for the scheduler
+            cluster.close(timeout=1)
+    msg = str(lost.value)
+    assert lost.value.address.startswith("inproc://") and lost.value.address in msg
+    assert f"finished row(s) are kept in {out}" in msg and "rerun the same command" in msg
+    kept = sweep.read_table(out)
+    assert len(kept) >= 2 and len(kept) < 12
+    new = []
+    sweep.run(spec, backend="serial", out=out, progress=False, on_row=new.append)
+    assert len(new) == 12 - len(kept)  # the finished rows are not recomputed
+    assert sorted(r["key"] for r in sweep.read_table(out)) == \
+        sorted(k for c in sweep.plan(spec) for k in c.keys)
+
+
+def test_a_cluster_without_workers_is_lost_not_waited_for(monkeypatch):
+    import distributed
+
+    from explorer.sweep import backends
+
+    monkeypatch.setattr(backends, "NO_WORKER_GRACE", 0.5)
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c, \
+            distributed.Client(c) as client, pytest.raises(sweep.ClusterLostError,
+                                                           match="has had no worker"):
+        sweep.run(TINY, scheduler=client, progress=False)
+
+
+def test_a_killed_worker_makes_error_rows_of_its_chain():
+    from distributed import KilledWorker
+
+    from explorer.sweep.backends import DaskBackend
+
+    class Dead:
+        status = "error"
+
+        def result(self):
+            worker = type("WorkerState", (), {"address": "tcp://127.0.0.1:1"})()
+            raise KilledWorker("run_chain-1", worker, 3)
+
+    chain = sweep.plan(TINY)[0]
+    rows = DaskBackend(scheduler="tcp://127.0.0.1:1")._rows(Dead(), chain)
+    assert [r["key"] for r in rows] == list(chain.keys)
+    assert all(r["error"].startswith("KilledWorker") and r["primal"] is None for r in rows)
+
+
+def test_the_cli_says_a_lost_cluster_in_one_line(monkeypatch, capsys):
+    from explorer.sweep import cli as sweep_cli
+
+    def lost(*args, **kwargs):
+        import logging
+
+        logging.getLogger("distributed.client").error("Traceback (most recent call last)")
+        raise sweep.ClusterLostError("lost the connection to the Dask scheduler tcp://h:1 "
+                                     "(scheduler-connection-lost); rerun", "tcp://h:1")
+
+    monkeypatch.setattr(sweep_cli, "run", lost)
+    code = cli.main(["sweep", "wwsvm", "--size", "n=30", "--scheduler", "tcp://h:1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == ["dualscope: lost the connection to the Dask scheduler "
+                                        "tcp://h:1 (scheduler-connection-lost); rerun"]

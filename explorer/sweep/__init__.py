@@ -57,19 +57,27 @@ Example
 from __future__ import annotations
 
 from .. import registry
-from .backends import BACKENDS, SMALL_GRID, DaskBackend, ProcessBackend, SerialBackend, make_backend
+from .backends import (
+    BACKENDS,
+    SMALL_GRID,
+    ClusterLostError,
+    DaskBackend,
+    ProcessBackend,
+    SerialBackend,
+    make_backend,
+)
 from .chain import iter_chain, run_chain
 from .cli import add_cli, cmd_sweep, format_table, parse_values, spec_from_args
 from .hooks import NO_HOOKS, ModelHooks, Score, SweepHooks, hooks_of, split_tasks
 from .run import iter_rows, run
 from .spec import CERTIFICATE, SIZE_PREFIX, STRUCT_PREFIX, Chain, SweepSpec, plan, point_key
-from .table import SweepTable, read_table, write_table
+from .table import SweepTable, TableError, TableWarning, load_table, read_table, write_table
 
 __all__ = [
-    "BACKENDS", "CERTIFICATE", "NO_HOOKS", "SIZE_PREFIX", "SMALL_GRID", "STRUCT_PREFIX",
-    "Chain", "DaskBackend", "ModelHooks", "ProcessBackend", "Score", "SerialBackend",
-    "SweepHooks", "SweepSpec", "SweepTable", "add_cli", "cmd_sweep", "format_table",
-    "hooks_of", "iter_chain", "iter_rows", "make_backend", "parse_values", "plan",
-    "point_key", "read_table", "registry", "run", "run_chain", "spec_from_args",
-    "split_tasks", "write_table",
+    "BACKENDS", "CERTIFICATE", "NO_HOOKS", "SIZE_PREFIX", "SMALL_GRID", "STRUCT_PREFIX", "Chain",
+    "ClusterLostError", "DaskBackend", "ModelHooks", "ProcessBackend", "Score", "SerialBackend",
+    "SweepHooks", "SweepSpec", "SweepTable", "TableError", "TableWarning", "add_cli", "cmd_sweep",
+    "format_table", "hooks_of", "iter_chain", "iter_rows", "load_table", "make_backend",
+    "parse_values", "plan", "point_key", "read_table", "registry", "run", "run_chain",
+    "spec_from_args", "split_tasks", "write_table",
 ]

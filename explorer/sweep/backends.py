@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 import types
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -25,13 +26,27 @@ from .. import registry
 from .chain import iter_chain, run_chain
 from .spec import Chain
 
-__all__ = ["BACKENDS", "SMALL_GRID", "DaskBackend", "ProcessBackend", "SerialBackend",
-           "make_backend"]
+__all__ = ["BACKENDS", "SMALL_GRID", "ClusterLostError", "DaskBackend", "ProcessBackend",
+           "SerialBackend", "make_backend"]
 
 #: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
 BACKENDS = ("auto", "serial", "processes", "dask")
 #: ``auto`` runs serially up to this many pending points (or when there is one chain).
 SMALL_GRID = 8
+#: Seconds a Dask cluster may have no worker before the sweep gives up on it.
+NO_WORKER_GRACE = 60.0
+
+
+class ClusterLostError(ConnectionError):
+    """The Dask scheduler, or every worker, went away during a sweep.
+
+    ``address`` names the scheduler. The rows finished before are kept by
+    :func:`explorer.sweep.run` (written to ``out``); rerunning resumes from them.
+    """
+
+    def __init__(self, message: str, address: str) -> None:
+        super().__init__(message)
+        self.address = address
 
 
 class SerialBackend:
@@ -157,24 +172,88 @@ class DaskBackend:
                 self._client = Client(cluster)
                 self._own.insert(0, self._client)
             elif isinstance(self.scheduler, str):
-                self._client = Client(self.scheduler, timeout=15)
+                try:
+                    self._client = Client(self.scheduler, timeout=15)
+                except (OSError, TimeoutError, ValueError) as exc:
+                    raise ConnectionError(f"cannot reach the Dask scheduler {self.scheduler!r} "
+                                          f"(--scheduler): {exc}") from None
                 self._own.append(self._client)
             else:
                 self._client = self.scheduler
         return self._client
 
+    def address(self) -> str:
+        """The scheduler's address (``tcp://host:port``), as well as it is known."""
+        if isinstance(self.scheduler, str):
+            return self.scheduler
+        with contextlib.suppress(Exception):
+            return str(self._client.scheduler.address)
+        return "the Dask scheduler"
+
     def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]:
-        from distributed import as_completed
+        """Rows of each chain as it finishes.
+
+        A chain whose worker died too often (``KilledWorker``) becomes error rows; a lost
+        scheduler, or a cluster with no worker for :data:`NO_WORKER_GRACE` seconds, is a
+        :class:`ClusterLostError` naming the scheduler.
+        """
+        from distributed import TimeoutError as DaskTimeout
+        from distributed import wait
 
         if not chains:
             return
         client = self.client()
-        self._futures = [client.submit(run_chain, c, pure=False) for c in chains]
+        of = {}
+        for c in chains:
+            of[client.submit(run_chain, c, pure=False)] = c
+        self._futures = list(of)
+        pending = set(of)
+        idle_since = None
         try:
-            for fut in as_completed(self._futures):
-                yield fut.result()
+            while pending:
+                try:
+                    done, pending = wait(pending, timeout=2.0, return_when="FIRST_COMPLETED")
+                except (DaskTimeout, TimeoutError):
+                    done = set()
+                except Exception as exc:
+                    raise self._lost(exc) from None
+                for fut in done:
+                    yield self._rows(fut, of[fut])
+                if done:
+                    idle_since = None
+                    continue
+                try:
+                    n_workers = len(client.scheduler_info().get("workers", {}))
+                except Exception as exc:
+                    raise self._lost(exc) from None
+                now = time.monotonic()
+                if n_workers:
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = now
+                elif now - idle_since > NO_WORKER_GRACE:
+                    raise ClusterLostError(
+                        f"the Dask scheduler {self.address()} has had no worker for "
+                        f"{NO_WORKER_GRACE:.0f} s", self.address())
         finally:
             self.close()
+
+    def _rows(self, fut: Any, chain: Chain) -> list[dict[str, Any]]:
+        from distributed import KilledWorker
+
+        try:
+            return fut.result()
+        except KilledWorker as exc:  # the chain's worker died (memory, a signal): its rows
+            return _error_rows(chain, exc)
+        except Exception as exc:
+            if fut.status in ("cancelled", "lost") or _is_connection_error(exc):
+                raise self._lost(exc) from None
+            raise
+
+    def _lost(self, exc: BaseException) -> ClusterLostError:
+        reason = getattr(exc, "reason", None) or type(exc).__name__
+        return ClusterLostError(f"lost the connection to the Dask scheduler "
+                                f"{self.address()} ({reason})", self.address())
 
     def close(self) -> None:
         for fut in self._futures:
@@ -185,6 +264,24 @@ class DaskBackend:
                 obj.close()
         self._own = []
         self._client = None
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    from asyncio import CancelledError
+
+    return isinstance(exc, (CancelledError, OSError, TimeoutError)) or \
+        type(exc).__name__ in ("CommClosedError", "FutureCancelledError")
+
+
+def _error_rows(chain: Chain, exc: BaseException) -> list[dict[str, Any]]:
+    from .chain import _base_row, _error_text
+
+    rows = []
+    for i in range(len(chain.points)):
+        row = _base_row(chain, i)
+        row["error"] = _error_text(exc)
+        rows.append(row)
+    return rows
 
 
 def make_backend(backend: str | Any = "auto", *, workers: int | None = None,

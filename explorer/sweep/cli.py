@@ -4,10 +4,12 @@ run, and the text table."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
+import logging
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -256,10 +258,35 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``dualscope sweep MODEL``: run a sweep, print its table, write ``--out``."""
     try:
-        return _cmd_sweep(args)
-    except (ImportError, OSError) as exc:  # no dask / pyarrow; scheduler unreachable
+        with _quiet_dask_logs(args.backend == "dask" or args.scheduler is not None):
+            return _cmd_sweep(args)
+    except ConnectionError as exc:  # the scheduler is unreachable
+        print(f"dualscope: {exc}", file=sys.stderr)
+        return 2
+    except (ImportError, OSError) as exc:  # no dask / pyarrow
         print(f"dualscope: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs(dask: bool) -> Iterator[None]:
+    """Dask's client logs a lost scheduler with tracebacks; the sweep says it in one line
+    (:class:`ClusterLostError`), so its loggers only pass critical records meanwhile
+    (``dask``: import it first: it sets its loggers' levels on import)."""
+    if dask:
+        with contextlib.suppress(ImportError):
+            import distributed  # noqa: F401
+    names = [n for n in list(logging.root.manager.loggerDict)
+             if n.split(".")[0] in ("distributed", "tornado", "asyncio")]
+    loggers = [logging.getLogger(n) for n in ("distributed", "tornado", "asyncio", *names)]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:

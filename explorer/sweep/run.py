@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .backends import make_backend
+from .backends import ClusterLostError, make_backend
 from .spec import Chain, SweepSpec, plan
 from .table import SweepTable, TableError, TableWarning, load_table, write_table
 
@@ -143,8 +143,11 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
         return SweepTable(inside + outside)
 
     gen = iter_rows(spec, backend=backend, workers=workers, scheduler=scheduler, done=done)
+    lost: ClusterLostError | None = None
+    new = 0
     try:
         for row in gen:
+            new += 1
             rows[row["key"]] = row
             bar.update(1)
             if on_row is not None:
@@ -154,11 +157,26 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
                 last_flush = time.perf_counter()
             if should_stop is not None and should_stop():
                 break
+    except ClusterLostError as exc:
+        lost = exc
     finally:
         gen.close()
         bar.close()
         if out is not None and rows:
             write_table(table(), out)
+    if lost is not None:
+        finished = sum(1 for k in rows if k in order)
+        if out is None:
+            kept = (f"{new} row(s) had finished, but no output file was given: pass --out "
+                    "FILE to make a sweep resumable")
+        elif finished:
+            kept = (f"the {finished} finished row(s) are kept in {out}; rerun the same "
+                    "command to resume from them (with a live --scheduler, or another "
+                    "--backend)")
+        else:
+            kept = ("no row had finished; rerun the same command once the scheduler is "
+                    "back (or with another --backend)")
+        raise ClusterLostError(f"{lost}; {kept}", lost.address) from None
     return table()
 
 

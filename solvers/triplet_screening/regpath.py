@@ -226,6 +226,11 @@ def path(
         lam0 = lmax_true if lam_max is None else check_scalar(lam_max, "lam_max", low=0.0)
     if lam_min is not None:
         lam_min = check_scalar(lam_min, "lam_min", low=0.0)
+        if lam_min > lam0:
+            first = "lambdas[0]" if grid is not None else (
+                "lam_max" if lam_max is not None else "lambda_max")
+            raise ValueError(f"lam_min={lam_min:g} is above the path's first lambda "
+                             f"({first}={lam0:g}): the path would be empty")
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=None, want_alpha=False,
                  backoff=check_bool(backoff, "backoff"),
