@@ -276,15 +276,16 @@ def test_app_works_offline_home_alias_no_deploy_button(server):
             assert urlsplit(page.url).path in ("", "/")  # /home leads to the home page
             assert page.get_by_text("Page not found").count() == 0
             assert page.locator("[data-testid='stAppDeployButton']").count() == 0
-            icon = page.evaluate(
-                "() => document.querySelector(\"link[rel='shortcut icon']\")?.href || ''")
-            assert icon and urlsplit(icon).hostname in (None, "127.0.0.1"), icon
+            icon = "() => document.querySelector(\"link[rel='shortcut icon']\")?.href || ''"
+            assert page.evaluate(icon)
+            assert urlsplit(page.evaluate(icon)).hostname in (None, "127.0.0.1")
 
             page.goto(server + "/wwsvm")
             page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
             _wait_idle(page)
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)
             assert page.locator("[data-testid='stException']").count() == 0
+            assert urlsplit(page.evaluate(icon)).hostname in (None, "127.0.0.1")
             assert external == []
         finally:
             browser.close()
