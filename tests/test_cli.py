@@ -233,7 +233,8 @@ def test_issue14_caso_huge_eta_names_eta(capsys):
         (["solve", "wwsvm", "--set", "seed=1.5"], "seed must be an integer, got '1.5'"),
         (["solve", "wwsvm", "--set", "nope=1"], "dualscope: model 'wwsvm' has no parameter "
                                                 "'nope'; available: ['C', 'method', 'seed', "
-                                                "'accelerate', 'stopping', 'ratio']"),
+                                                "'accelerate', 'stopping', 'ratio', "
+                                                "'fit_intercept', 'intercept_scaling']"),
         (["solve", "wwsvm", "--set", "method=fast"], "method must be one of"),
         (["solve", "wwsvm", "--tol", "nan"], "tol must be finite"),
         (["solve", "wwsvm", "--max-iter", "0"], "max_iter must be >= 1"),
