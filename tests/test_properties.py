@@ -20,7 +20,7 @@ a valid draw at moderate scales (data within 1e-8..1e8, parameters within
 1e-3..1e3, :func:`is_moderate`) must return a certified result; only valid draws at
 extreme scales may go either way.
 
-Profiles (``HYPOTHESIS_PROFILE`` environment variable):
+Profiles (``HYPOTHESIS_PROFILE`` environment variable; set in ``tests/conftest.py``):
 
 * ``ci`` (default): few examples per property, derandomised (the same examples
   on every run), the whole file in about a minute on a 2-core machine;
@@ -37,32 +37,20 @@ from __future__ import annotations
 import copy
 import inspect
 import math
-import os
 import re
 import warnings
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, assume, event, example, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 from solvers import NumericalError, caso, mtmkl, prox, robust_mtl, triplet_screening, wwsvm
 from solvers import validation as V
 
-settings.register_profile(
-    "ci", max_examples=100, deadline=None, derandomize=True, print_blob=True,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking in CI: fast
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-)
-settings.register_profile(
-    "deep", max_examples=2500, deadline=None, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# the profiles ("ci", the default, and "deep") are registered in tests/conftest.py
 
 # --------------------------------------------------------------------------- strategies
 
