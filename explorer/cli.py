@@ -236,6 +236,9 @@ def parse_number(text: str, what: str, *, integer: bool) -> int | float:
     return x
 
 
+_parse_number = parse_number  # the older private name
+
+
 def _parse_param(p: registry.Param, key: str, text: str) -> Any:
     if p.kind in ("float", "int"):
         try:

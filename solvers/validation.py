@@ -25,6 +25,7 @@ __all__ = [
     "check_choice",
     "check_init",
     "check_int",
+    "check_label_kind",
     "check_magnitude",
     "check_matrix",
     "check_matrix_or_sparse",
@@ -322,6 +323,14 @@ def check_task_lists(
     return Xo, yo
 
 
+def check_label_kind(y: Any, name: str = "y") -> None:
+    """``TypeError`` naming ``name`` if a list of labels mixes strings and numbers (numpy
+    would silently turn ``[1, "a"]`` into the strings ``"1", "a"``)."""
+    if isinstance(y, list | tuple) and len({isinstance(v, str | bytes) for v in y}) > 1:
+        raise TypeError(f"{name} must hold labels of one kind (all strings or all numbers), "
+                        "got both")
+
+
 def encode_labels(
     y: Any, name: str = "y", *, size: int | None = None, min_classes: int = 2,
     max_classes: int | None = None,
@@ -339,6 +348,7 @@ def encode_labels(
     """
     if y is None:
         raise TypeError(f"{name} is required, got None")
+    check_label_kind(y, name)
     try:
         arr = np.asarray(y)
     except Exception as exc:

@@ -13,6 +13,7 @@ from ..params import TOL, ParamSpec, ParamSpecs
 from ..validation import (
     check_choice,
     check_int,
+    check_label_kind,
     check_matrix,
     check_scalar,
 )
@@ -102,6 +103,7 @@ def _check_xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
             f"X: the triplet matrices H_t = a a^T - b b^T grow like |x|^4 and overflow for "
             f"entries as large as {big:.3g} (limit {X_MAX:g}); rescale X (e.g. standardise "
             "its columns)")
+    check_label_kind(y, "y")
     y_arr = np.asarray(y)
     if y_arr.ndim != 1 or y_arr.shape[0] != X.shape[0]:
         raise ValueError(
