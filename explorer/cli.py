@@ -607,10 +607,10 @@ def _file_roles(model: str) -> str:
 
 #: The conventions of ``dualscope list``, printed above the listing.
 LIST_LEGEND = """\
-Conventions: a size reads NAME=DEFAULT [LOW, HIGH] (set it with --size NAME=VALUE);
-on a real data set a count whose range starts at 0 means "all" at 0 (n=0: every
-sample, k=0: every neighbour), shown as NAME=0 (all). A parameter reads NAME=DEFAULT
-and its range, [a, b] with the ends allowed, (a, b) without them."""
+Conventions: a size reads NAME=DEFAULT [LOW, HIGH] (set it with --size NAME=VALUE).
+On a real data set, a count whose range starts at 0 means "all" when it is 0 (n=0:
+every sample, k=0: every neighbour); such a default is shown as NAME=0 (all).
+A parameter reads NAME=DEFAULT and its range: [a, b] includes the ends, (a, b) not."""
 
 
 def _size_text(d: registry.Dataset, key: str, spec: tuple[Any, Any, Any]) -> str:

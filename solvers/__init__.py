@@ -25,7 +25,7 @@ from . import _jitcache
 
 _jitcache.install()  # before any module compiles with cache=True
 
-from .base import ConvergenceWarning, History, IterationState, NumericalError, Result  # noqa: E402
+from .base import History, IterationState, NumericalError, Result  # noqa: E402
 
 #: The package version (the one place it is written: pyproject.toml reads it from here).
 __version__ = "0.1.0"
@@ -56,6 +56,10 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    if name == "ConvergenceWarning":  # built on first use (its base is scikit-learn's)
+        from . import base
+
+        return base.ConvergenceWarning
     if name in MODELS or name in ("reference", "estimators"):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,6 +34,7 @@ from :attr:`Result.time` and the history's ``time``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 import time
@@ -45,11 +46,10 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
     "STOP_REASONS",
-    "ConvergenceWarning",
+    "ConvergenceWarning",  # noqa: F822 (built on first use: module __getattr__)
     "History",
     "IncompatibleWarmStart",
     "IterationState",
@@ -67,12 +67,31 @@ _ROUNDING = 64 * np.finfo(float).eps
 STOP_REASONS = ("converged", "max_iter", "callback", "floor", "budget")
 
 
-class ConvergenceWarning(_SklearnConvergenceWarning):
-    """A solver stopped (``max_iter``, a work budget or a floor) before its gap reached ``tol``.
+@functools.cache
+def _convergence_warning() -> type[Warning]:
+    """:class:`ConvergenceWarning`, created on first use: its base class comes from
+    scikit-learn, whose import (about a second) ``import solvers`` does not pay."""
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 
-    Subclasses :class:`sklearn.exceptions.ConvergenceWarning`, so scikit-learn
-    users' warning filters apply to it too.
-    """
+    class ConvergenceWarning(SklearnConvergenceWarning):
+        """A solver stopped (``max_iter``, a work budget or a floor) before its gap reached
+        ``tol``.
+
+        Subclasses :class:`sklearn.exceptions.ConvergenceWarning`, so scikit-learn
+        users' warning filters apply to it too.
+        """
+
+    ConvergenceWarning.__module__ = __name__
+    ConvergenceWarning.__qualname__ = "ConvergenceWarning"
+    return ConvergenceWarning
+
+
+def __getattr__(name: str) -> Any:
+    # ``solvers.base.ConvergenceWarning`` (and ``from solvers.base import ...``): one class,
+    # built on first access (pickles by this name)
+    if name == "ConvergenceWarning":
+        return _convergence_warning()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class NumericalError(FloatingPointError):
@@ -600,7 +619,7 @@ class Monitor:
         """Build the :class:`History`; warn when the run stopped unconverged (not by callback)."""
         text = self.warning_text()
         if text:
-            warnings.warn(text, ConvergenceWarning, stacklevel=_caller_stacklevel())
+            warnings.warn(text, _convergence_warning(), stacklevel=_caller_stacklevel())
         extras = {}
         for key, vals in self._extras.items():
             extras[key] = np.asarray(vals)

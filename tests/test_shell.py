@@ -84,3 +84,19 @@ def test_dashboard_options_agree_with_the_repository_config():
             for section, values in config.items() for key, value in values.items()}
     assert flat == serve.OPTIONS
     assert serve.OPTIONS["client.toolbarMode"] in ("viewer", "minimal")
+
+
+def test_import_solvers_defers_scikit_learn_and_the_warning_stays_sklearns():
+    """``import solvers`` does not import scikit-learn; ``solvers.ConvergenceWarning`` is
+    built on first use, one class, a subclass of scikit-learn's, and pickles by name."""
+    code = (
+        "import pickle, sys\n"
+        "import solvers, solvers.base\n"
+        "assert 'sklearn' not in sys.modules, 'import solvers imported sklearn'\n"
+        "from sklearn.exceptions import ConvergenceWarning as Sk\n"
+        "from solvers.base import ConvergenceWarning as C\n"
+        "assert solvers.ConvergenceWarning is C and issubclass(C, Sk)\n"
+        "assert type(pickle.loads(pickle.dumps(C('x')))) is C\n"
+        "assert 'ConvergenceWarning' in solvers.__all__\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
