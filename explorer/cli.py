@@ -47,7 +47,8 @@ import numpy as np
 
 from . import registry
 
-__all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "main", "register"]
+__all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "main", "parse_pairs",
+           "register"]
 
 #: Estimated memory above which ``solve``/``check`` ask for ``--force``.
 MEMORY_LIMIT = 2 * 1024**3
@@ -187,7 +188,10 @@ def check_output_path(path: str, option: str = "--json") -> Path:
     return p
 
 
-def _parse_pairs(pairs: list[str] | None, what: str) -> dict[str, str]:
+def parse_pairs(pairs: list[str] | None, what: str) -> dict[str, str]:
+    """``KEY=VALUE`` items of a repeatable option ``what`` as a dict (keys and values
+    stripped); a malformed item is a :class:`CLIError` naming ``what``. Shared by every
+    subcommand (``solve``, ``check``, ``sweep``)."""
     out = {}
     for item in pairs or []:
         key, sep, value = item.partition("=")
@@ -195,6 +199,9 @@ def _parse_pairs(pairs: list[str] | None, what: str) -> dict[str, str]:
             raise CLIError(f"{what} expects KEY=VALUE, got {item!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+_parse_pairs = parse_pairs  # the name solve/check call it by
 
 
 def _parse_number(text: str, what: str, *, integer: bool) -> int | float:

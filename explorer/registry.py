@@ -202,8 +202,9 @@ class ModelEntry:
     tol, max_iter : float, int
         Defaults for the CLI and the page.
     sweep_hooks : str
-        Optional module of the model's sweep hooks (held-out ``score``, ``split`` for
-        cross-validation, ``structure`` summary; see :mod:`explorer.sweep`). Empty: the
+        Optional module of the model's sweep hooks: its ``HOOKS`` implements
+        :class:`explorer.sweep.SweepHooks` (held-out ``score``, ``split`` for
+        cross-validation, ``structure`` summary). Empty: the
         module ``explorer.models.<name>.sweep`` if it exists, else none.
     warm_combos : tuple[Mapping[str, Any], ...]
         Combinations of two or more parameter values that :mod:`explorer.warmup` also

@@ -165,9 +165,8 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
     max_iter = int(t2.number_input("iteration budget", min_value=1, max_value=10_000_000,
                                    value=int(entry.max_iter), step=100,
                                    key=_key(entry, "max_iter")))
-    hooks = entry.hooks()
     cv = 0
-    if hooks is not None and hasattr(hooks, "split"):
+    if sweep.hooks_of(entry).cross_validation:
         cv = int(c3.number_input(
             "cross-validation folds", min_value=0, max_value=10, value=0, step=1,
             key=_key(entry, "cv"), help="0: no cross-validation; K >= 2: each point is "

@@ -11,21 +11,26 @@ from typing import Any
 import numpy as np
 
 from ...registry import Problem
+from ...sweep.hooks import ModelHooks, Score
 from .metrics import evaluate
 
-#: Name of the held-out score.
-SCORE = "mean_auc"
+
+class MTMKLHooks(ModelHooks):
+    """Mean test AUC on the dataset's own test split; kernel-weight summary."""
+
+    def score(self, problem: Problem, result: Any) -> Score | None:
+        """``mean_auc``: task-averaged ROC AUC on the dataset's test split (None without
+        one)."""
+        if "X_test" not in problem.info:
+            return None
+        return Score("mean_auc", float(evaluate(result, problem)["mean_auc"]))
+
+    def structure(self, problem: Problem, result: Any) -> dict[str, float]:
+        """Largest kernel weight and the effective number of kernels ``(sum t)^2 / sum t^2``."""
+        t = np.asarray(result.theta, dtype=float)
+        return {"theta_max": float(t.max()),
+                "kernels_effective": float(t.sum() ** 2 / max(float(t @ t), 1e-300))}
 
 
-def score(problem: Problem, result: Any) -> float | None:
-    """Task-averaged ROC AUC on the dataset's test split (None without one)."""
-    if "X_test" not in problem.info:
-        return None
-    return float(evaluate(result, problem)["mean_auc"])
-
-
-def structure(problem: Problem, result: Any) -> dict[str, float]:
-    """Largest kernel weight and the effective number of kernels ``(sum t)^2 / sum t^2``."""
-    t = np.asarray(result.theta, dtype=float)
-    return {"theta_max": float(t.max()),
-            "kernels_effective": float(t.sum() ** 2 / max(float(t @ t), 1e-300))}
+#: The hooks :mod:`explorer.sweep` uses.
+HOOKS = MTMKLHooks()

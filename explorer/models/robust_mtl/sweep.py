@@ -8,33 +8,38 @@ from typing import Any
 import numpy as np
 
 from ...registry import Problem
-from ...sweep import split_tasks
-
-#: Name of the held-out score (robust to the heavy-tailed outliers of the data).
-SCORE = "test_median_abs_error"
+from ...sweep.hooks import ModelHooks, Score, split_tasks
 
 
-def split(problem: Problem, n_folds: int, fold: int, seed: int = 0) -> Problem:
-    """Hold out fold ``fold`` of every task's rows (``info["Xs_test"]``, ...)."""
-    return split_tasks(problem, n_folds, fold, seed)
+class RobustMTLHooks(ModelHooks):
+    """Per-task k-fold split, median absolute held-out residual, sparsity and rank."""
+
+    cross_validation = True
+
+    def split(self, problem: Problem, n_folds: int, fold: int, seed: int = 0) -> Problem:
+        """Hold out fold ``fold`` of every task's rows (``info["Xs_test"]``, ...)."""
+        return split_tasks(problem, n_folds, fold, seed)
+
+    def score(self, problem: Problem, result: Any) -> Score | None:
+        """``test_median_abs_error``: median absolute residual of ``x^T w_t`` over all
+        tasks' held-out rows (robust to the heavy-tailed outliers of the data)."""
+        if "Xs_test" not in problem.info:
+            return None
+        W = np.asarray(result.W)
+        res = np.concatenate([np.asarray(X) @ W[:, t] - np.asarray(y) for t, (X, y) in
+                              enumerate(zip(problem.info["Xs_test"], problem.info["ys_test"],
+                                            strict=True))])
+        return Score("test_median_abs_error", float(np.median(np.abs(res))))
+
+    def structure(self, problem: Problem, result: Any) -> dict[str, float]:
+        """Non-zero rows and numerical rank of ``W`` (relative threshold 1e-6)."""
+        W = np.asarray(result.W)
+        rows = np.linalg.norm(W, axis=1)
+        s = np.linalg.svd(W, compute_uv=False)
+        scale = max(float(s.max(initial=0.0)), 1e-300)
+        return {"nonzero_rows": int(np.sum(rows > 1e-6 * scale)),
+                "rank": int(np.sum(s > 1e-6 * scale))}
 
 
-def score(problem: Problem, result: Any) -> float | None:
-    """Median absolute residual of ``x^T w_t`` over all tasks' held-out rows."""
-    if "Xs_test" not in problem.info:
-        return None
-    W = np.asarray(result.W)
-    res = np.concatenate([np.asarray(X) @ W[:, t] - np.asarray(y) for t, (X, y) in
-                          enumerate(zip(problem.info["Xs_test"], problem.info["ys_test"],
-                                        strict=True))])
-    return float(np.median(np.abs(res)))
-
-
-def structure(problem: Problem, result: Any) -> dict[str, float]:
-    """Non-zero rows and numerical rank of ``W`` (relative threshold 1e-6)."""
-    W = np.asarray(result.W)
-    rows = np.linalg.norm(W, axis=1)
-    s = np.linalg.svd(W, compute_uv=False)
-    scale = max(float(s.max(initial=0.0)), 1e-300)
-    return {"nonzero_rows": int(np.sum(rows > 1e-6 * scale)),
-            "rank": int(np.sum(s > 1e-6 * scale))}
+#: The hooks :mod:`explorer.sweep` uses.
+HOOKS = RobustMTLHooks()

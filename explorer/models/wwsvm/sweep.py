@@ -12,41 +12,48 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...registry import Problem
-
-#: Name of the held-out score.
-SCORE = "accuracy"
+from ...sweep.hooks import ModelHooks, Score
 
 
-def split(problem: Problem, n_folds: int, fold: int, seed: int = 0) -> Problem:
-    """Fold ``fold`` of a shuffled ``n_folds``-fold split: train on the rest, hold it out.
+class WWSVMHooks(ModelHooks):
+    """k-fold split of the rows, held-out accuracy, support-vector fractions."""
 
-    The held-out rows go to ``info["X_test"]`` / ``info["y_test"]``.
-    """
-    X, y = problem.data["X"], np.asarray(problem.data["y"])
-    X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)  # sparse stays sparse
-    order = np.random.default_rng(seed).permutation(X.shape[0])
-    test = np.sort(np.array_split(order, n_folds)[fold])
-    train = np.setdiff1d(np.arange(X.shape[0]), test)
-    info = dict(problem.info, X_test=X[test], y_test=y[test])
-    return replace(problem, data=dict(problem.data, X=X[train], y=y[train]), info=info,
-                   description=f"{problem.description} (fold {fold + 1}/{n_folds})")
+    cross_validation = True
+
+    def split(self, problem: Problem, n_folds: int, fold: int, seed: int = 0) -> Problem:
+        """Fold ``fold`` of a shuffled ``n_folds``-fold split: train on the rest, hold it out.
+
+        The held-out rows go to ``info["X_test"]`` / ``info["y_test"]``.
+        """
+        X, y = problem.data["X"], np.asarray(problem.data["y"])
+        X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)  # sparse stays sparse
+        order = np.random.default_rng(seed).permutation(X.shape[0])
+        test = np.sort(np.array_split(order, n_folds)[fold])
+        train = np.setdiff1d(np.arange(X.shape[0]), test)
+        info = dict(problem.info, X_test=X[test], y_test=y[test])
+        return replace(problem, data=dict(problem.data, X=X[train], y=y[train]), info=info,
+                       description=f"{problem.description} (fold {fold + 1}/{n_folds})")
+
+    def score(self, problem: Problem, result: Any) -> Score | None:
+        """``accuracy`` of ``argmax_j (X W + b)_j`` on the held-out rows (None without a test
+        split)."""
+        if "X_test" not in problem.info:
+            return None
+        classes = np.unique(np.asarray(problem.data["y"]))
+        X_test = problem.info["X_test"]
+        S = np.asarray((X_test if sp.issparse(X_test) else np.asarray(X_test)) @ result.W)
+        b = getattr(result, "intercept", None)
+        S = S if b is None else S + np.asarray(b)
+        pred = classes[np.argmax(S, axis=1)]
+        return Score("accuracy", float(np.mean(pred == np.asarray(problem.info["y_test"]))))
+
+    def structure(self, problem: Problem, result: Any) -> dict[str, float]:
+        """Fraction of support vectors (any dual > 0) and of bounded ones (a dual at C)."""
+        A = np.asarray(result.alpha)
+        C = float(result.params.get("C", np.max(A, initial=0.0)))
+        return {"support_fraction": float(np.mean(np.any(A > 0, axis=1))),
+                "bound_fraction": float(np.mean(np.any(A >= C * (1 - 1e-12), axis=1)))}
 
 
-def score(problem: Problem, result: Any) -> float | None:
-    """Accuracy of ``argmax_j (X W)_j`` on the held-out rows (None without a test split)."""
-    if "X_test" not in problem.info:
-        return None
-    classes = np.unique(np.asarray(problem.data["y"]))
-    X_test = problem.info["X_test"]
-    S = np.asarray((X_test if sp.issparse(X_test) else np.asarray(X_test)) @ result.W)
-    S = S + np.asarray(getattr(result, "intercept", 0.0))
-    pred = classes[np.argmax(S, axis=1)]
-    return float(np.mean(pred == np.asarray(problem.info["y_test"])))
-
-
-def structure(problem: Problem, result: Any) -> dict[str, float]:
-    """Fraction of support vectors (any dual > 0) and of bounded ones (a dual at C)."""
-    A = np.asarray(result.alpha)
-    C = float(result.params.get("C", np.max(A, initial=0.0)))
-    return {"support_fraction": float(np.mean(np.any(A > 0, axis=1))),
-            "bound_fraction": float(np.mean(np.any(A >= C * (1 - 1e-12), axis=1)))}
+#: The hooks :mod:`explorer.sweep` uses.
+HOOKS = WWSVMHooks()

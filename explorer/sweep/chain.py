@@ -1,0 +1,125 @@
+"""Chain execution: the points of one chain solved in order, each warm-started from the last.
+
+:func:`run_chain` is the one function every backend runs, so a chain gives the same rows
+(bit for bit) wherever it runs. A point that fails becomes a row whose ``error`` column
+says why; the model's :class:`~explorer.sweep.hooks.SweepHooks` add the held-out score and
+the structure summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from .. import registry
+from .hooks import SweepHooks, hooks_of
+from .spec import CERTIFICATE, SIZE_PREFIX, STRUCT_PREFIX, Chain, _jsonable
+
+__all__ = ["iter_chain", "run_chain"]
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip().strip("'\"")
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _base_row(chain: Chain, i: int) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": chain.model, "dataset": chain.dataset,
+                           "data_seed": chain.seed, "fold": chain.fold}
+    for k, v in chain.sizes.items():
+        row[SIZE_PREFIX + k] = _jsonable(v)
+    for k, v in chain.points[i].items():
+        row[k] = _jsonable(v)
+    row.update(tol=chain.tol, max_iter=chain.max_iter, chain=chain.index,
+               step=chain.steps[i], path=chain.path or "")
+    for k in CERTIFICATE:
+        row[k] = None
+    row.update(score_name=None, score=None, error=None, key=chain.keys[i])
+    return row
+
+
+def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
+    """Solve the points of ``chain`` in order, warm-starting each from the last success.
+
+    Yields one row per point. Never raises for a failing point: its row carries the
+    error. BLAS runs single-threaded so that the arithmetic, hence every objective,
+    is the same on every backend.
+    """
+    from solvers._blas import single_threaded_blas
+    from solvers.base import ConvergenceWarning
+
+    entry = registry.get(chain.model)
+    hooks = hooks_of(entry)
+    problem = None
+    try:
+        problem = entry.datasets[chain.dataset](seed=chain.seed, **chain.sizes)
+        if chain.fold is not None:
+            problem = hooks.split(problem, chain.cv, chain.fold, seed=chain.seed)
+    except Exception as exc:  # the data cannot be built: every point says why
+        for i in range(len(chain.points)):
+            row = _base_row(chain, i)
+            row["error"] = _error_text(exc)
+            yield row
+        return
+    previous = None
+    for i, params in enumerate(chain.points):
+        row = _base_row(chain, i)
+        init = previous if chain.warm else None
+        try:
+            # the row's converged / stop_reason say what the warning would say; the
+            # warnings filters are process-global, so only the main thread touches them
+            # (Dask runs tasks in worker threads)
+            with _quiet(ConvergenceWarning), single_threaded_blas():
+                res = _solve(entry, problem, chain, params, init)
+            if isinstance(res, tuple):
+                res, init = res
+            row.update(primal=float(res.primal), dual=float(res.dual), gap=float(res.gap),
+                       rel_gap=float(res.rel_gap), converged=bool(res.converged),
+                       stop_reason=str(res.stop_reason), n_iter=int(res.n_iter),
+                       time=float(res.time), warm=init is not None)
+            previous = res
+            _extras(hooks, problem, res, row)
+        except Exception as exc:
+            row["error"] = _error_text(exc)
+            row["warm"] = init is not None
+        yield row
+
+
+@contextlib.contextmanager
+def _quiet(category: type[Warning]) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category)
+        yield
+
+
+def _solve(entry, problem, chain: Chain, params, init):
+    from solvers.base import IncompatibleWarmStart
+
+    try:
+        return entry.solve(problem, tol=chain.tol, max_iter=chain.max_iter, init=init,
+                           **params)
+    except IncompatibleWarmStart:
+        if init is None:
+            raise
+        return entry.solve(problem, tol=chain.tol, max_iter=chain.max_iter, init=None,
+                           **params), None
+
+
+def _extras(hooks: SweepHooks, problem: Any, res: Any, row: dict[str, Any]) -> None:
+    score = hooks.score(problem, res)
+    if score is not None:
+        row["score_name"] = score.name
+        row["score"] = float(score.value)
+    for k, v in hooks.structure(problem, res).items():
+        row[STRUCT_PREFIX + k] = _jsonable(v)
+
+
+def run_chain(chain: Chain) -> list[dict[str, Any]]:
+    """All rows of ``chain`` (the function every backend runs)."""
+    return list(iter_chain(chain))

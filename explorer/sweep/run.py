@@ -1,0 +1,145 @@
+"""Running a sweep: the pending chains on a backend, rows collected, ``out`` kept current."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .backends import make_backend
+from .spec import Chain, SweepSpec, plan
+from .table import SweepTable, read_table, write_table
+
+__all__ = ["iter_rows", "run"]
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled and total > 0
+        self._bar = None
+        self._last = 0.0
+        if self.enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self._bar = tqdm(total=total, desc=desc, unit="row", file=sys.stderr)
+            except ImportError:
+                self._t0 = time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(n)
+            return
+        now = time.perf_counter()
+        if now - self._last > 0.5 or self.done == self.total:
+            self._last = now
+            print(f"\r{self.done}/{self.total} rows ({now - self._t0:.1f} s)", end="",
+                  file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self.enabled:
+            print(file=sys.stderr)
+
+
+def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = None,
+              scheduler: Any = None, done: Iterable[str] = ()) -> Iterator[dict[str, Any]]:
+    """Rows of the pending points of ``spec`` as they finish (any order).
+
+    ``done``: keys to skip. A chain whose first points are done restarts cold at its
+    first pending point. Closing the generator cancels the work not yet started.
+    """
+    done = set(done)
+    chains = []
+    for c in plan(spec):
+        keep = [i for i, k in enumerate(c.keys) if k not in done]
+        if not keep:
+            continue
+        if len(keep) < len(c.keys):
+            first = keep[0]
+            idx = [i for i in range(first, len(c.keys)) if c.keys[i] not in done]
+            c = Chain(**{**c.__dict__, "points": tuple(c.points[i] for i in idx),
+                         "keys": tuple(c.keys[i] for i in idx),
+                         "steps": tuple(c.steps[i] for i in idx)})
+        chains.append(c)
+    n_pending = sum(len(c.keys) for c in chains)
+    be = make_backend(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
+                      n_chains=len(chains))
+    gen = be.imap(chains)
+    try:
+        for rows in gen:
+            yield from rows
+    finally:
+        gen.close()
+        be.close()
+
+
+def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = None,
+        scheduler: Any = None, out: str | os.PathLike | None = None, resume: bool = True,
+        progress: bool = True, should_stop: Callable[[], bool] | None = None,
+        on_row: Callable[[dict[str, Any]], Any] | None = None,
+        flush_every: float = 2.0) -> SweepTable:
+    """Run a sweep and return its table in plan order (chain, step).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+    backend : {"auto", "serial", "processes", "dask"} or a backend object
+    workers : int, optional
+        Local processes / LocalCluster workers (default: all cores).
+    scheduler : str or distributed.Client, optional
+        An existing Dask scheduler (implies the dask backend).
+    out : path, optional
+        ``.csv`` or ``.parquet``: written as rows arrive (atomically) and at the end.
+    resume : bool
+        Skip the points already in ``out`` without error (keyed by the exact point).
+    progress : bool
+        A progress bar over rows on stderr.
+    should_stop : callable, optional
+        Polled as rows arrive; True cancels the remaining work (rows so far are kept).
+    on_row : callable, optional
+        Called with every new row.
+    """
+    chains = plan(spec)
+    order = {k: (c.index, s) for c in chains for k, s in zip(c.keys, c.steps, strict=True)}
+    previous: list[dict[str, Any]] = []
+    if out is not None and resume and Path(out).exists():
+        previous = [r for r in read_table(out) if not r.get("error")]
+    done = {r["key"] for r in previous if r.get("key") in order}
+    rows: dict[str, dict[str, Any]] = {r["key"]: r for r in previous if r.get("key")}
+    pending = sum(1 for k in order if k not in done)
+    bar = _Progress(pending, progress, f"sweep {spec.model}")
+    last_flush = time.perf_counter()
+
+    def table() -> SweepTable:
+        inside = sorted((r for k, r in rows.items() if k in order), key=lambda r: order[r["key"]])
+        outside = [r for k, r in rows.items() if k not in order]
+        return SweepTable(inside + outside)
+
+    gen = iter_rows(spec, backend=backend, workers=workers, scheduler=scheduler, done=done)
+    try:
+        for row in gen:
+            rows[row["key"]] = row
+            bar.update(1)
+            if on_row is not None:
+                on_row(row)
+            if out is not None and time.perf_counter() - last_flush > flush_every:
+                write_table(table(), out)
+                last_flush = time.perf_counter()
+            if should_stop is not None and should_stop():
+                break
+    finally:
+        gen.close()
+        bar.close()
+        if out is not None and rows:
+            write_table(table(), out)
+    return table()
+
+
