@@ -153,7 +153,7 @@ def test_bad_url_values_are_named_with_the_value_used_and_off_grid_values_kept()
     assert "**n=100000**" in notes and "**n = 5000**" in notes
     assert "**tol=abc** is not a number" in notes and "**tol = 1e-6**" in notes
     assert "**dataset=nonexistent**" in notes and "**dataset = blobs**" in notes
-    assert "**method=fastest**" in notes and "**method = auto**" in notes
+    assert "**method=fastest**" in notes and "**method = walrus**" in notes
     assert "C=" not in notes  # 0.3 is valid, off the 1-2-5 grid: kept, no message
     assert at.select_slider(key="C").value == 0.3
     assert at.slider(key="n").value == 5000

@@ -123,7 +123,7 @@ def test_decision_regions_show_the_intercept():
 
 
 def test_sweep_hooks_keep_sparse_data_sparse():
-    from explorer.models.wwsvm import sweep
+    from explorer.models.wwsvm.sweep import HOOKS as sweep
     from explorer.registry import Problem
 
     X, y = _instance(5)
@@ -132,6 +132,6 @@ def test_sweep_hooks_keep_sparse_data_sparse():
     assert sp.issparse(fold.data["X"]) and sp.issparse(fold.info["X_test"])
     res = wwsvm.solve(fold.data["X"], fold.data["y"], 1.0, fit_intercept=True)
     dense = sweep.split(Problem(data={"X": X, "y": y}, name="d", description=""), 4, 1)
-    assert sweep.score(fold, res) == sweep.score(dense, res)
-    assert sweep.score(fold, res) == np.mean(res.predict(fold.info["X_test"])
-                                             == fold.info["y_test"])
+    assert sweep.score(fold, res).value == sweep.score(dense, res).value
+    assert sweep.score(fold, res).value == np.mean(res.predict(fold.info["X_test"])
+                                                   == fold.info["y_test"])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from solvers.params import ParamSpecs
@@ -70,9 +68,7 @@ ENTRY = ModelEntry(
     },
     params=(
         ui_param(_specs()["C"], low=1e-3, high=1e3, log=True),
-        # the page defaults to "auto": on its 2-D blobs (small d k) the interior-point
-        # method certifies any C, where the dual sweeps stall from C ~ 10 on
-        replace(ui_param(_specs()["method"]), default="auto"),
+        ui_param(_specs()["method"]),
         ui_param(_specs()["seed"], high=10_000),
         ui_param(_specs()["accelerate"]),
         ui_param(_specs()["stopping"]),

@@ -30,9 +30,10 @@ EXPLANATION = (
     "compares the paper's two block solvers as published). *stopping* chooses the "
     "relative gap (tol) or the paper's rule, gap ≤ ratio × first-epoch gap. "
     "The gap is P(W) − D(α), a certificate computed from the current dual point. "
-    "*method* **auto** (the page's default) runs the primal interior-point method when d·k "
-    "is small (d ≤ 32, d·k ≤ 400): a few dozen Newton iterations certify any C, where the "
-    "dual sweeps crawl on overlapping classes from C ≈ 10 on; otherwise Walrus."
+    "On overlapping classes the dual sweeps crawl from C ≈ 10 on (the default 1000 epochs "
+    "then end uncertified): choose *method* **ipm** or **auto**, the primal interior-point "
+    "method, used by auto when d·k is small (d ≤ 32, d·k ≤ 400); a few dozen Newton "
+    "iterations certify any C."
 )
 
 COMPARISON_NOTE = (

@@ -33,14 +33,15 @@ class WWSVMHooks(ModelHooks):
                        description=f"{problem.description} (fold {fold + 1}/{n_folds})")
 
     def score(self, problem: Problem, result: Any) -> Score | None:
-        """``accuracy`` of ``argmax_j (X W)_j`` on the held-out rows (None without a test
+        """``accuracy`` of ``argmax_j (X W + b)_j`` on the held-out rows (None without a test
         split)."""
         if "X_test" not in problem.info:
             return None
         classes = np.unique(np.asarray(problem.data["y"]))
         X_test = problem.info["X_test"]
         S = np.asarray((X_test if sp.issparse(X_test) else np.asarray(X_test)) @ result.W)
-        S = S + np.asarray(getattr(result, "intercept", 0.0))
+        b = getattr(result, "intercept", None)
+        S = S if b is None else S + np.asarray(b)
         pred = classes[np.argmax(S, axis=1)]
         return Score("accuracy", float(np.mean(pred == np.asarray(problem.info["y_test"]))))
 
