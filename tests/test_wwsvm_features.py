@@ -117,7 +117,7 @@ def test_decision_regions_show_the_intercept():
     Z = np.asarray(fig.data[0].z)
     G = np.stack(np.meshgrid(fig.data[0].x, fig.data[0].y), axis=-1).reshape(-1, 2)
     np.testing.assert_array_equal(Z.ravel(), res.predict(G))
-    assert "with offsets" in fig.layout.title.text
+    assert "with offsets" in fig.layout.title.text.replace("<br>", " ")
     # all three classes own a region (without offsets, far from the origin, they need not)
     assert set(np.unique(Z)) == {0, 1, 2}
 
