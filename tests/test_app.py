@@ -153,11 +153,23 @@ def test_bad_url_values_are_named_with_the_value_used_and_off_grid_values_kept()
     assert "**n=100000**" in notes and "**n = 5000**" in notes
     assert "**tol=abc** is not a number" in notes and "**tol = 1e-6**" in notes
     assert "**dataset=nonexistent**" in notes and "**dataset = blobs**" in notes
-    assert "**method=fastest**" in notes and "**method = walrus**" in notes
+    assert "**method=fastest**" in notes and "**method = auto**" in notes  # the page's
     assert "C=" not in notes  # 0.3 is valid, off the 1-2-5 grid: kept, no message
     assert at.select_slider(key="C").value == 0.3
     assert at.slider(key="n").value == 5000
     assert "C = 0.3" not in notes
+
+
+@pytest.mark.parametrize("spread", ["1", "2"])
+def test_wwsvm_page_certifies_overlapping_classes_at_c_100(spread):
+    # the page's default method (auto: the primal interior-point method at this d*k)
+    at = pk.model_page("wwsvm")
+    at.query_params.update({"C": "100", "spread": spread})
+    at.run()
+    pk.ok(at)
+    m = pk.metrics(at)
+    assert float(m["relative gap"]) <= 1e-6, m
+    assert "NOT converged" not in " ".join(x.value for x in at.markdown)
 
 
 def test_a_url_value_the_solver_rejects_is_named():
