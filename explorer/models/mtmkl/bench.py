@@ -32,7 +32,14 @@ import numpy as np
 from solvers import mtmkl
 from solvers.reference import mtmkl as ref
 
-from ...benchkit import BenchReport, BenchTable, best_of, cpu_time_without_jit, rel_diff
+from ...benchkit import (
+    BenchReport,
+    BenchTable,
+    best_of,
+    cpu_time_without_jit,
+    loglog_slope,
+    rel_diff,
+)
 from .baselines import compare
 from .data import hierarchy
 
@@ -187,11 +194,6 @@ def _structure_ratio(depths: tuple[int, ...], Cs: tuple[float, ...], progress) -
     return table
 
 
-def _fit(xs: list[float], ts: list[float]) -> float:
-    x, t = np.log(np.asarray(xs, dtype=float)), np.log(np.maximum(ts, 1e-6))
-    return float(np.polyfit(x, t, 1)[0]) if len(xs) >= 2 else float("nan")
-
-
 def _growth(series: dict[str, list[dict]], C: float, progress) -> tuple[BenchTable, BenchTable]:
     table = BenchTable(
         f"Growth: CPU time vs tasks, samples per task and d (p=2, C={C:g}, tol=1e-6)",
@@ -228,7 +230,7 @@ def _growth(series: dict[str, list[dict]], C: float, progress) -> tuple[BenchTab
                 ts.append(t)
             if len(xs) >= 2:
                 fits.add(name, name, "factor form" if path == "auto" else "general dense",
-                         f"{min(xs):,}..{max(xs):,}", _fit(xs, ts))
+                         f"{min(xs):,}..{max(xs):,}", loglog_slope(xs, ts))
     fits.notes.append("Least-squares slope of log(CPU time) on log(x) over the series' points "
                       "(times below 1 ms count as 1 ms).")
     return table, fits

@@ -44,7 +44,14 @@ from solvers import triplet_screening as ts
 from solvers.reference import triplet_screening as ref
 from solvers.triplet_screening import loops
 
-from ...benchkit import BenchReport, BenchTable, best_of, cpu_time_without_jit, rel_diff
+from ...benchkit import (
+    BenchReport,
+    BenchTable,
+    best_of,
+    cpu_time_without_jit,
+    loglog_slope,
+    rel_diff,
+)
 from ...datasets import load_real
 
 PATH_RUNS = (
@@ -543,11 +550,6 @@ def _practical_tables(progress, sets=PRACTICAL_SETS, n_lambdas: int = 5000
     return [wide, detail]
 
 
-def _fitted_exponent(x, t) -> float:
-    """Least-squares slope of ``log t`` against ``log x``."""
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(t, float)), 1)[0])
-
-
 #: Growth table: subsample shares of digits (points, so triplets) and PCA dimensions.
 GROWTH_N = (0.25, 0.5, 1.0)
 GROWTH_D = (8, 16, 32)
@@ -583,7 +585,7 @@ def _growth_table(progress, name: str = "digits", k: float = 10, shares=GROWTH_N
                 progress(f"growth {name} {varied}={X.shape[0] if varied == 'n' else v} "
                          f"{run_label}: {t:.2f} s CPU")
         for run_label, rs in rows.items():
-            ex = _fitted_exponent([r[0] for r in rs], [r[4] for r in rs])
+            ex = loglog_slope([r[0] for r in rs], [r[4] for r in rs])
             for _x, n, d, n_t, t, its in rs:
                 table.add("triplets" if varied == "n" else "d", n, d, n_t, run_label, its, t,
                           1e3 * t / max(its, 1), ex)

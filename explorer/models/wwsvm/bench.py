@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from solvers import ConvergenceWarning, wwsvm
 from solvers.reference import wwsvm as ref
 
-from ...benchkit import BenchReport, BenchTable, rel_diff, time_to_target
+from ...benchkit import BenchReport, BenchTable, loglog_slope, rel_diff, time_to_target
 from .data import blobs, random_labels, text_like
 
 DELTAS = (0.1, 0.01, 0.001)
@@ -316,8 +316,8 @@ def _growth(quick: bool, progress) -> BenchTable:
                                                        max_iter=5000))
             rows.append((n, d, t, res.n_iter))
             progress(f"growth n={n} d={d}: {t:.3f} s, {res.n_iter} epochs")
-        xs = np.log([r[0] if vary == "n" else r[1] for r in rows])
-        slope = float(np.polyfit(xs, np.log([max(r[2], 1e-9) for r in rows]), 1)[0])
+        slope = loglog_slope([r[0] if vary == "n" else r[1] for r in rows],
+                             [r[2] for r in rows])
         for n, d, t, ep in rows:
             table.add(vary, n, d, t, ep, slope)
     table.notes.append("Exponent: slope of log CPU against log n (or log d), one run each.")
