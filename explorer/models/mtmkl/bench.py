@@ -232,7 +232,7 @@ def _growth(series: dict[str, list[dict]], C: float, progress) -> tuple[BenchTab
                 fits.add(name, name, "factor form" if path == "auto" else "general dense",
                          f"{min(xs):,}..{max(xs):,}", loglog_slope(xs, ts))
     fits.notes.append("Least-squares slope of log(CPU time) on log(x) over the series' points "
-                      "(times below 1 ms count as 1 ms).")
+                      "(the quick bench's sub-millisecond times make its slopes noisy).")
     return table, fits
 
 
