@@ -18,8 +18,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BenchReport", "BenchTable", "best_of", "cpu_time_without_jit", "machine_info",
-           "loglog_slope", "rel_diff", "time_to_target"]
+__all__ = [
+    "BenchReport",
+    "BenchTable",
+    "best_of",
+    "cpu_time_without_jit",
+    "loglog_slope",
+    "machine_info",
+    "rel_diff",
+    "time_to_target",
+]
 
 
 def rel_diff(a: float, b: float) -> float:
