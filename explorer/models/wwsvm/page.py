@@ -31,7 +31,7 @@ EXPLANATION = (
     "relative gap (tol) or the paper's rule, gap ≤ ratio × first-epoch gap. "
     "The gap is P(W) − D(α), a certificate computed from the current dual point. "
     "On overlapping classes the dual sweeps crawl from C ≈ 10 on (1000 epochs then end "
-    "uncertified), so this page starts with *method* **auto**: the primal interior-point "
+    "uncertified), so this page opens with *method* **auto**: the primal interior-point "
     "method (**ipm**) when d·k is small (d ≤ 32, d·k ≤ 400), where a few dozen Newton "
     "iterations certify any C, and Walrus otherwise; pick **walrus** to watch the paper's "
     "sweeps (the solver's and the CLI's default)."
