@@ -11,6 +11,8 @@ one the test FAILS with a one-line instruction (never skips).
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from explorer.browserbench import launch, serve
@@ -23,6 +25,23 @@ def server():
     # no background warm-up: the test process shares the machine with the rest of the suite
     with serve({"DUALSCOPE_WARMUP": "0"}) as url:
         yield url
+
+
+@contextlib.contextmanager
+def _chromium():
+    """A headless Chromium (playwright's sync API, a fresh temporary profile); the test
+    FAILS with a one-line instruction when none can be launched (never skips)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        try:
+            browser = launch(pw)
+        except RuntimeError as exc:
+            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def _wait_idle(page, timeout=90_000):
@@ -44,95 +63,81 @@ def _chart_signature(page) -> str:
 
 
 def test_page_loads_control_changes_chart_updates_url_follows(server):
-    from playwright.sync_api import sync_playwright
+    with _chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        # the paper's Walrus sweeps, which warm-start (the page's default method, auto,
+        # runs the interior-point method at this d*k, which starts cold)
+        page.goto(server + "/wwsvm?method=walrus")
+        page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+        _wait_idle(page)
+        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        assert page.locator("[data-testid='stException']").count() == 0
+        before_primal = _metric(page, "primal")
+        before_chart = _chart_signature(page)
+        assert before_chart
 
-    with sync_playwright() as pw:
-        # playwright gives the browser a fresh temporary profile of its own
-        missing = None
-        try:
-            browser = launch(pw)
-        except RuntimeError as exc:
-            missing = str(exc)
-        if missing:
-            pytest.fail(f"tests/test_browser.py: {missing}", pytrace=False)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            # the paper's Walrus sweeps, which warm-start (the page's default method, auto,
-            # runs the interior-point method at this d*k, which starts cold)
-            page.goto(server + "/wwsvm?method=walrus")
-            page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-            _wait_idle(page)
-            page.wait_for_selector(".js-plotly-plot", timeout=60_000)
-            assert page.locator("[data-testid='stException']").count() == 0
-            before_primal = _metric(page, "primal")
-            before_chart = _chart_signature(page)
-            assert before_chart
+        # Move the C select-slider two steps to the left with the keyboard.
+        thumb = page.locator("[role='group'][aria-label='C'] input[type='range']").first
+        thumb.focus()
+        thumb.press("ArrowLeft")  # one notch: one rerun, so no intermediate state to race
+        page.wait_for_function(
+            "() => new URL(window.location.href).searchParams.has('C')", timeout=30_000)
+        _wait_idle(page)
+        page.wait_for_function(
+            "(before) => { const d = document.querySelector('.js-plotly-plot');"
+            " return d && d.data && JSON.stringify(d.data[0].y).slice(0, 400) !== before; }",
+            arg=before_chart, timeout=60_000,
+        )
+        _wait_idle(page)
+        after_primal = _metric(page, "primal")
+        assert after_primal != before_primal
+        assert "warm start" in page.locator("[data-testid='stMarkdown']",
+                                            has_text="start").first.inner_text()
+        c_value = page.evaluate("() => new URL(window.location.href).searchParams.get('C')")
+        assert float(c_value) < 1.0
+        assert page.locator("[data-testid='stException']").count() == 0
 
-            # Move the C select-slider two steps to the left with the keyboard.
-            thumb = page.locator("[role='group'][aria-label='C'] input[type='range']").first
-            thumb.focus()
-            thumb.press("ArrowLeft")  # one notch: one rerun, so no intermediate state to race
-            page.wait_for_function(
-                "() => new URL(window.location.href).searchParams.has('C')", timeout=30_000)
-            _wait_idle(page)
-            page.wait_for_function(
-                "(before) => { const d = document.querySelector('.js-plotly-plot');"
-                " return d && d.data && JSON.stringify(d.data[0].y).slice(0, 400) !== before; }",
-                arg=before_chart, timeout=60_000,
-            )
-            _wait_idle(page)
-            after_primal = _metric(page, "primal")
-            assert after_primal != before_primal
-            assert "warm start" in page.locator("[data-testid='stMarkdown']",
-                                                has_text="start").first.inner_text()
-            c_value = page.evaluate("() => new URL(window.location.href).searchParams.get('C')")
-            assert float(c_value) < 1.0
-            assert page.locator("[data-testid='stException']").count() == 0
+        # Back restores the previous setting (the URL change was a history entry).
+        page.go_back()
+        page.wait_for_function(
+            "() => !new URL(window.location.href).searchParams.has('C')", timeout=30_000)
+        page.wait_for_function(
+            "() => document.querySelector(\"[role='group'][aria-label='C'] "
+            "input[type='range']\")?.getAttribute('aria-valuetext') === '1'",
+            timeout=60_000)
+        _wait_idle(page)
+        page.go_forward()
+        page.wait_for_function(
+            "(c) => new URL(window.location.href).searchParams.get('C') === c",
+            arg=c_value, timeout=30_000)
+        _wait_idle(page)
 
-            # Back restores the previous setting (the URL change was a history entry).
-            page.go_back()
-            page.wait_for_function(
-                "() => !new URL(window.location.href).searchParams.has('C')", timeout=30_000)
-            page.wait_for_function(
-                "() => document.querySelector(\"[role='group'][aria-label='C'] "
-                "input[type='range']\")?.getAttribute('aria-valuetext') === '1'",
-                timeout=60_000)
-            _wait_idle(page)
-            page.go_forward()
-            page.wait_for_function(
-                "(c) => new URL(window.location.href).searchParams.get('C') === c",
-                arg=c_value, timeout=30_000)
-            _wait_idle(page)
-
-            # The shared URL restores the configuration in a fresh page.
-            page2 = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page2.goto(page.url)
-            page2.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-            _wait_idle(page2)
-            restored = page2.locator("[role='group'][aria-label='C'] input[type='range']").first
-            assert float(restored.get_attribute("aria-valuetext")) == float(c_value)
-            # solved cold in the new session: the same optimum within the tolerance
-            assert float(_metric(page2, "primal")) == pytest.approx(float(after_primal),
-                                                                    rel=1e-5)
-            # A hand-written query selects a dataset by its short name.
-            page3 = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page3.goto(server + "/wwsvm?dataset=iris&C=0.1&tol=abc")
-            page3.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-            _wait_idle(page3)
-            assert page3.get_by_text("scikit-learn iris: 150 samples").count() >= 1
-            assert page3.locator("[data-testid='stException']").count() == 0
-            # ... and a bad value is named on the page with the value used instead
-            note = page3.locator("[data-testid='stAlert']", has_text="tol=abc").first
-            assert "using tol = 1e-6 instead" in note.inner_text()
-        finally:
-            browser.close()
+        # The shared URL restores the configuration in a fresh page.
+        page2 = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page2.goto(page.url)
+        page2.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+        _wait_idle(page2)
+        restored = page2.locator("[role='group'][aria-label='C'] input[type='range']").first
+        assert float(restored.get_attribute("aria-valuetext")) == float(c_value)
+        # solved cold in the new session: the same optimum within the tolerance
+        assert float(_metric(page2, "primal")) == pytest.approx(float(after_primal),
+                                                                rel=1e-5)
+        # A hand-written query selects a dataset by its short name.
+        page3 = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page3.goto(server + "/wwsvm?dataset=iris&C=0.1&tol=abc")
+        page3.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+        _wait_idle(page3)
+        assert page3.get_by_text("scikit-learn iris: 150 samples").count() >= 1
+        assert page3.locator("[data-testid='stException']").count() == 0
+        # ... and a bad value is named on the page with the value used instead
+        note = page3.locator("[data-testid='stAlert']", has_text="tol=abc").first
+        assert "using tol = 1e-6 instead" in note.inner_text()
 
 
 def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_path):
     """"your file": Playwright's set_input_files uploads a CSV; the page solves it and shows
     the certificate, equal to the solver's on the same rows; the URL names no file."""
     import numpy as np
-    from playwright.sync_api import sync_playwright
 
     from solvers import wwsvm
 
@@ -147,38 +152,28 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
             f.write(",".join(repr(float(v)) for v in xi) + f",{s}\n")
     expected = wwsvm.solve(X, y, C=1.0, tol=1e-6)
 
-    with sync_playwright() as pw:
-        missing = None
-        try:
-            browser = launch(pw)
-        except RuntimeError as exc:
-            missing = str(exc)
-        if missing:
-            pytest.fail(f"tests/test_browser.py: {missing}", pytrace=False)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server + "/wwsvm")
-            page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-            _wait_idle(page)
-            sidebar = page.locator("[data-testid='stSidebar']")
-            sidebar.get_by_text("your file", exact=True).first.click()
-            _wait_idle(page)
-            sidebar.locator("input[type='file']").set_input_files(str(path))
-            page.get_by_text("file flowers.csv: 90 samples, 4 features, 3 classes").first \
-                .wait_for(timeout=120_000)
-            _wait_idle(page)
-            assert page.locator("[data-testid='stException']").count() == 0
-            primal = float(_metric(page, "primal"))
-            dual = float(_metric(page, "dual (lower bound)"))
-            rel = float(_metric(page, "relative gap"))
-            assert dual <= primal and 0 <= rel <= 1e-6
-            assert primal == pytest.approx(expected.primal, rel=1e-5)
-            assert page.get_by_text("does not carry", exact=False).count() >= 1
-            dataset = page.evaluate(
-                "() => new URL(window.location.href).searchParams.get('dataset')")
-            assert dataset in (None, "blobs", "digits", "wine", "iris")
-        finally:
-            browser.close()
+    with _chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(server + "/wwsvm")
+        page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+        _wait_idle(page)
+        sidebar = page.locator("[data-testid='stSidebar']")
+        sidebar.get_by_text("your file", exact=True).first.click()
+        _wait_idle(page)
+        sidebar.locator("input[type='file']").set_input_files(str(path))
+        page.get_by_text("file flowers.csv: 90 samples, 4 features, 3 classes").first \
+            .wait_for(timeout=120_000)
+        _wait_idle(page)
+        assert page.locator("[data-testid='stException']").count() == 0
+        primal = float(_metric(page, "primal"))
+        dual = float(_metric(page, "dual (lower bound)"))
+        rel = float(_metric(page, "relative gap"))
+        assert dual <= primal and 0 <= rel <= 1e-6
+        assert primal == pytest.approx(expected.primal, rel=1e-5)
+        assert page.get_by_text("does not carry", exact=False).count() >= 1
+        dataset = page.evaluate(
+            "() => new URL(window.location.href).searchParams.get('dataset')")
+        assert dataset in (None, "blobs", "digits", "wine", "iris")
 
 
 #: Text that overflows its box: chart titles, axis titles and legend entries outside their
@@ -221,27 +216,18 @@ def _open(browser, url: str, width: int):
 
 
 def test_pages_at_their_defaults_show_their_point_with_nothing_clipped(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        try:
-            browser = launch(pw)
-        except RuntimeError as exc:
-            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
-        try:
-            # the screening page screens at its defaults (no control touched)
-            page = _open(browser, server + "/triplet_screening", 1280)
-            rate = _metric(page, "screening rate")
-            assert float(rate.rstrip("%")) > 0, rate
-            assert page.evaluate(_CLIPPED_JS) == []
+    with _chromium() as browser:
+        # the screening page screens at its defaults (no control touched)
+        page = _open(browser, server + "/triplet_screening", 1280)
+        rate = _metric(page, "screening rate")
+        assert float(rate.rstrip("%")) > 0, rate
+        assert page.evaluate(_CLIPPED_JS) == []
+        page.close()
+        # every page at 800 px (the sidebar open): no title, label or formula cut
+        for name in ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl"):
+            page = _open(browser, f"{server}/{name}", 800)
+            assert page.evaluate(_CLIPPED_JS) == [], name
             page.close()
-            # every page at 800 px (the sidebar open): no title, label or formula cut
-            for name in ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl"):
-                page = _open(browser, f"{server}/{name}", 800)
-                assert page.evaluate(_CLIPPED_JS) == [], name
-                page.close()
-        finally:
-            browser.close()
 
 
 def test_app_works_offline_home_alias_no_deploy_button(server):
@@ -249,8 +235,6 @@ def test_app_works_offline_home_alias_no_deploy_button(server):
     recorded): ``/home`` shows the home page, a model page solves and draws its charts,
     the tab icon is local and Streamlit's "Deploy" button is absent."""
     from urllib.parse import urlsplit
-
-    from playwright.sync_api import sync_playwright
 
     external: list[str] = []
 
@@ -263,31 +247,24 @@ def test_app_works_offline_home_alias_no_deploy_button(server):
             external.append(route.request.url)
             route.abort()
 
-    with sync_playwright() as pw:
-        try:
-            browser = launch(pw)
-        except RuntimeError as exc:
-            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.route("**/*", block)
-            page = context.new_page()
-            page.goto(server + "/home")
-            page.wait_for_selector(".katex", timeout=120_000)  # the home page's formula
-            _wait_idle(page)
-            assert urlsplit(page.url).path in ("", "/")  # /home leads to the home page
-            assert page.get_by_text("Page not found").count() == 0
-            assert page.locator("[data-testid='stAppDeployButton']").count() == 0
-            icon = "() => document.querySelector(\"link[rel='shortcut icon']\")?.href || ''"
-            assert page.evaluate(icon)
-            assert urlsplit(page.evaluate(icon)).hostname in (None, "127.0.0.1")
+    with _chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.route("**/*", block)
+        page = context.new_page()
+        page.goto(server + "/home")
+        page.wait_for_selector(".katex", timeout=120_000)  # the home page's formula
+        _wait_idle(page)
+        assert urlsplit(page.url).path in ("", "/")  # /home leads to the home page
+        assert page.get_by_text("Page not found").count() == 0
+        assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+        icon = "() => document.querySelector(\"link[rel='shortcut icon']\")?.href || ''"
+        assert page.evaluate(icon)
+        assert urlsplit(page.evaluate(icon)).hostname in (None, "127.0.0.1")
 
-            page.goto(server + "/wwsvm")
-            page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-            _wait_idle(page)
-            page.wait_for_selector(".js-plotly-plot", timeout=60_000)
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert urlsplit(page.evaluate(icon)).hostname in (None, "127.0.0.1")
-            assert external == []
-        finally:
-            browser.close()
+        page.goto(server + "/wwsvm")
+        page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+        _wait_idle(page)
+        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert urlsplit(page.evaluate(icon)).hostname in (None, "127.0.0.1")
+        assert external == []
