@@ -318,7 +318,9 @@ def epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, s
 def epoch_sparse(indptr, indices, data, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps,
                  skip, wait, skip_cap):  # pragma: no cover - compiled
     # :func:`epoch` on a CSR matrix: the scores w_j^T x_i and the update of W touch
-    # only the non-zeros of row i (O(nnz_i k) per sample instead of O(d k)).
+    # only the non-zeros of row i (O(nnz_i k) per sample instead of O(d k)). The block
+    # solve is written out in both epochs on purpose: sharing it through a helper, even
+    # one numba inlines, made the dense epoch 12-15 % slower.
     n = sqn.shape[0]
     k = Wt.shape[0]
     m = k - 1
