@@ -52,8 +52,9 @@ import numpy as np
 from . import registry
 from .numfmt import gap_text
 
-__all__ = ["SUBCOMMANDS", "CLIError", "Subcommand", "check_output_path", "guard_sizes", "main",
-           "parse_number", "parse_pairs", "parse_size", "register"]
+__all__ = ["SUBCOMMANDS", "CLIError", "CostError", "Subcommand", "check_output_path",
+           "check_sizes", "guard_sizes", "main", "parse_number", "parse_pairs", "parse_size",
+           "register"]
 
 #: Estimated memory above which ``solve``/``check``/``sweep`` ask for ``--force``.
 MEMORY_LIMIT = 2 * 1024**3
@@ -270,19 +271,33 @@ def parse_size(ds: registry.Dataset, key: str, text: str) -> int | float:
     return parse_number(text, f"--size {key}", integer=integer)
 
 
-def guard_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool) -> None:
-    """Refuse (``CLIError``) sizes the dataset's cost model (:meth:`registry.Dataset.estimate`)
-    puts above :data:`MEMORY_LIMIT`, sizes below a range's low end, and sizes above a range's
-    high end on a real data set (it has no more rows) or whose estimate is above
-    :data:`TIME_LIMIT` (or has no time estimate), unless ``force``.
+class CostError(CLIError, ValueError):
+    """A size or sweep the dataset's cost model refuses (without ``force``): a
+    :class:`CLIError` for the command line, a ``ValueError`` for library callers."""
 
-    A synthetic size above its range (the dashboard slider's) whose estimate fits both limits
-    is run, with a note of the estimate on stderr; with ``force``, whatever is refused is
-    printed as a warning instead.
+
+def check_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool,
+                parallel: int = 1, hint: str = "pass --force to run it anyway"
+                ) -> list[tuple[str, str]]:
+    """The cost guard of ``solve``, ``check`` and ``sweep``: refuse (:class:`CostError`,
+    naming the sizes and giving the estimate) sizes the dataset's cost model
+    (:meth:`registry.Dataset.estimate`) puts above :data:`MEMORY_LIMIT`, sizes below a
+    range's low end, and sizes above a range's high end on a real data set (it has no more
+    rows) or whose estimate is above :data:`TIME_LIMIT` (or has no time estimate), unless
+    ``force``.
+
+    ``parallel`` solves run at once (a sweep's workers on this machine): the memory
+    compared with the limit is ``parallel`` times the per-solve estimate. Returns the
+    messages to show, as ``(kind, text)`` with kind ``"warning"`` (``force``: what would
+    have been refused) or ``"note"`` (a synthetic size above the dashboard's range whose
+    estimate fits both limits: it runs).
     """
+    parallel = max(int(parallel), 1)
     full = {**{k: v[0] for k, v in ds.sizes.items()}, **sizes}
     mem, secs = ds.estimate(full)
     est = f"estimated memory {_fmt_bytes(mem)}" + (
+        f" per solve, {_fmt_bytes(parallel * mem)} for {parallel} solves at once"
+        if parallel > 1 else "") + (
         f", time {_fmt_seconds(secs)}" if secs is not None else "")
     refused, beyond = [], []
     for key, value in sizes.items():
@@ -297,17 +312,28 @@ def guard_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool) -> 
         beyond = []
         if secs is not None:
             refused.append(f"the estimate is above {_fmt_seconds(TIME_LIMIT)}")
-    if mem > MEMORY_LIMIT:
-        refused.append(f"this size needs more than {_fmt_bytes(MEMORY_LIMIT)}")
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "the default sizes"
+    if parallel * mem > MEMORY_LIMIT:
+        refused.append(f"{at} needs more than {_fmt_bytes(MEMORY_LIMIT)}" if parallel == 1
+                       else f"{parallel} workers solving at once at {at} need more than "
+                            f"{_fmt_bytes(MEMORY_LIMIT)} ({parallel} x the per-solve "
+                            "estimate)")
+    where = f"dataset {ds.name!r}"
     if refused:
         what = "; ".join(refused)
         if not force:
-            raise CLIError(f"dataset {ds.name!r}: {what} ({est}); pass --force to run it "
-                           "anyway")
-        _err(f"warning: --force: dataset {ds.name!r}: {what}; {est}")
-    elif beyond:
-        _err(f"note: dataset {ds.name!r}: {'; '.join(beyond)} (the dashboard's range); "
-             f"{est}, within the limits, so it runs")
+            raise CostError(f"{where}: {what} ({est}); {hint}")
+        return [("warning", f"--force: {where}: {what}; {est}")]
+    if beyond:
+        return [("note", f"{where}: {'; '.join(beyond)} (the dashboard's range); "
+                         f"{est}, within the limits, so it runs")]
+    return []
+
+
+def guard_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool) -> None:
+    """:func:`check_sizes` for one solve: its messages printed on stderr."""
+    for kind, text in check_sizes(ds, sizes, force=force):
+        _err(f"{kind}: {text}")
 
 
 def _build(entry: registry.ModelEntry, args: argparse.Namespace

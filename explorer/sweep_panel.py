@@ -5,7 +5,9 @@
 user picks one or two parameters and their ranges (log-spaced where the parameter
 spans decades), the number of data seeds and the backend (local processes by
 default); the sweep runs through the same engine as ``dualscope sweep`` (warm-started
-along the first continuous parameter), with a progress bar and a Stop button. The
+along the first continuous parameter), with a progress bar and a Stop button; a sweep
+the engine's cost guard refuses (:func:`check_sweep`) is shown as that message and its
+Run button is disabled. The
 objective, the certified gap, the held-out score (where the model has one) and the
 model's structure summary are drawn across the grid: lines for one parameter, heatmaps
 for two. The table downloads as CSV.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -23,7 +26,7 @@ import numpy as np
 from . import sweep
 from .registry import ModelEntry, Param
 
-__all__ = ["render"]
+__all__ = ["check_sweep", "render"]
 
 
 def _key(entry: ModelEntry, name: str) -> str:
@@ -67,6 +70,22 @@ def _range_widgets(st: Any, entry: ModelEntry, p: Param, current: Any, col: Any)
     if p.kind == "int":
         return sorted({int(np.rint(v)) for v in vals})
     return [float(v) for v in vals]
+
+
+def check_sweep(spec: sweep.SweepSpec, *, backend: str, scheduler: str | None = None,
+                workers: int | None = None) -> tuple[ValueError | None, list[str]]:
+    """The cost guard's verdict on a planned sweep, before its Run button: ``(error,
+    notes)``. ``error`` is the refusal of :func:`explorer.sweep.guard_sweep` (the guard of
+    :func:`explorer.sweep.run` and ``dualscope sweep``: points, every size through the
+    dataset's cost model, the memory of ``workers`` solving at once on ``backend``), or
+    None; ``notes`` are the sizes it lets through with a note."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sweep.SizeWarning)
+        try:
+            sweep.guard_sweep(spec, backend=backend, scheduler=scheduler, workers=workers)
+        except ValueError as exc:
+            return exc, []
+    return None, [str(w.message) for w in caught if issubclass(w.category, sweep.SizeWarning)]
 
 
 def _quantities(frame: Any) -> list[tuple[str, str, bool]]:
@@ -228,8 +247,17 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
         fixed={k: v for k, v in params.items() if k not in grid}, cv=cv, tol=tol,
         max_iter=max_iter)
     n_points = math.prod(len(v) for v in grid.values()) * n_seeds * max(cv, 1)
+    workers = os.cpu_count()
+    refused, notes = check_sweep(spec, backend=backend, scheduler=scheduler, workers=workers)
+    if refused is not None:
+        from .ui.panels import show_error
+
+        show_error(refused, "start this sweep")
+    for note in notes:
+        st.caption(note)
     b1, b2, b3 = st.columns([1, 1, 3])
-    run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary")
+    run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary",
+                            disabled=refused is not None)
     stop_clicked = b2.button("Stop", key=_key(entry, "stop"))
     b3.caption(f"{n_points} points")
     state_key = _key(entry, "result")
@@ -241,7 +269,7 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
         running["cancel"] = True
         running["stopped"] = True
 
-    if run_clicked:
+    if run_clicked and refused is None:
         rows: list[dict[str, Any]] = []
         stored = {"rows": rows, "names": list(grid), "running": True, "stopped": False,
                   "backend": backend, "seconds": 0.0, "n_points": n_points,
@@ -257,9 +285,11 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
 
         finished = False
         try:
-            sweep.run(spec, backend=backend, scheduler=scheduler, progress=False,
-                      on_row=on_row, workers=os.cpu_count(),
-                      should_stop=lambda: bool(stored.get("cancel")))
+            with warnings.catch_warnings():  # the guard's notes are shown above
+                warnings.simplefilter("ignore", sweep.SizeWarning)
+                sweep.run(spec, backend=backend, scheduler=scheduler, progress=False,
+                          on_row=on_row, workers=workers,
+                          should_stop=lambda: bool(stored.get("cancel")))
             finished = True
         except (ValueError, TypeError, KeyError, ImportError, OSError) as exc:
             finished = True

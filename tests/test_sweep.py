@@ -118,9 +118,11 @@ def test_broken_point_becomes_an_error_row():
     assert bad["primal"] is None
     assert good["error"] is None and good["converged"] in (True, False)
     assert good["warm"] is False  # nothing to warm-start from
-    # a dataset that cannot be built: every point of the chain reports it
-    broken = sweep.run(_spec(grid={"C": [1.0]}, sizes={"n": [60], "k": [1]}, seeds=[0]),
-                       backend="serial", progress=False)
+    # a dataset that cannot be built: every point of the chain reports it (k=1 is below
+    # its range: the cost guard refuses it unless forced)
+    with pytest.warns(sweep.SizeWarning, match="k=1 is outside"):
+        broken = sweep.run(_spec(grid={"C": [1.0]}, sizes={"n": [60], "k": [1]}, seeds=[0]),
+                           backend="serial", progress=False, force=True)
     assert len(broken) == 1 and broken[0]["error"]
 
 

@@ -200,8 +200,10 @@ def test_sweep_sizes_and_grids_pass_the_cost_guard(capsys, argv, named):
 
 def test_force_lifts_the_guards(capsys, monkeypatch):
     from explorer.sweep import cli as sweep_cli
+    from explorer.sweep import guard
 
-    monkeypatch.setattr(sweep_cli, "MAX_POINTS", 2)
+    monkeypatch.setattr(sweep_cli, "MAX_POINTS", 2)  # a grid range's cap
+    monkeypatch.setattr(guard, "MAX_POINTS", 2)  # the sweep's cap
     code, _, err = _sweep_cli(capsys, "--grid", "C=geom:1:2:3", "--size", "n=30")
     assert code == 2 and "has 3 points (limit 2)" in err
     code, out, _ = _sweep_cli(capsys, "--grid", "C=1,2,4", "--size", "n=30")
@@ -211,6 +213,113 @@ def test_force_lifts_the_guards(capsys, monkeypatch):
     # the dataset guard is the one of `solve` (range, then the cost model), warned on --force
     code, out, err = _sweep_cli(capsys, "--size", "n=15", "--force")
     assert code == 0 and "warning: --force: dataset 'blobs': n=15 is outside" in err
+
+
+# ------------------------------------------------ the same guard for the library and the panel
+
+#: wwsvm blobs at n=5000, d=15000: ~1.2 GB per solve (above the slider's d range, but a
+#: cheap estimate: one solve runs with a note), 2.4 GB for two solves at once
+BIG = {"n": [5000], "d": [15000]}
+
+
+@pytest.mark.parametrize("call", ["run", "iter_rows"])
+@pytest.mark.parametrize(("sizes", "named"), [
+    ({"n": [60, 100_000_000]}, "n=100000000 is outside [20, 5000]"),
+    ({"n": 5000, "d": 2_000_000}, "n=5000, d=2000000 needs more than 2.0 GB"),
+])
+def test_library_sweeps_pass_the_cost_guard(call, sizes, named):
+    """``sweep.run`` / ``sweep.iter_rows`` refuse what ``dualscope sweep`` refuses, when
+    called (no generator to advance), with a ValueError naming the size and the estimate."""
+    spec = sweep.SweepSpec("wwsvm", grid={"C": [1.0]}, sizes=sizes)
+    fn = getattr(sweep, call)
+    with pytest.raises(ValueError, match="estimated memory") as exc:
+        fn(spec, backend="serial", **({"progress": False} if call == "run" else {}))
+    assert isinstance(exc.value, sweep.CostError)
+    assert named in str(exc.value) and "force=True" in str(exc.value)
+
+
+def test_library_force_lifts_the_guard(monkeypatch):
+    from explorer.sweep import guard
+
+    small = sweep.SweepSpec("wwsvm", grid={"C": [1.0]}, sizes={"n": [15]}, tol=1e-6,
+                            max_iter=300)
+    with pytest.raises(ValueError, match=r"n=15 is outside \[20, 5000\]"):
+        sweep.run(small, backend="serial", progress=False)
+    with pytest.warns(sweep.SizeWarning, match="--force: dataset 'blobs': n=15 is outside"):
+        table = sweep.run(small, backend="serial", progress=False, force=True)
+    assert len(table) == 1 and table[0]["error"] is None and table[0]["converged"]
+    monkeypatch.setattr(guard, "MAX_POINTS", 2)
+    with pytest.raises(ValueError, match="this sweep has 3 points"):
+        sweep.iter_rows(TINY, backend="serial")
+    assert len(sweep.run(TINY, backend="serial", progress=False, force=True)) == 3
+
+
+def test_memory_guard_counts_the_workers_at_once(capsys):
+    """W workers at once need W x the per-solve estimate: refused with processes, not
+    serially; a local Dask cluster counts its workers, a remote scheduler's workers do not
+    share this machine's memory."""
+    spec = sweep.SweepSpec("wwsvm", grid={"C": [1.0]}, sizes=BIG, seeds=[0, 1, 2, 3])
+    with pytest.warns(sweep.SizeWarning, match="within the limits, so it runs"):
+        sweep.guard_sweep(spec, backend="serial")
+        sweep.guard_sweep(spec, backend="dask", scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError) as exc:
+        sweep.iter_rows(spec, backend="processes", workers=2)
+    msg = str(exc.value)
+    assert "2 workers solving at once at n=5000, d=15000 need more than 2.0 GB" in msg
+    assert "2 x the per-solve estimate" in msg and "for 2 solves at once" in msg
+    with pytest.raises(ValueError, match="3 workers solving at once"):
+        sweep.guard_sweep(spec, backend="dask", workers=3)
+    # at most one worker per chain: one chain is one solve at a time
+    with pytest.warns(sweep.SizeWarning):
+        sweep.guard_sweep(sweep.SweepSpec("wwsvm", grid={"C": [1.0, 2.0]}, sizes=BIG),
+                          backend="processes", workers=4)
+    assert sweep.solves_at_once(sweep.ProcessBackend(3), n_chains=8) == 3
+    assert sweep.solves_at_once(sweep.SerialBackend(), n_chains=8) == 1
+    # the command line: the same guard, the same message, nothing run
+    code, out, err = _sweep_cli(capsys, "--size", "n=5000", "--size", "d=15000", "--seeds",
+                                "0,1", "--backend", "processes", "--workers", "2")
+    assert code == 2 and out == "" and "2 workers solving at once" in err
+
+
+def test_cli_says_a_forced_size_once(capsys):
+    code, out, err = _sweep_cli(capsys, "--size", "n=15", "--force")
+    assert code == 0 and err.count("n=15 is outside") == 1, err
+
+
+PANEL_BIG = """
+from explorer import registry, sweep_panel
+entry = registry.get("wwsvm")
+sweep_panel.render(entry, "blobs", {"n": 100000000, "k": 3}, 0, entry.default_params())
+"""
+
+
+def test_sweep_panel_shows_the_guard_instead_of_running():
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import registry, sweep_panel
+
+    at = AppTest.from_string(PANEL_BIG, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "Could not start this sweep" in errors[0], errors
+    assert "n=100000000, k=3 needs more than 2.0 GB" in errors[0]
+    assert "estimated memory" in errors[0]
+    assert at.button(key="sweep_wwsvm_run").disabled  # nothing to start
+    assert "sweep_wwsvm_result" not in at.session_state
+    ok = AppTest.from_string(PANEL_BIG.replace("100000000", "40"), default_timeout=60)
+    ok.run()
+    assert not ok.exception and not ok.error and not ok.button(key="sweep_wwsvm_run").disabled
+    # the panel's planning function: the workers at once count, as in the library
+    spec = sweep.SweepSpec("wwsvm", grid={"C": [1.0]}, sizes=BIG, seeds=[0, 1],
+                           dataset="blobs")
+    err, notes = sweep_panel.check_sweep(spec, backend="serial", workers=2)
+    assert err is None and len(notes) == 1 and "so it runs" in notes[0]
+    err, notes = sweep_panel.check_sweep(spec, backend="processes", workers=2)
+    assert isinstance(err, ValueError) and "2 workers solving at once" in str(err)
+    assert registry.get("wwsvm").dataset("blobs")[1].estimate(
+        {"n": 5000, "d": 15000})[0] < cli.MEMORY_LIMIT < 2 * registry.get("wwsvm").dataset(
+        "blobs")[1].estimate({"n": 5000, "d": 15000})[0]
 
 
 @pytest.mark.parametrize(("argv", "named"), [

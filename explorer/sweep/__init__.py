@@ -41,6 +41,8 @@ The package, file by file:
     the serial, processes and Dask backends and :func:`make_backend`;
 ``table``
     CSV / Parquet reading and writing, :class:`SweepTable`;
+``guard``
+    the cost guard of every sweep (:func:`guard_sweep`: points, sizes, workers at once);
 ``run``
     :func:`run` and :func:`iter_rows` (a backend, resume, ``out`` kept current);
 ``cli``
@@ -65,19 +67,22 @@ from .backends import (
     ProcessBackend,
     SerialBackend,
     make_backend,
+    solves_at_once,
 )
 from .chain import iter_chain, run_chain
 from .cli import add_cli, cmd_sweep, format_table, parse_values, spec_from_args
+from .guard import MAX_POINTS, CostError, SizeWarning, guard_sweep
 from .hooks import NO_HOOKS, ModelHooks, Score, SweepHooks, hooks_of, split_tasks
 from .run import iter_rows, run
 from .spec import CERTIFICATE, SIZE_PREFIX, STRUCT_PREFIX, Chain, SweepSpec, plan, point_key
 from .table import SweepTable, TableError, TableWarning, load_table, read_table, write_table
 
 __all__ = [
-    "BACKENDS", "CERTIFICATE", "NO_HOOKS", "SIZE_PREFIX", "SMALL_GRID", "STRUCT_PREFIX", "Chain",
-    "ClusterLostError", "DaskBackend", "ModelHooks", "ProcessBackend", "Score", "SerialBackend",
-    "SweepHooks", "SweepSpec", "SweepTable", "TableError", "TableWarning", "add_cli", "cmd_sweep",
-    "format_table", "hooks_of", "iter_chain", "iter_rows", "load_table", "make_backend",
+    "BACKENDS", "CERTIFICATE", "MAX_POINTS", "NO_HOOKS", "SIZE_PREFIX", "SMALL_GRID",
+    "STRUCT_PREFIX", "Chain", "ClusterLostError", "CostError", "DaskBackend", "ModelHooks",
+    "ProcessBackend", "Score", "SerialBackend", "SizeWarning", "SweepHooks", "SweepSpec",
+    "SweepTable", "TableError", "TableWarning", "add_cli", "cmd_sweep", "format_table",
+    "guard_sweep", "hooks_of", "iter_chain", "iter_rows", "load_table", "make_backend",
     "parse_values", "plan", "point_key", "read_table", "registry", "run", "run_chain",
-    "spec_from_args", "split_tasks", "write_table",
+    "solves_at_once", "spec_from_args", "split_tasks", "write_table",
 ]

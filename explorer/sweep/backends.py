@@ -27,7 +27,7 @@ from .chain import iter_chain, run_chain
 from .spec import Chain
 
 __all__ = ["BACKENDS", "SMALL_GRID", "ClusterLostError", "DaskBackend", "ProcessBackend",
-           "SerialBackend", "make_backend"]
+           "SerialBackend", "make_backend", "solves_at_once"]
 
 #: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
 BACKENDS = ("auto", "serial", "processes", "dask")
@@ -284,24 +284,49 @@ def _error_rows(chain: Chain, exc: BaseException) -> list[dict[str, Any]]:
     return rows
 
 
-def make_backend(backend: str | Any = "auto", *, workers: int | None = None,
-                 scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Any:
-    """A backend object from a name (``auto``: serial for small grids, else processes)."""
-    if not isinstance(backend, str):
-        return backend
+def _backend_name(backend: str, *, workers: int | None, scheduler: Any, n_pending: int,
+                  n_chains: int) -> str:
+    """The backend a name stands for (``auto``: serial for small grids, else processes)."""
     if scheduler is not None and backend in ("auto", "dask"):
-        return DaskBackend(scheduler, workers)
+        return "dask"
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
     if scheduler is not None:
         raise ValueError("a scheduler address needs the dask backend")
     if backend == "auto":
-        backend = "serial" if (n_pending <= SMALL_GRID or n_chains <= 1
-                               or (workers or os.cpu_count() or 1) <= 1) else "processes"
-    if backend == "serial":
+        return "serial" if (n_pending <= SMALL_GRID or n_chains <= 1
+                            or (workers or os.cpu_count() or 1) <= 1) else "processes"
+    return backend
+
+
+def make_backend(backend: str | Any = "auto", *, workers: int | None = None,
+                 scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Any:
+    """A backend object from a name (``auto``: serial for small grids, else processes)."""
+    if not isinstance(backend, str):
+        return backend
+    name = _backend_name(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
+                         n_chains=n_chains)
+    if name == "serial":
         return SerialBackend()
-    if backend == "processes":
+    if name == "processes":
         return ProcessBackend(workers)
-    return DaskBackend(None, workers)
+    return DaskBackend(scheduler, workers)
 
 
+def solves_at_once(backend: str | Any = "auto", *, workers: int | None = None,
+                   scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> int:
+    """How many solves the backend runs at once on this machine (the factor of the memory
+    guard): 1 for serial, the worker count (at most one per chain) for local processes or
+    a local Dask cluster, 1 for an existing Dask scheduler (its workers run elsewhere,
+    each on its own memory); a backend object: its ``workers`` attribute (default 1)."""
+    if not isinstance(backend, str):
+        if getattr(backend, "scheduler", None) is not None:
+            return 1
+        n = int(getattr(backend, "workers", 1) or 1)
+    else:
+        name = _backend_name(backend, workers=workers, scheduler=scheduler,
+                             n_pending=n_pending, n_chains=n_chains)
+        if name == "serial" or scheduler is not None:
+            return 1
+        n = int(workers or os.cpu_count() or 1)
+    return max(1, min(n, n_chains)) if n_chains else max(n, 1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import logging
 import math
 import sys
@@ -15,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..cli import CLIError, guard_sizes, parse_number, parse_pairs, parse_size
+from ..cli import CLIError, parse_number, parse_pairs, parse_size
 from .backends import BACKENDS
+from .guard import MAX_POINTS, guard_sweep
 from .hooks import hooks_of
 from .run import run
 from .spec import CERTIFICATE, STRUCT_PREFIX, SweepSpec, plan
@@ -25,9 +25,6 @@ from .table import _coerce, _columns
 __all__ = ["add_cli", "cmd_sweep", "format_table", "parse_values", "spec_from_args"]
 
 
-#: Most points one sweep may have without ``--force`` (every point is planned, keyed and
-#: kept in memory before the first solve).
-MAX_POINTS = 100_000
 #: Data seeds are 32-bit (the generators' ``np.random.default_rng`` accepts any, the
 #: solvers' ``seed`` does not).
 MAX_SEED = 2**32 - 1
@@ -149,10 +146,10 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments.
 
     Every value is checked here, before any work, and every error names its option.
-    The dataset sizes pass the same guard as ``dualscope solve`` (ranges and the
-    dataset's cost model, :meth:`registry.Dataset.estimate`, against
-    :data:`explorer.cli.MEMORY_LIMIT`, for every size combination), and the number of
-    points is at most :data:`MAX_POINTS`; ``--force`` lifts both.
+    The sweep passes :func:`~explorer.sweep.guard.guard_sweep`, the guard of
+    :func:`~explorer.sweep.run` (every size combination through the guard of
+    ``dualscope solve``, the memory counted for the backend's workers at once, and at
+    most :data:`~explorer.sweep.guard.MAX_POINTS` points); ``--force`` lifts it.
     """
     force = bool(getattr(args, "force", False))
     tol, max_iter = _check_options(args)
@@ -191,16 +188,12 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
                        "held-out score, if any, uses the dataset's own test split)")
     if args.path not in (None, "") and args.path not in grid:
         raise CLIError(f"--path {args.path!r} is not a --grid axis (axes: {list(grid)})")
-    n_points = math.prod(len(v) for v in (*grid.values(), *sizes.values())) \
-        * len(seeds) * max(args.cv, 1)
-    if n_points > MAX_POINTS and not force:
-        raise CLIError(f"this sweep has {n_points:,} points (limit {MAX_POINTS:,}); "
-                       "pass --force to run it anyway")
-    for combo in itertools.product(*sizes.values()):
-        guard_sizes(ds, dict(zip(sizes, combo, strict=True)), force=force)
-    return SweepSpec(model=entry.name, grid=grid, sizes=sizes, seeds=seeds, dataset=ds_name,
+    spec = SweepSpec(model=entry.name, grid=grid, sizes=sizes, seeds=seeds, dataset=ds_name,
                      fixed=fixed, cv=args.cv, path=args.path, descending=args.descending,
                      tol=tol, max_iter=max_iter, warm=not args.cold)
+    guard_sweep(spec, force=force, backend=args.backend, workers=args.workers,
+                scheduler=args.scheduler)
+    return spec
 
 
 def _file_dataset(args: argparse.Namespace) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends import ClusterLostError, make_backend
+from .guard import check_points, guard_sweep
 from .spec import Chain, SweepSpec, plan
 from .table import SweepTable, TableError, TableWarning, load_table, write_table
 
@@ -51,15 +52,29 @@ class _Progress:
 
 
 def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = None,
-              scheduler: Any = None, done: Iterable[str] = ()) -> Iterator[dict[str, Any]]:
+              scheduler: Any = None, done: Iterable[str] = (), force: bool = False
+              ) -> Iterator[dict[str, Any]]:
     """Rows of the pending points of ``spec`` as they finish (any order).
 
     ``done``: keys to skip. A chain whose first points are done restarts cold at its
     first pending point. Closing the generator cancels the work not yet started.
+
+    Before any work (when called, not at the first row), the sweep passes the cost guard
+    (:func:`~explorer.sweep.guard.guard_sweep`: at most
+    :data:`~explorer.sweep.guard.MAX_POINTS` points, every size combination through the
+    dataset's cost model, the memory counted for the backend's workers at once); it
+    raises :class:`~explorer.sweep.guard.CostError` (a ``ValueError``) unless ``force``.
     """
-    done = set(done)
-    chains = []
-    for c in plan(spec):
+    check_points(spec, force=force)  # before planning: a plan holds every point
+    chains = _pending(plan(spec), set(done))
+    guard_sweep(spec, force=force, backend=backend, workers=workers, scheduler=scheduler,
+                n_pending=sum(len(c.keys) for c in chains))
+    return _stream(chains, backend, workers, scheduler)
+
+
+def _pending(chains: list[Chain], done: set[str]) -> list[Chain]:
+    out = []
+    for c in chains:
         keep = [i for i, k in enumerate(c.keys) if k not in done]
         if not keep:
             continue
@@ -69,7 +84,12 @@ def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | No
             c = Chain(**{**c.__dict__, "points": tuple(c.points[i] for i in idx),
                          "keys": tuple(c.keys[i] for i in idx),
                          "steps": tuple(c.steps[i] for i in idx)})
-        chains.append(c)
+        out.append(c)
+    return out
+
+
+def _stream(chains: list[Chain], backend: str | Any, workers: int | None, scheduler: Any
+            ) -> Iterator[dict[str, Any]]:
     n_pending = sum(len(c.keys) for c in chains)
     be = make_backend(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
                       n_chains=len(chains))
@@ -126,23 +146,27 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
         Called with every new row.
     force : bool
         Overwrite ``out`` even if it is not a dualscope sweep table (refused otherwise,
-        with :class:`~explorer.sweep.table.TableError`, before any work).
+        with :class:`~explorer.sweep.table.TableError`, before any work), and run a sweep
+        the cost guard refuses (see :func:`iter_rows`; refused otherwise, with
+        :class:`~explorer.sweep.guard.CostError`, a ``ValueError``, before any work).
     """
+    check_points(spec, force=force)  # before planning: a plan holds every point
     chains = plan(spec)
     order = {k: (c.index, s) for c in chains for k, s in zip(c.keys, c.steps, strict=True)}
     previous = _previous_rows(Path(out), resume=resume, force=force) if out is not None else []
     done = {r["key"] for r in previous if r.get("key") in order}
     rows: dict[str, dict[str, Any]] = {r["key"]: r for r in previous if r.get("key")}
     pending = sum(1 for k in order if k not in done)
-    bar = _Progress(pending, progress, f"sweep {spec.model}")
-    last_flush = time.perf_counter()
 
     def table() -> SweepTable:
         inside = sorted((r for k, r in rows.items() if k in order), key=lambda r: order[r["key"]])
         outside = [r for k, r in rows.items() if k not in order]
         return SweepTable(inside + outside)
 
-    gen = iter_rows(spec, backend=backend, workers=workers, scheduler=scheduler, done=done)
+    gen = iter_rows(spec, backend=backend, workers=workers, scheduler=scheduler, done=done,
+                    force=force)
+    bar = _Progress(pending, progress, f"sweep {spec.model}")
+    last_flush = time.perf_counter()
     lost: ClusterLostError | None = None
     new = 0
     try:
