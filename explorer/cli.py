@@ -316,8 +316,8 @@ def check_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool,
     if parallel * mem > MEMORY_LIMIT:
         refused.append(f"{at} needs more than {_fmt_bytes(MEMORY_LIMIT)}" if parallel == 1
                        else f"{parallel} workers solving at once at {at} need more than "
-                            f"{_fmt_bytes(MEMORY_LIMIT)} ({parallel} x the per-solve "
-                            "estimate)")
+                            f"{_fmt_bytes(MEMORY_LIMIT)}, {parallel} x the per-solve "
+                            "estimate")
     where = f"dataset {ds.name!r}"
     if refused:
         what = "; ".join(refused)
