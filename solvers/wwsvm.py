@@ -288,7 +288,8 @@ def _row_sq_norms(X: Any) -> np.ndarray:
 def _run_epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, cap):
     """One epoch of :func:`solvers._wwsvm_kernels.epoch` (dense) or ``epoch_sparse``."""
     if sp.issparse(X):
-        return K.epoch_sparse(X.indptr, X.indices, X.data, y, sqn, Wt, A, order, C, exact,
+        # Wt is then the transposed view of a C-ordered d x k array (see _solve)
+        return K.epoch_sparse(X.indptr, X.indices, X.data, y, sqn, Wt.T, A, order, C, exact,
                               inner_eps, max_steps, skip, wait, cap)
     return K.epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, cap)
 
@@ -701,7 +702,9 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
         A[np.arange(n), y] = 0.0
     sqn = _row_sq_norms(X)
-    Wt = np.ascontiguousarray(_weights(A, X, y).T)
+    # k x d; for sparse X a view of a C-ordered d x k array, the sparse epoch's layout
+    Wt = (np.ascontiguousarray(_weights(A, X, y)).T if sp.issparse(X)
+          else np.ascontiguousarray(_weights(A, X, y).T))
     order = np.arange(n, dtype=np.int64)
     rng_state = np.array([seed], dtype=np.uint64)  # splitmix64 state of the sample order
     exact = method == "walrus"

@@ -135,3 +135,55 @@ def test_sweep_hooks_keep_sparse_data_sparse():
     assert sweep.score(fold, res).value == sweep.score(dense, res).value
     assert sweep.score(fold, res).value == np.mean(res.predict(fold.info["X_test"])
                                                    == fold.info["y_test"])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sparse_epoch_layout_matches_dense_epoch(seed):
+    # the sparse epoch keeps W as d x k; a few epochs from the same alpha and order
+    # must give the dense epoch's alpha and W (rounding aside), zero rows included
+    from solvers import _wwsvm_kernels as K
+
+    X, y = _instance(20 + seed, n=90, d=30, k=5)
+    n, k, C = X.shape[0], 5, 0.7
+    Xs = sp.csr_matrix(X)
+    sqn = np.einsum("ij,ij->i", X, X)
+    states = []
+    for sparse in (False, True):
+        A = np.zeros((n, k))
+        W = np.zeros((X.shape[1], k))  # d x k, C-ordered
+        Wt = np.zeros((k, X.shape[1]))
+        skip, wait = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        rng = np.random.default_rng(seed)
+        for _ in range(4):
+            order = rng.permutation(n).astype(np.int64)
+            if sparse:
+                K.epoch_sparse(Xs.indptr, Xs.indices, Xs.data, y, sqn, W, A, order, C, True,
+                               1e-3, 10, skip, wait, 16)
+            else:
+                K.epoch(X, y, sqn, Wt, A, order, C, True, 1e-3, 10, skip, wait, 16)
+        states.append((A, W if sparse else Wt.T))
+    (Ad, Wd), (As, Ws) = states
+    np.testing.assert_allclose(As, Ad, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(Ws, Wd, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(Ws, wwsvm.weights_from_dual(As, X, y), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_certificate_valid_at_every_iterate(seed):
+    # every recorded sparse iterate (free-block steps on) is a true bound pair:
+    # its W's primal and its alpha's dual recomputed from scratch bracket cvxpy's optimum
+    X, y = _instance(30 + seed, n=70, d=20, k=4)
+    Xs = sp.csr_matrix(X)
+    r = ref.solve(Xs, y, 2.0)
+    seen = []
+
+    def cb(it):
+        seen.append((it.iterate["W"].copy(), it.iterate["alpha"].copy()))
+
+    s = wwsvm.solve(Xs, y, 2.0, tol=1e-8, max_iter=5000, callback=cb)
+    assert s.converged and len(seen) >= 3
+    tol = 1e-6 * abs(r.value)
+    for W, alpha in seen:
+        assert wwsvm.dual_objective(alpha, X, y, 2.0) <= r.value + tol
+        assert wwsvm.primal_objective(W, X, y, 2.0) >= r.value - tol
+    assert s.primal == pytest.approx(r.value, rel=1e-5)
