@@ -125,3 +125,60 @@ def test_your_file_before_any_upload_is_an_invitation_not_an_error():
     at.run()
     ok(at)
     assert any("Choose a data file" in i.value for i in at.info)
+
+
+def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_path):
+    """The Sweep tab's private copy of an upload goes when the upload is replaced or cleared,
+    when the session's state is dropped, and at interpreter exit; a sweep reading it keeps
+    it until that sweep ends."""
+    import gc
+    import os
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from explorer import datafiles, registry
+    from explorer.ui import upload
+
+    store: dict = {}
+    monkeypatch.setattr(upload, "_store", lambda: store)
+    entry = registry.get("wwsvm")
+    c = SimpleNamespace(extras={"upload_options": {"label": "species"}})
+
+    def folder() -> str:
+        path = datafiles.parse_file_spec(upload.upload_spec(entry, c))[0]
+        assert os.path.isfile(path) and oct(os.stat(os.path.dirname(path)).st_mode)[-3:] \
+            == "700"
+        return os.path.dirname(path)
+
+    upload.set_upload("wwsvm", "a.csv", _csv("wwsvm"))
+    first = folder()
+    assert folder() == first  # one copy per upload
+    upload.set_upload("wwsvm", "b.csv", _csv("wwsvm"))  # replaced
+    assert not os.path.exists(first)
+    second = folder()
+    upload.clear_upload("wwsvm")  # cleared
+    assert not os.path.exists(second) and "wwsvm" not in store
+    upload.set_upload("wwsvm", "c.csv", _csv("wwsvm"))
+    with upload.sweep_upload_spec(entry, c) as spec:  # a running sweep reads it
+        path = datafiles.parse_file_spec(spec)[0]
+        upload.set_upload("wwsvm", "d.csv", _csv("wwsvm"))  # replaced meanwhile
+        upload.clear_upload("wwsvm")
+        assert datafiles.file_dataset("wwsvm", spec)(seed=0).data["X"].shape == (60, 3)
+    assert not os.path.exists(os.path.dirname(path))  # gone when the sweep ended
+    upload.set_upload("wwsvm", "e.csv", _csv("wwsvm"))
+    last = folder()
+    store.clear()  # the session's state dropped
+    gc.collect()
+    assert not os.path.exists(last)
+    # at interpreter exit (atexit), in a fresh interpreter
+    probe = ("import explorer.ui.upload as u\n"
+             "u._store = lambda s={}: s\n"
+             "u.set_upload('wwsvm', 'f.csv', b'a,species\\n1,x\\n2,y\\n')\n"
+             "print(u.upload_spec(__import__('explorer.registry').registry.get('wwsvm'), "
+             "__import__('types').SimpleNamespace(extras={})))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=tmp_path, env={**os.environ})
+    spec = out.stdout.strip().splitlines()[-1]
+    made = os.path.dirname(datafiles.parse_file_spec(spec)[0])
+    assert "dualscope_upload_" in made and not os.path.exists(made)
