@@ -45,7 +45,20 @@ def _with_upload(model: str, name: str, data: bytes):
 
 @pytest.mark.parametrize("model", ["wwsvm", "caso", "robust_mtl", "mtmkl",
                                    "triplet_screening"])
-def test_every_page_solves_an_uploaded_file(model):
+def test_every_page_solves_an_uploaded_file(model, monkeypatch, tmp_path):
+    import streamlit
+    from streamlit.delta_generator import DeltaGenerator
+
+    got: dict = {}
+    original = DeltaGenerator.download_button
+
+    def spy(dg, label, data, *args, **kwargs):  # what each download button would deliver
+        got[label] = data
+        return original(dg, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", spy)
+    monkeypatch.setattr(streamlit, "download_button",  # st.x: bound to the main area
+                        lambda *a, **k: spy(streamlit._main, *a, **k))
     at = _with_upload(model, "mine.csv", _csv(model))
     at.run()
     ok(at)
@@ -59,6 +72,17 @@ def test_every_page_solves_an_uploaded_file(model):
     downloads = [b.proto.label for b in at.get("download_button")]
     assert "Download the learned model (.npz)" in downloads
     assert "Download the learned model (JSON)" in downloads
+    # the run export holds the learned model as the .npz download has it (load_model reads it)
+    from solvers import saved
+
+    (tmp_path / "run.json").write_text(
+        got["Download this run (parameters, history and the learned model, JSON)"])
+    (tmp_path / "m.npz").write_bytes(got["Download the learned model (.npz)"])
+    run, npz = saved.load_model(tmp_path / "run.json"), saved.load_model(tmp_path / "m.npz")
+    assert run.model == npz.model == model and sorted(run.arrays) == sorted(npz.arrays)
+    for k, v in npz.arrays.items():
+        assert run.arrays[k].dtype == v.dtype and run.arrays[k].tobytes() == v.tobytes(), k
+    assert run.certificate == npz.certificate and run.params == npz.params
     # the URL names built-in datasets only
     assert at.query_params.get("dataset", [""])[0] in ("", *_builtin(model))
 

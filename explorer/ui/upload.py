@@ -304,22 +304,13 @@ def preview(problem: Problem) -> None:
                    "carry it.")
 
 
-def model_downloads(entry: ModelEntry, problem: Problem, res: Any) -> None:
-    """Download buttons of the learned model (.npz and JSON, :mod:`solvers.saved`)."""
-    from solvers import saved
+def model_downloads(entry: ModelEntry, problem: Problem, res: Any, sm: Any = None) -> None:
+    """Download buttons of the learned model (.npz and JSON, :mod:`solvers.saved`);
+    ``sm``: the model already built (:func:`explorer.datafiles.fitted_model`)."""
+    if sm is None:
+        from .. import datafiles
 
-    info = problem.info
-    ref = (problem.data["X"], problem.data["y"]) if entry.name == "triplet_screening" \
-        else None
-    classes = info.get("class_names")
-    if classes is None and entry.name == "mtmkl":
-        import numpy as np
-
-        classes = np.array([-1.0, 1.0])
-    sm = saved.from_fitted(res, model=entry.name, feature_names=info.get("feature_names"),
-                           class_names=classes, task_names=info.get("task_names"),
-                           label_name=info.get("label_name"), task_name=info.get("task_name"),
-                           reference=ref)
+        sm = datafiles.fitted_model(entry.name, problem, res)
     base = f"dualscope_{entry.name}_{problem.name}_model".replace(" ", "_")
     a, b = st.columns(2)
     a.download_button("Download the learned model (.npz)", sm.to_bytes("npz"),
