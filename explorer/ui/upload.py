@@ -4,7 +4,8 @@ The sidebar offers *built-in* datasets or *your file*: an uploader accepting the
 formats of :mod:`explorer.datafiles`, the label / task / time columns, an optional
 held-out fraction, and (in the main area) a preview: n, d, classes or tasks,
 density and the first rows. An upload lives in this session only (its bytes are
-kept in the session state, never on disk beyond the read); the URL keeps naming
+kept in the session state; on disk only during a read, and as the Sweep tab's private
+temporary copy, removed with the upload: :func:`upload_spec`); the URL keeps naming
 built-in datasets only, and the page says that a shared link does not carry the
 file. The cost guard is computed from the real size of the problem read from the
 file, before anything is solved.
