@@ -377,20 +377,9 @@ def _build_from_file(entry: registry.ModelEntry, args: argparse.Namespace
 def _save_model(entry: registry.ModelEntry, problem: registry.Problem, res: Any,
                 params: dict[str, Any], path: str) -> None:
     """``--save``: the fitted model with the data's names (:mod:`solvers.saved`)."""
-    from solvers import saved
+    from . import datafiles
 
-    info = problem.info
-    ref = None
-    if entry.name == "triplet_screening":
-        ref = (problem.data["X"], problem.data["y"])
-    class_names = info.get("class_names")
-    if class_names is None and entry.name == "mtmkl":
-        class_names = np.array([-1.0, 1.0])
-    saved.save_model(path, res, model=entry.name, feature_names=info.get("feature_names"),
-                     class_names=class_names, task_names=info.get("task_names"),
-                     label_name=info.get("label_name"), task_name=info.get("task_name"),
-                     reference=ref, params={k: v for k, v in params.items()
-                                            if k not in res.params})
+    datafiles.fitted_model(entry.name, problem, res, params).save(path)
     print(f"saved the fitted model to {path}")
 
 
@@ -495,6 +484,12 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
                             "agree": agree, "bound_ok": bound_ok}
         code = 0 if (agree and bound_ok) else 1
     if args.json:
+        from solvers.saved import RUN_KEY
+
+        from . import datafiles
+
+        # the learned model as `solvers.saved` writes it: load_model(args.json) reads it
+        out[RUN_KEY] = datafiles.fitted_model(entry.name, problem, res, params).to_json()
         Path(args.json).expanduser().write_text(json.dumps(out, indent=2, default=str),
                                                 encoding="utf-8")
         print(f"wrote {args.json}")
@@ -755,7 +750,9 @@ def _configure_solve(s: argparse.ArgumentParser) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--tol", type=float, default=None)
     s.add_argument("--max-iter", type=int, default=None)
-    s.add_argument("--json", metavar="PATH", help="write parameters + history as JSON")
+    s.add_argument("--json", metavar="PATH",
+                   help="write parameters, certificate, history and the learned model (as "
+                        "--save writes it; solvers.saved.load_model reads it) as JSON")
     s.add_argument("--quiet", action="store_true", help="only the final summary")
     f = s.add_argument_group("your data file (instead of --dataset; see `dualscope list`)")
     f.add_argument("--data", metavar="PATH",

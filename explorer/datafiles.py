@@ -50,8 +50,8 @@ import numpy as np
 from .registry import Problem
 
 __all__ = ["FORMATS", "MAX_FILE_BYTES", "DataFileError", "FileRoles", "Table",
-           "detect_format", "load_problem", "problem_from_table", "read_table", "roles",
-           "split_table"]
+           "detect_format", "fitted_model", "load_problem", "problem_from_table",
+           "read_table", "roles", "split_table"]
 
 #: Format name -> file extensions (a ``.gz`` suffix is accepted for the text formats).
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -842,3 +842,27 @@ def file_dataset(model: str, name: str) -> Any:
     size = os.path.getsize(path) if os.path.exists(path) else 0
     return Dataset(name=name, title=f"file {Path(path).name}", make=make, sizes={}, real=True,
                    memory=lambda _s: 8.0 * 8.0 * size)
+
+
+def fitted_model(model: str, problem: Problem, res: Any,
+                 params: Mapping[str, Any] | None = None) -> Any:
+    """The :class:`solvers.saved.SavedModel` of ``res`` fitted on ``problem``.
+
+    It carries the data's names from ``problem.info`` (feature, class and task names, the
+    label and task columns; the built-in datasets give codes) and, for the metric
+    learner, the training points as the 1-NN reference. ``params``: the run's parameters;
+    those the result does not record (e.g. a registry-only one) are added. One builder for
+    ``dualscope solve --save`` / ``--json`` and the page's Export tab.
+    """
+    from solvers import saved
+
+    info = problem.info
+    ref = (problem.data["X"], problem.data["y"]) if model == "triplet_screening" else None
+    classes = info.get("class_names")
+    if classes is None and model == "mtmkl":
+        classes = np.array([-1.0, 1.0])
+    extra = {k: v for k, v in (params or {}).items() if k not in res.params}
+    return saved.from_fitted(res, model=model, feature_names=info.get("feature_names"),
+                             class_names=classes, task_names=info.get("task_names"),
+                             label_name=info.get("label_name"),
+                             task_name=info.get("task_name"), reference=ref, params=extra)

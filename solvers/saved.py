@@ -37,10 +37,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT", "SavedModel", "from_fitted", "load_model", "save_model"]
+__all__ = ["FORMAT", "RUN_KEY", "SavedModel", "from_fitted", "load_model", "save_model"]
 
 #: Marker of a saved dualscope model.
 FORMAT = "dualscope-model"
+#: Key of a run document (``dualscope solve --json``, the page's run export) holding the
+#: model's JSON document (:meth:`SavedModel.to_json`); :func:`load_model` reads it there.
+RUN_KEY = "fitted_model"
 _VERSION = 1
 _META = "__meta__"
 _NAMES = ("feature_names", "class_names", "task_names")
@@ -197,15 +200,23 @@ class SavedModel:
                 "certificate": _jsonable(dict(self.certificate)),
                 "label_name": self.label_name, "task_name": self.task_name}
 
+    def _named(self) -> dict[str, np.ndarray]:
+        return {k: v for k, v in zip(_NAMES, (self.feature_names, self.class_names,
+                                              self.task_names), strict=True) if v is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document of the model (what ``to_bytes("json")`` encodes): the
+        metadata, ``arrays`` and ``names``, each array as ``dtype``, ``shape``, ``data``."""
+        doc = self._meta()
+        doc["arrays"] = {k: _array_json(v) for k, v in self.arrays.items()}
+        doc["names"] = {k: _array_json(v) for k, v in self._named().items()}
+        return doc
+
     def to_bytes(self, fmt: str = "npz") -> bytes:
         """The file contents in format ``"npz"`` or ``"json"``."""
-        named = {k: v for k, v in zip(_NAMES, (self.feature_names, self.class_names,
-                                               self.task_names), strict=True) if v is not None}
+        named = self._named()
         if fmt == "json":
-            doc = self._meta()
-            doc["arrays"] = {k: _array_json(v) for k, v in self.arrays.items()}
-            doc["names"] = {k: _array_json(v) for k, v in named.items()}
-            return json.dumps(doc).encode("utf-8")
+            return json.dumps(self.to_json()).encode("utf-8")
         if fmt != "npz":
             raise ValueError(f"fmt must be 'npz' or 'json', got {fmt!r}")
         clash = set(self.arrays) & (set(_NAMES) | {_META})
@@ -369,7 +380,9 @@ def save_model(path: str | os.PathLike, fitted: Any, **names: Any) -> SavedModel
 def load_model(path: str | os.PathLike) -> SavedModel:
     """Read a model written by :func:`save_model` (``.npz`` or ``.json``).
 
-    Raises ``ValueError`` naming the file when it is not such a model.
+    A JSON run document (``dualscope solve --json``, the page's run export) is read
+    from its :data:`RUN_KEY` entry. Raises ``ValueError`` naming the file when it is not
+    such a model.
     """
     p = Path(path).expanduser()
     try:
@@ -377,6 +390,8 @@ def load_model(path: str | os.PathLike) -> SavedModel:
             doc = json.loads(p.read_text(encoding="utf-8"))
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
+            if doc.get("format") != FORMAT and isinstance(doc.get(RUN_KEY), dict):
+                doc = doc[RUN_KEY]  # a run document holding the fitted model
             arrays = {k: _array_from_json(v) for k, v in doc.get("arrays", {}).items()}
             names = {k: _array_from_json(v) for k, v in doc.get("names", {}).items()}
             meta = doc

@@ -136,7 +136,8 @@ def test_page_loads_control_changes_chart_updates_url_follows(server):
 
 def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_path):
     """"your file": Playwright's set_input_files uploads a CSV; the page solves it and shows
-    the certificate, equal to the solver's on the same rows; the URL names no file."""
+    the certificate, equal to the solver's on the same rows; the URL names no file;
+    removing the file clears the upload."""
     import numpy as np
 
     from solvers import wwsvm
@@ -174,6 +175,10 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
         dataset = page.evaluate(
             "() => new URL(window.location.href).searchParams.get('dataset')")
         assert dataset in (None, "blobs", "digits", "wine", "iris")
+        # removing the file from the uploader clears the upload (and its temporary copy)
+        sidebar.locator("[data-testid='stFileChipDeleteBtn']").first.click()
+        page.get_by_text("Choose a data file in the sidebar").first.wait_for(timeout=60_000)
+        assert page.locator("[data-testid='stException']").count() == 0
 
 
 #: Text that overflows its box: chart titles, axis titles and legend entries outside their

@@ -174,3 +174,56 @@ def test_wwsvm_predicts_from_sparse_rows():
                                atol=1e-12)
     with pytest.raises(ValueError, match=r"X must have shape \(n, 4\)"):
         sm.predict(S[:, :3])
+
+
+@pytest.mark.parametrize("model", ["wwsvm", "caso"])
+def test_cli_json_run_holds_the_model_load_model_reads(tmp_path, capsys, model):
+    """``solve --json run.json`` keeps today's fields and adds the learned model, which
+    ``load_model("run.json")`` reads back: the arrays, names and predictions of ``--save``'s
+    file, bit for bit."""
+    from explorer import cli
+
+    X, y, t = _data(n=90)
+    label = (np.array(["setosa", "versicolor", "virginica"])[y] if model == "wwsvm"
+             else X @ np.array([1.0, -2.0, 0.5, 3.0]))
+    with open(tmp_path / "train.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        mt = model == "caso"
+        w.writerow(["a", "b", "c", "d", *(["school"] if mt else []), "label"])
+        for xi, ti, yi in zip(X, t, label, strict=True):
+            w.writerow([*map(repr, map(float, xi)), *([ti] if mt else []),
+                        repr(float(yi)) if mt else yi])
+    run, npz = tmp_path / "run.json", tmp_path / "m.npz"
+    argv = ["solve", model, "--data", str(tmp_path / "train.csv"), "--label", "label",
+            "--json", str(run), "--save", str(npz), "--quiet"]
+    if model == "caso":
+        argv += ["--task", "school", "--set", "h=1"]
+    assert cli.main(argv) == 0
+    doc = json.loads(run.read_text())
+    assert doc["model"] == model and doc["result"]["history"]["gap"]
+    assert doc["params"]["method"] == doc["result"]["method"]
+    assert doc[saved.RUN_KEY]["format"] == saved.FORMAT
+    back, ref = saved.load_model(run), saved.load_model(npz)
+    assert back.model == ref.model == model
+    assert sorted(back.arrays) == sorted(ref.arrays)
+    for k, v in ref.arrays.items():
+        _same(back.arrays[k], v)
+    _same(back.feature_names, np.array(["a", "b", "c", "d"]))
+    for name in ("class_names", "task_names"):
+        if getattr(ref, name) is None:
+            assert getattr(back, name) is None
+        else:
+            _same(getattr(back, name), getattr(ref, name))
+    assert back.certificate == ref.certificate
+    assert back.certificate["gap"] == doc["result"]["gap"]
+    tasks = t if model == "caso" else None
+    if model == "caso":
+        _same(back.task_names, np.array(sorted(set(t))))
+    else:
+        _same(back.class_names, np.array(["setosa", "versicolor", "virginica"]))
+    _same(back.predict(X, tasks), ref.predict(X, tasks))
+    _same(back.decision_function(X, tasks), ref.decision_function(X, tasks))
+    doc.pop(saved.RUN_KEY)
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"old\.json: not a dualscope model file"):
+        saved.load_model(tmp_path / "old.json")

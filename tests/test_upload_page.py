@@ -45,7 +45,20 @@ def _with_upload(model: str, name: str, data: bytes):
 
 @pytest.mark.parametrize("model", ["wwsvm", "caso", "robust_mtl", "mtmkl",
                                    "triplet_screening"])
-def test_every_page_solves_an_uploaded_file(model):
+def test_every_page_solves_an_uploaded_file(model, monkeypatch, tmp_path):
+    import streamlit
+    from streamlit.delta_generator import DeltaGenerator
+
+    got: dict = {}
+    original = DeltaGenerator.download_button
+
+    def spy(dg, label, data, *args, **kwargs):  # what each download button would deliver
+        got[label] = data
+        return original(dg, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", spy)
+    monkeypatch.setattr(streamlit, "download_button",  # st.x: bound to the main area
+                        lambda *a, **k: spy(streamlit._main, *a, **k))
     at = _with_upload(model, "mine.csv", _csv(model))
     at.run()
     ok(at)
@@ -59,6 +72,17 @@ def test_every_page_solves_an_uploaded_file(model):
     downloads = [b.proto.label for b in at.get("download_button")]
     assert "Download the learned model (.npz)" in downloads
     assert "Download the learned model (JSON)" in downloads
+    # the run export holds the learned model as the .npz download has it (load_model reads it)
+    from solvers import saved
+
+    (tmp_path / "run.json").write_text(
+        got["Download this run (parameters, history and the learned model, JSON)"])
+    (tmp_path / "m.npz").write_bytes(got["Download the learned model (.npz)"])
+    run, npz = saved.load_model(tmp_path / "run.json"), saved.load_model(tmp_path / "m.npz")
+    assert run.model == npz.model == model and sorted(run.arrays) == sorted(npz.arrays)
+    for k, v in npz.arrays.items():
+        assert run.arrays[k].dtype == v.dtype and run.arrays[k].tobytes() == v.tobytes(), k
+    assert run.certificate == npz.certificate and run.params == npz.params
     # the URL names built-in datasets only
     assert at.query_params.get("dataset", [""])[0] in ("", *_builtin(model))
 
@@ -125,3 +149,60 @@ def test_your_file_before_any_upload_is_an_invitation_not_an_error():
     at.run()
     ok(at)
     assert any("Choose a data file" in i.value for i in at.info)
+
+
+def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_path):
+    """The Sweep tab's private copy of an upload goes when the upload is replaced or cleared,
+    when the session's state is dropped, and at interpreter exit; a sweep reading it keeps
+    it until that sweep ends."""
+    import gc
+    import os
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from explorer import datafiles, registry
+    from explorer.ui import upload
+
+    store: dict = {}
+    monkeypatch.setattr(upload, "_store", lambda: store)
+    entry = registry.get("wwsvm")
+    c = SimpleNamespace(extras={"upload_options": {"label": "species"}})
+
+    def folder() -> str:
+        path = datafiles.parse_file_spec(upload.upload_spec(entry, c))[0]
+        assert os.path.isfile(path) and oct(os.stat(os.path.dirname(path)).st_mode)[-3:] \
+            == "700"
+        return os.path.dirname(path)
+
+    upload.set_upload("wwsvm", "a.csv", _csv("wwsvm"))
+    first = folder()
+    assert folder() == first  # one copy per upload
+    upload.set_upload("wwsvm", "b.csv", _csv("wwsvm"))  # replaced
+    assert not os.path.exists(first)
+    second = folder()
+    upload.clear_upload("wwsvm")  # cleared
+    assert not os.path.exists(second) and "wwsvm" not in store
+    upload.set_upload("wwsvm", "c.csv", _csv("wwsvm"))
+    with upload.sweep_upload_spec(entry, c) as spec:  # a running sweep reads it
+        path = datafiles.parse_file_spec(spec)[0]
+        upload.set_upload("wwsvm", "d.csv", _csv("wwsvm"))  # replaced meanwhile
+        upload.clear_upload("wwsvm")
+        assert datafiles.file_dataset("wwsvm", spec)(seed=0).data["X"].shape == (60, 3)
+    assert not os.path.exists(os.path.dirname(path))  # gone when the sweep ended
+    upload.set_upload("wwsvm", "e.csv", _csv("wwsvm"))
+    last = folder()
+    store.clear()  # the session's state dropped
+    gc.collect()
+    assert not os.path.exists(last)
+    # at interpreter exit (atexit), in a fresh interpreter
+    probe = ("import explorer.ui.upload as u\n"
+             "u._store = lambda s={}: s\n"
+             "u.set_upload('wwsvm', 'f.csv', b'a,species\\n1,x\\n2,y\\n')\n"
+             "print(u.upload_spec(__import__('explorer.registry').registry.get('wwsvm'), "
+             "__import__('types').SimpleNamespace(extras={})))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=tmp_path, env={**os.environ})
+    spec = out.stdout.strip().splitlines()[-1]
+    made = os.path.dirname(datafiles.parse_file_spec(spec)[0])
+    assert "dualscope_upload_" in made and not os.path.exists(made)

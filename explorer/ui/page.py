@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import importlib.util
@@ -132,12 +133,13 @@ def _tabs(entry: ModelEntry, problem: Problem, res: Any, c: Controls,
     if sweep:
         with tabs[3]:
             try:
-                dataset = c.dataset
-                if c.upload:  # the sweep's workers read the upload from a file
-                    from .upload import upload_spec
+                with contextlib.ExitStack() as stack:
+                    dataset = c.dataset
+                    if c.upload:  # the sweep's workers read the upload from a file, kept
+                        from .upload import sweep_upload_spec  # until the sweep ends
 
-                    dataset = upload_spec(entry, c)
-                sweep.render(entry, dataset, dict(c.sizes), c.data_seed, dict(c.params))
+                        dataset = stack.enter_context(sweep_upload_spec(entry, c))
+                    sweep.render(entry, dataset, dict(c.sizes), c.data_seed, dict(c.params))
             except PANEL_ERRORS as exc:  # the message replaces the sweep panel
                 show_error(exc, "run the sweep")
     with tabs[-1]:

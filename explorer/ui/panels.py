@@ -220,7 +220,17 @@ def export_panel(entry: ModelEntry, problem: Problem, c: Any, res: Any) -> None:
         "max_iter": c.max_iter,
         "result": res.to_dict(),
     }
-    st.download_button("Download this run (parameters + history, JSON)",
+    sm, model_error = None, None
+    try:  # the learned model, as `dualscope solve --json` writes it (one builder)
+        from solvers.saved import RUN_KEY
+
+        from ..datafiles import fitted_model
+
+        sm = fitted_model(entry.name, problem, res, c.params)
+        payload[RUN_KEY] = sm.to_json()
+    except PANEL_ERRORS as exc:  # the run's download below still works, without it
+        model_error = exc
+    st.download_button("Download this run (parameters, history and the learned model, JSON)",
                        json.dumps(payload, indent=1, default=str),
                        file_name=f"dualscope_{entry.name}_{c.dataset}.json",
                        mime="application/json", icon=":material/download:",
@@ -229,9 +239,12 @@ def export_panel(entry: ModelEntry, problem: Problem, c: Any, res: Any) -> None:
                "configuration." + (" An uploaded file is not part of it: a shared link "
                                    "does not carry the file." if getattr(c, "upload", "")
                                    else ""))
+    if model_error is not None:
+        show_error(model_error, "prepare the model download")
+        return
     try:
         from .upload import model_downloads
 
-        model_downloads(entry, problem, res)
+        model_downloads(entry, problem, res, sm)
     except PANEL_ERRORS as exc:  # the run's download above still works
         show_error(exc, "prepare the model download")

@@ -4,7 +4,8 @@ The sidebar offers *built-in* datasets or *your file*: an uploader accepting the
 formats of :mod:`explorer.datafiles`, the label / task / time columns, an optional
 held-out fraction, and (in the main area) a preview: n, d, classes or tasks,
 density and the first rows. An upload lives in this session only (its bytes are
-kept in the session state, never on disk beyond the read); the URL keeps naming
+kept in the session state; on disk only during a read, and as the Sweep tab's private
+temporary copy, removed with the upload: :func:`upload_spec`); the URL keeps naming
 built-in datasets only, and the page says that a shared link does not carry the
 file. The cost guard is computed from the real size of the problem read from the
 file, before anything is solved.
@@ -12,10 +13,16 @@ file, before anything is solved.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import io
 import os
+import shutil
 import tempfile
+import threading
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,8 +30,9 @@ import streamlit as st
 
 from ..registry import ModelEntry, Problem
 
-__all__ = ["YOUR_FILE", "Upload", "file_controls", "file_guard", "model_downloads",
-           "preview", "set_upload", "upload_spec", "uploaded_problem"]
+__all__ = ["YOUR_FILE", "Upload", "clear_upload", "file_controls", "file_guard",
+           "model_downloads", "preview", "set_upload", "sweep_upload_spec", "upload_spec",
+           "uploaded_problem"]
 
 #: The dataset name shown (and used in keys) when the data comes from an upload.
 YOUR_FILE = "your file"
@@ -48,9 +56,80 @@ def _store() -> dict[str, Any]:
     return st.session_state.setdefault(_UPLOADS, {})
 
 
+# ------------------------------------------------------- the sweep's temporary copies
+# The Sweep tab's workers read an upload from a file: a private ``mkdtemp`` folder per
+# upload. It is removed when the upload is replaced or cleared, when the session's state
+# is dropped, and at interpreter exit; a folder a running sweep reads is removed when that
+# sweep ends (``_TEMP_READERS`` counts the sweeps reading each folder).
+_TEMP_LOCK = threading.Lock()
+_TEMP_READERS: dict[str, int] = {}  # live folder -> number of sweeps reading it now
+_TEMP_RETIRED: set[str] = set()  # folders to remove once their last sweep ends
+
+
+def _discard(folder: str) -> None:
+    """Remove ``folder`` now, or when the last sweep reading it ends."""
+    with _TEMP_LOCK:
+        if _TEMP_READERS.get(folder, 0) > 0:
+            _TEMP_RETIRED.add(folder)
+            return
+        _TEMP_READERS.pop(folder, None)
+        _TEMP_RETIRED.discard(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@atexit.register
+def _remove_all() -> None:
+    """At interpreter exit: every temporary copy still on disk."""
+    with _TEMP_LOCK:
+        folders = [*_TEMP_READERS, *_TEMP_RETIRED]
+        _TEMP_READERS.clear()
+        _TEMP_RETIRED.clear()
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _TempCopy:
+    """The upload's bytes in a private temporary folder; removed by :meth:`close` or when
+    this object is dropped with the session's state."""
+
+    __slots__ = ("__weakref__", "_finalizer", "folder", "path")
+
+    def __init__(self, up: Upload) -> None:
+        self.folder = tempfile.mkdtemp(prefix=f"dualscope_upload_{up.digest}_")
+        self.path = os.path.join(self.folder, os.path.basename(up.name) or "upload.csv")
+        with _TEMP_LOCK:
+            _TEMP_READERS[self.folder] = 0
+        self._finalizer = weakref.finalize(self, _discard, self.folder)
+        self._finalizer.atexit = False  # _remove_all does it, regardless of readers
+        with open(self.path, "wb") as f:
+            f.write(up.data)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _drop(cur: dict[str, Any] | None) -> None:
+    """Remove the temporary copy of a replaced or cleared upload."""
+    if cur is not None and isinstance(cur.get("copy"), _TempCopy):
+        cur.pop("path", None)
+        cur.pop("copy").close()
+
+
 def set_upload(model: str, name: str, data: bytes) -> None:
     """Keep ``data`` as model ``model``'s uploaded file (what the uploader does; tests too)."""
-    _store()[model] = {"upload": Upload(name, bytes(data)), "cache": {}}
+    store = _store()
+    _drop(store.get(model))
+    store[model] = {"upload": Upload(name, bytes(data)), "cache": {}}
+
+
+def clear_upload(model: str) -> None:
+    """Forget model ``model``'s upload (the uploader was cleared) and its temporary copy."""
+    _drop(_store().pop(model, None))
+
+
+def _uploader_changed(model: str) -> None:
+    if st.session_state.get(f"upload_{model}") is None:  # the user removed the file
+        clear_upload(model)
 
 
 def _read(up: Upload, **kw: Any) -> Any:
@@ -79,7 +158,8 @@ def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
     got = sb.file_uploader("your data file", type=exts, key=f"upload_{entry.name}",
                            help="CSV/TSV (header row), LIBSVM/svmlight (.svm, .libsvm, "
                                 ".txt, optionally .gz), NumPy .npz (X, y, tasks), Parquet, "
-                                "MATLAB .mat (MALSAR: cell arrays X{t}, Y{t})")
+                                "MATLAB .mat (MALSAR: cell arrays X{t}, Y{t})",
+                           on_change=_uploader_changed, args=(entry.name,))
     if got is not None:
         if got.size > datafiles.MAX_FILE_BYTES:  # from the size, before reading it
             sb.error(f"{got.name}: {got.size / 1024**2:,.1f} MB is beyond the size budget of "
@@ -225,22 +305,13 @@ def preview(problem: Problem) -> None:
                    "carry it.")
 
 
-def model_downloads(entry: ModelEntry, problem: Problem, res: Any) -> None:
-    """Download buttons of the learned model (.npz and JSON, :mod:`solvers.saved`)."""
-    from solvers import saved
+def model_downloads(entry: ModelEntry, problem: Problem, res: Any, sm: Any = None) -> None:
+    """Download buttons of the learned model (.npz and JSON, :mod:`solvers.saved`);
+    ``sm``: the model already built (:func:`explorer.datafiles.fitted_model`)."""
+    if sm is None:
+        from .. import datafiles
 
-    info = problem.info
-    ref = (problem.data["X"], problem.data["y"]) if entry.name == "triplet_screening" \
-        else None
-    classes = info.get("class_names")
-    if classes is None and entry.name == "mtmkl":
-        import numpy as np
-
-        classes = np.array([-1.0, 1.0])
-    sm = saved.from_fitted(res, model=entry.name, feature_names=info.get("feature_names"),
-                           class_names=classes, task_names=info.get("task_names"),
-                           label_name=info.get("label_name"), task_name=info.get("task_name"),
-                           reference=ref)
+        sm = datafiles.fitted_model(entry.name, problem, res)
     base = f"dualscope_{entry.name}_{problem.name}_model".replace(" ", "_")
     a, b = st.columns(2)
     a.download_button("Download the learned model (.npz)", sm.to_bytes("npz"),
@@ -258,19 +329,40 @@ def upload_spec(entry: ModelEntry, c: Any) -> str:
     """The upload as a dataset name for the sweep (:func:`explorer.datafiles.file_spec`).
 
     The sweep's worker processes read files, so the upload's bytes are written once to a
-    private temporary directory named by their digest (readable by this user only).
+    private temporary directory (readable by this user only), removed when the upload is
+    replaced or cleared, with the session's state, or at interpreter exit. Use
+    :func:`sweep_upload_spec` around a sweep so that its folder outlives a replacement
+    until the sweep ends.
     """
     from .. import datafiles
 
     cur = _store().get(entry.name)
     if cur is None:
         raise ValueError("no file uploaded yet: choose a file in the sidebar")
-    up: Upload = cur["upload"]
-    if "path" not in cur or not os.path.exists(cur["path"]):
-        folder = tempfile.mkdtemp(prefix=f"dualscope_upload_{up.digest}_")
-        path = os.path.join(folder, os.path.basename(up.name) or "upload.csv")
-        with open(path, "wb") as f:
-            f.write(up.data)
-        cur["path"] = path
+    copy = cur.get("copy")
+    if not isinstance(copy, _TempCopy) or not os.path.exists(copy.path):
+        _drop(cur)
+        copy = cur["copy"] = _TempCopy(cur["upload"])
+        cur["path"] = copy.path
     opts = {k: v for k, v in c.extras.get("upload_options", {}).items() if v}
-    return datafiles.file_spec(cur["path"], **opts)
+    return datafiles.file_spec(copy.path, **opts)
+
+
+@contextlib.contextmanager
+def sweep_upload_spec(entry: ModelEntry, c: Any) -> Iterator[str]:
+    """:func:`upload_spec`, its temporary folder kept until the ``with`` block ends (a
+    running sweep reads it even if the upload is replaced or cleared meanwhile)."""
+    spec = upload_spec(entry, c)
+    folder = _store()[entry.name]["copy"].folder
+    with _TEMP_LOCK:
+        _TEMP_READERS[folder] = _TEMP_READERS.get(folder, 0) + 1
+    try:
+        yield spec
+    finally:
+        with _TEMP_LOCK:
+            left = _TEMP_READERS.get(folder, 1) - 1
+            if folder in _TEMP_READERS:
+                _TEMP_READERS[folder] = left
+            done = left == 0 and folder in _TEMP_RETIRED
+        if done:
+            _discard(folder)
