@@ -67,6 +67,7 @@ The compiled loops live in :mod:`solvers._wwsvm_kernels` (``numba.njit(cache=Tru
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -692,6 +693,31 @@ def _split_bias(W: np.ndarray, bias: float) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(W[:-1]), bias * W[-1]
 
 
+def _result(mon: Any, method: str, v: Mapping[str, Any], W_aug: np.ndarray, bias: float,
+            alpha: np.ndarray, first_gap: float, classes: np.ndarray, n_certificates: int,
+            n_accel_steps: int) -> WWSVMResult:
+    """The :class:`WWSVMResult` of a finished run: the monitor's certificate and history,
+    ``W_aug`` (d [+ 1] x k, the bias row last when ``bias``) split into W and the
+    intercept, and the solve's validated parameters ``v``."""
+    W, intercept = _split_bias(np.ascontiguousarray(W_aug), bias)
+    fields = mon.result_fields()
+    return WWSVMResult(
+        **fields,
+        method=method,
+        params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
+                                        "accelerate", "stopping", "ratio", "fit_intercept",
+                                        "intercept_scaling")},
+        W=W,
+        intercept=intercept,
+        alpha=alpha,
+        gap_ratio=fields["gap"] / first_gap,
+        classes=classes,
+        n_classes=int(classes.size),
+        n_certificates=n_certificates,
+        n_accel_steps=n_accel_steps,
+    )
+
+
 def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate, stopping,
            ratio, init, callback, v, bias) -> WWSVMResult:
     n, d = X.shape
@@ -827,23 +853,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
             every = int(min(_CERT_MAX, max(1.0, need / 2.0)))
         last_cert_epoch, last_gap, last_dual = epoch, gap, dual
         next_cert = epoch + every
-    W, intercept = _split_bias(np.ascontiguousarray(best[1]), bias)
-    fields = mon.result_fields()
-    return WWSVMResult(
-        **fields,
-        method=method,
-        params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
-                                        "accelerate", "stopping", "ratio", "fit_intercept",
-                                        "intercept_scaling")},
-        W=W,
-        intercept=intercept,
-        alpha=A,
-        gap_ratio=fields["gap"] / first_gap,
-        classes=classes,
-        n_classes=k,
-        n_certificates=n_cert,
-        n_accel_steps=n_accel,
-    )
+    return _result(mon, method, v, best[1], bias, A, first_gap, classes, n_cert, n_accel)
 
 
 # ---------------------------------------------------------------------------
@@ -1033,20 +1043,4 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
         s_ = s_ + t * ds
         lam = lam + t * dlam
         mu = mu + t * dmu
-    W_out, intercept = _split_bias(np.ascontiguousarray(best[1]), bias)
-    fields = mon.result_fields()
-    return WWSVMResult(
-        **fields,
-        method="ipm",
-        params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
-                                        "accelerate", "stopping", "ratio", "fit_intercept",
-                                        "intercept_scaling")},
-        W=W_out,
-        intercept=intercept,
-        alpha=alpha,
-        gap_ratio=fields["gap"] / first_gap,
-        classes=classes,
-        n_classes=k,
-        n_certificates=mon.n_iter,
-        n_accel_steps=0,
-    )
+    return _result(mon, "ipm", v, best[1], bias, alpha, first_gap, classes, mon.n_iter, 0)
