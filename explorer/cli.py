@@ -391,7 +391,8 @@ def _row(s) -> str:
     it = getattr(s, "iteration", None)
     it = s.n_iter if it is None else it
     return (f"{it:>7d} {s.time:>9.3f} {s.primal:>16.9g} {s.dual:>16.9g} "
-            f"{s.gap:>11.3e} {s.rel_gap:>11.3e}")
+            f"{gap_text(s.gap, width=11, short=True)} "
+            f"{gap_text(s.rel_gap, width=11, short=True)}")
 
 
 def _progress_printer(quiet: bool):

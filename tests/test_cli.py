@@ -536,3 +536,17 @@ def test_sweep_subcommand_shares_the_error_contract(capsys):
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" in err
     assert err.rstrip().splitlines()[-1].startswith("dualscope: ") and "C" in err
+
+
+def test_history_rows_do_not_print_a_zero_gap_as_a_measurement():
+    from types import SimpleNamespace
+
+    from explorer.cli import _row
+
+    exact = SimpleNamespace(iteration=3, time=0.5, primal=1.25, dual=1.25, gap=0.0,
+                            rel_gap=0.0)
+    row = _row(exact)
+    assert "0.000e+00" not in row and row.split()[-2:] == ["0", "0"]
+    assert len(row) == len(_row(SimpleNamespace(**{**vars(exact), "gap": 1e-3,
+                                                  "rel_gap": 8e-4})))
+    assert _row(SimpleNamespace(**{**vars(exact), "gap": 1e-3})).split()[-2] == "1.000e-03"
