@@ -100,6 +100,7 @@ from .validation import (
     check_choice,
     check_init,
     check_int,
+    check_magnitude,
     check_matrix,
     check_psd,
     check_vector,
@@ -536,12 +537,7 @@ def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
 
 def _check_scale(A: Any, name: str) -> np.ndarray:
     """A finite matrix whose entries stay below ``_MAX_ENTRY`` (no overflow downstream)."""
-    A = check_matrix(A, name)
-    big = float(np.max(np.abs(A)))
-    if big > _MAX_ENTRY:
-        raise ValueError(f"{name} has entries up to {big:.3g}, above {_MAX_ENTRY:g}: products "
-                         "of them would overflow; rescale it")
-    return A
+    return check_magnitude(check_matrix(A, name), name, _MAX_ENTRY)
 
 
 def _check_G(G: Any, structure: str = "dense", linear: bool = True
