@@ -18,6 +18,14 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   counts change only for the triplets that enter or leave L-hat, so the folded
   ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)`` (pairs without a count
   skipped).
+  On problems of at least ``RETEST_MIN`` triplets the full pass runs only now and
+  then (:data:`RETEST`): it also keeps, for each triplet it screens, how far the
+  sphere may move before the rule could change (its slack radius), and the next
+  lambdas re-test only the candidates whose slack radius the sphere's movement since
+  that pass (centre shift plus radius growth, a running maximum) can have used up
+  (:func:`.kernels._path_retest`; the bound is written out in
+  :meth:`PathScreen._within`); same statuses, pair counts and remaining triplets as
+  the full pass at every lambda.
 * **range-based** (``incremental=True``, the paper's section 4 made incremental):
   Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
   ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
@@ -55,7 +63,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _path_rule, _path_rule_blocks, _path_scan
+from .kernels import (
+    _path_retest,
+    _path_rule,
+    _path_rule_blocks,
+    _path_scan,
+    _select_below,
+)
 from .pairs import _Data, _Sub
 from .rules import _rule_masks
 
@@ -103,6 +117,22 @@ PATH_PAY_MARGIN = 1.5
 #: PCA 20 with k = 20; 4,096 triplets, ~8,000 pairs, took 0.15-0.2 ms).
 SAMPLE = 1024
 PROBE_MIN = 65_536
+#: Re-test only what the sphere's movement can have changed (:meth:`PathScreen.advance`;
+#: ``False``: the full pass at every lambda, kept for the benchmark's before/after and
+#: the test that both give the same screening). Same statuses, pair counts and remaining
+#: triplets either way.
+RETEST = True
+#: After a full pass the candidates for re-testing are the triplets whose slack radius
+#: is within the ``CAND_SHARE`` quantile (estimated on every ``CAND_STRIDE``-th
+#: triplet); a full pass follows once the movement bound exceeds that quantile.
+CAND_SHARE = 0.1
+CAND_STRIDE = 61
+#: Cost of a re-test in loss-pass visits per candidate looked at and per triplet
+#: re-tested (a gather of two pair forms and the rule).
+CAND_WEIGHT = 0.5
+RETEST_WEIGHT = 4.0
+#: Below this many triplets the full pass is always taken (no candidates kept).
+RETEST_MIN = 65_536
 
 
 def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
@@ -160,6 +190,18 @@ class PathScreen:
         self._probe: _Sub | None = None   # the sample the share is estimated on
         self._n_acc = 0
         self.advanced = False
+        # re-testing: slack radii of the last full pass (scratch), its sphere, the
+        # candidates (triplets with slack radius <= theta) and the running movement bound
+        self._retest = RETEST and not incremental and n_t >= RETEST_MIN
+        self._rho = np.empty(n_t if self._retest else 0, dtype=np.float32)
+        self._c0: np.ndarray | None = None
+        self._r0 = 0.0
+        self._theta = -np.inf
+        self._dmax = -np.inf
+        self._cand: tuple = ()
+        #: full passes and re-tests run (reported in the bench)
+        self.n_full = 0
+        self.n_retest = 0
 
     @property
     def active(self) -> np.ndarray:
@@ -186,6 +228,13 @@ class PathScreen:
                                         self.status, self.thr, self.ref_of, self.ref_count,
                                         self.cnt, idx, la, lb, hn)
             self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
+        elif self._within(sp):
+            na, dl, dr, ev = _path_retest(
+                data.quad(sp.center), float(sp.radius), self.c, sph.RULE_SLACK, self.status,
+                self.cnt, *self._cand, self._dmax, idx, la, lb, hn)
+            b = None   # pair ids global: compacted below
+            self.n_retest += 1
+            self._last_cost = CAND_WEIGHT * self._cand[0].size + RETEST_WEIGHT * ev
         else:
             b = data.blocks
             args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
@@ -193,12 +242,16 @@ class PathScreen:
             if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
                 na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b.layout, *args,
-                                                   self._used)
+                                                   self._used, self._rho)
                 used = self._used[:nu].copy()
             else:
-                na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args)
+                na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args,
+                                        self._rho)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = self.pass_cost()
+            self.n_full += 1
+            if self._retest:
+                self._candidates(sp)
         # views of the scratch buffers: the subset lives until the next advance
         if self.incremental or b is None:
             self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
@@ -210,6 +263,61 @@ class PathScreen:
         self.visited += int(ev)
         self.advanced = True
         return int(ev)
+
+    def _movement(self, sp: sph.Sphere) -> float:
+        """The bound ``D`` of :meth:`_within` for the sphere ``sp`` against the last full
+        pass's."""
+        dc = sph.fnorm(sp.center - self._c0)
+        dr = float(sp.radius) - self._r0
+        D = dc + dr + sph.RULE_SLACK * (dc + abs(dr))
+        return D + 1e-9 * abs(D) + 1e-300
+
+    def _within(self, sp: sph.Sphere) -> bool:
+        """Whether the re-test of the candidates decides the rule at ``sp`` for every
+        triplet (else a full pass runs).
+
+        A full pass with the sphere ``B(C0, r0)`` keeps for each triplet ``t`` it
+        screens its slack radius ``rho_t = e_t / ||H_t||`` with ``e_t`` its excess
+        over the rule's threshold (Eq. 4) less one more rounding margin ``s_t``:
+        ``hq - r0 h - 1 - 2 s_t`` for R-hat, ``c - 2 s_t - hq - r0 h`` for L-hat
+        (``hq = <C0, H_t>``, ``h = ||H_t||``, ``c = 1 - gamma``, ``s_t = RULE_SLACK
+        (|hq| + r0 h + 1)``), rounded down; ``-inf`` for the triplets it leaves. At a
+        later sphere ``B(C, r)``, with ``dC = ||C - C0||_F`` and ``dr = r - r0``,
+        ``|<C, H_t> - hq| <= dC h`` (Cauchy-Schwarz) and the rule's margin there grows
+        by at most ``RULE_SLACK h (dC + |dr|)``, so the R-hat test's excess at ``C``
+        is at least ``h (rho_t - D) + s_t`` with
+        ``D = dC + dr + RULE_SLACK (dC + |dr|)`` (likewise for L-hat): a triplet
+        with ``rho_t > D`` keeps its status, which is what the rule at ``B(C, r)``
+        gives. The candidates are the triplets with ``rho_t <= theta``; while the
+        running maximum of ``D`` since the full pass stays ``<= theta``, re-testing the
+        candidates with ``rho_t <=`` that maximum decides every triplet (a triplet not
+        re-tested since the full pass still has that pass's status; one re-tested once
+        is re-tested at every later lambda: the maximum never falls). Safety follows
+        from the rule's: the status of each triplet is the rule's at the current
+        sphere, a ball containing ``M*_lam`` (Theorem 3.10)."""
+        if not self._retest or self._c0 is None or self._c0.shape != sp.center.shape:
+            return False
+        dmax = max(self._dmax, self._movement(sp))
+        if not dmax <= self._theta:
+            return False
+        self._dmax = dmax
+        return True
+
+    def _candidates(self, sp: sph.Sphere) -> None:
+        """After a full pass with ``sp``: its sphere, and as candidates the triplets
+        whose slack radius is within the ``CAND_SHARE`` quantile (at least 0)."""
+        rho = self._rho
+        sample = rho[::CAND_STRIDE]
+        k = min(int(CAND_SHARE * sample.size), sample.size - 1)
+        theta = float(np.partition(sample, k)[k])
+        if not theta > 0:
+            self._c0, self._theta = None, -np.inf
+            return
+        # (index, slack radius, pair ids, ||H||, status) of each candidate
+        self._cand = _select_below(rho, np.float32(theta), self.data.pa, self.data.pb,
+                                   self.hn32, self.status)
+        self._c0, self._r0 = np.array(sp.center), float(sp.radius)
+        self._theta, self._dmax = theta, -np.inf
 
     def pass_cost(self, share: float = 1.0) -> float:
         """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of
