@@ -1407,7 +1407,6 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
         st2 = st1.copy()
         c1, c2 = np.zeros(dx.n_pairs), np.zeros(dx.n_pairs)
         seen = np.zeros(3, dtype=bool)
-        no_rho = np.empty(0, np.float32)
         for _ in range(8):
             M = _psd(rng, X.shape[1])
             q = dx.quad(3.0 * M / np.median(np.abs(dx.margins(M))))
@@ -1416,10 +1415,19 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
                   np.empty(len(Tx), np.int32), np.empty(len(Tx)))
             o2 = tuple(np.empty_like(a) for a in o1)
             used = np.full(dx.n_pairs, -7, dtype=np.int64)
-            n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1, no_rho)
+            # the candidates for re-testing (slack radius <= theta) alike
+            theta = np.float32(rng.uniform(0.0, 2.0) / np.median(dx.hn))
+            k1, k2 = ((np.empty(len(Tx), np.int64), np.empty(len(Tx), np.float32),
+                       np.empty(len(Tx), np.int32), np.empty(len(Tx), np.int32),
+                       np.empty(len(Tx), np.float32), np.empty(len(Tx), np.int8))
+                      for _ in range(2))
+            n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1, theta, *k1)
             n2 = _path_rule_blocks(q, *bx.layout, hn32, r, 0.95, 1e-11, st2, c2, *o2, used,
-                                   no_rho)
-            assert n1 == n2[:3]
+                                   theta, *k2)
+            assert n1[:3] == n2[:3] and n1[3] == n2[4]
+            for a1, a2 in zip(k1, k2, strict=True):
+                np.testing.assert_array_equal(a1[: n1[3]], a2[: n1[3]])
+            np.testing.assert_array_equal(st1[k1[0][: n1[3]]], k1[5][: n1[3]])
             seen |= np.bincount(st1, minlength=3) > 0
             np.testing.assert_array_equal(st1, st2)
             np.testing.assert_array_equal(c1, c2)

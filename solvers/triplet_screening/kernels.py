@@ -905,7 +905,7 @@ def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compil
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_out,
-               hn_out, rho):  # pragma: no cover - compiled
+               hn_out, theta, cid, crh, cpa, cpb, chn, cst):  # pragma: no cover - compiled
     # Path screening at a new lambda: the sphere rule (RRPB sphere with per-pair forms
     # q = F_p^T Q F_p of its centre and radius r) on every triplet, fused with the status
     # update and the compaction of the remaining triplets. ``status`` holds the previous
@@ -915,9 +915,12 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
     # are appended to idx_out, la_out, lb_out, hn_out. One sequential, otherwise
     # branch-free pass: unconditional stores, the output position advanced by 0 or 1.
     # hn32 is ||H|| in float32 rounded up (a larger norm only makes the rule more
-    # cautious). ``rho`` (float32, empty: not kept) receives each triplet's slack
-    # radius (:func:`_slack_radius`). Returns (number remaining, |L-hat|, |R-hat|).
-    keep_rho = rho.shape[0] > 0
+    # cautious). The candidates for re-testing (:func:`_path_retest`), the triplets whose
+    # slack radius (:func:`_slack_radius`) is at most ``theta``, are appended with it,
+    # their pair ids, norm and new status to cid, crh, cpa, cpb, chn, cst (empty: none
+    # kept). Returns (number remaining, |L-hat|, |R-hat|, number of candidates).
+    keep_rho = cid.shape[0] > 0
+    nc = 0
     na = np.uint64(0)
     nl = 0
     nr = 0
@@ -927,10 +930,17 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
         h = np.float64(hn32[t])
         hq = q[ia] - q[ib]
         isL, isR = _rule_sides(hq, r * h, c, slack)
-        if keep_rho:
-            rho[t] = _slack_radius(hq, r * h, h, isL, isR, c, slack)
         dL = isL - np.int64(status[t] == 1)
         status[t] = np.int8(2 * isR + isL)
+        if keep_rho:
+            v = _slack_radius(hq, r * h, h, isL, isR, c, slack)
+            cid[nc] = t
+            crh[nc] = v
+            cpa[nc] = np.int32(ia)
+            cpb[nc] = np.int32(ib)
+            chn[nc] = hn32[t]
+            cst[nc] = status[t]
+            nc += np.int64(v <= theta)
         if dL != 0:
             cnt[ia] += dL
             cnt[ib] -= dL
@@ -941,13 +951,13 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
         lb_out[na] = np.int32(ib)
         hn_out[na] = h
         na += np.uint64(1 - isL - isR)
-    return np.int64(na), nl, nr
+    return np.int64(na), nl, nr, nc
 
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, status, cnt,
-                      idx_out, la_out, lb_out, hn_out, used_out, rho
-                      ):  # pragma: no cover - compiled
+                      idx_out, la_out, lb_out, hn_out, used_out, theta, cid, crh, cpa, cpb,
+                      chn, cst):  # pragma: no cover - compiled
     # :func:`_path_rule` followed by :func:`_compact_pairs` of its output, in one call, for
     # triplets stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the
     # triplets t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
@@ -955,7 +965,8 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     # PA[offd[a] + o]). Same status, pair counts, remaining triplets in the same order;
     # their pair ids are local to the pairs still in use, listed in used_out (increasing
     # global ids, as _compact_pairs numbers them). Returns (number remaining, |L-hat|,
-    # |R-hat|, number of pairs in use). ``rho``: as in :func:`_path_rule`.
+    # |R-hat|, number of pairs in use, number of candidates). The candidates: as in
+    # :func:`_path_rule`, in the same order.
     # 1. Per anchor, over data that stays in cache: the margins q[PA[.]] - q[PB[s]] of the
     #    whole block into a flat buffer, then the rule on the block as one flat loop (no
     #    gathers, no stores that depend on the outcome, long enough for SIMD code;
@@ -983,7 +994,9 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     pos = np.empty(bigm, dtype=np.int64)
     left = np.empty(PB.shape[0], dtype=np.int64)
     mark = np.zeros(cnt.shape[0], dtype=np.int32)
-    keep_rho = rho.shape[0] > 0
+    keep_rho = cid.shape[0] > 0
+    rb = np.empty(big if keep_rho else 0, dtype=np.float32)
+    nc = 0
     for a in range(nd.shape[0]):
         m = nd[a]
         nsa = ns[a]
@@ -1007,7 +1020,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
             h = np.float64(hn32[t])
             isL, isR = _rule_sides(mu, r * h, c, slack)
             if keep_rho:
-                rho[t] = _slack_radius(mu, r * h, h, isL, isR, c, slack)
+                rb[u] = _slack_radius(mu, r * h, h, isL, isR, c, slack)
             dL = isL - np.int64(status[t] == 1)
             db[u] = np.int8(dL)
             kb[u] = np.int8(1 - isL - isR)
@@ -1017,6 +1030,21 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
             ch |= dL
         nl += cl
         nr += cr
+        if keep_rho:
+            for s in range(nsa):
+                ib = PB[os_ + np.uint64(s)]
+                b0 = s * m
+                for o in range(m):
+                    u = np.uint64(b0 + o)
+                    t = base + u
+                    v = rb[u]
+                    cid[nc] = np.int64(t)
+                    crh[nc] = v
+                    cpa[nc] = PA[od + np.uint64(o)]
+                    cpb[nc] = ib
+                    chn[nc] = hn32[t]
+                    cst[nc] = status[t]
+                    nc += np.int64(v <= theta)
         # row sums (L-hat changes, what remains) and column sums (L-hat changes) and
         # which columns keep a triplet; the L-hat changes only when the block has any
         for o in range(m):
@@ -1079,7 +1107,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 lb_out[na + u] = ib
                 hn_out[na + u] = hn32[base + o]
             na += np.uint64(kk)
-    return np.int64(na), nl, nr, nu
+    return np.int64(na), nl, nr, nu, nc
 
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
@@ -1087,7 +1115,7 @@ def _path_retest(q, r, c, slack, status, cnt, cand, crho, cpa, cpb, ch, cst, dma
                  la_out, lb_out, hn_out):  # pragma: no cover - compiled
     # Path screening by re-testing only the candidates (increasing triplet indices
     # ``cand``; their slack radii crho, pair ids cpa, cpb, norms ch and statuses cst
-    # stored contiguously, :func:`_select_below`) whose slack radius is at most
+    # stored contiguously, as the full pass appends them) whose slack radius is at most
     # ``dmax``: the rule of :func:`_path_rule` on them (same status update, pair counts
     # and output, in the same order; ``status`` written where it changes); every other
     # triplet keeps its status (PathScreen says why that is the rule's answer too).
@@ -1123,33 +1151,6 @@ def _path_retest(q, r, c, slack, status, cnt, cand, crho, cpa, cpb, ch, cst, dma
         hn_out[na] = h
         na += np.int64(new == 0)
     return na, dl, dr, nre
-
-
-@njit(cache=True)
-def _select_below(rho, theta, pa, pb, hn32, status):  # pragma: no cover - compiled
-    # The triplets with rho[t] <= theta (increasing t) with their rho, pair ids, norm
-    # and status, stored contiguously: (index, rho, pa, pb, ||H|| (float32), status).
-    n = 0
-    for t in range(rho.shape[0]):
-        n += np.int64(rho[t] <= theta)
-    idx = np.empty(n, dtype=np.int64)
-    rr = np.empty(n, dtype=np.float32)
-    la = np.empty(n, dtype=np.int32)
-    lb = np.empty(n, dtype=np.int32)
-    hh = np.empty(n, dtype=np.float32)
-    st = np.empty(n, dtype=np.int8)
-    n = 0
-    for t in range(rho.shape[0]):
-        v = rho[t]
-        if v <= theta:
-            idx[n] = t
-            rr[n] = v
-            la[n] = pa[t]
-            lb[n] = pb[t]
-            hh[n] = hn32[t]
-            st[n] = status[t]
-            n += 1
-    return idx, rr, la, lb, hh, st
 
 
 @njit(cache=True)

@@ -68,7 +68,6 @@ from .kernels import (
     _path_rule,
     _path_rule_blocks,
     _path_scan,
-    _select_below,
 )
 from .pairs import _Data, _Sub
 from .rules import _rule_masks
@@ -122,11 +121,13 @@ PROBE_MIN = 65_536
 #: the test that both give the same screening). Same statuses, pair counts and remaining
 #: triplets either way.
 RETEST = True
-#: After a full pass the candidates for re-testing are the triplets whose slack radius
-#: is within the ``CAND_SHARE`` quantile (estimated on every ``CAND_STRIDE``-th
-#: triplet); a full pass follows once the movement bound exceeds that quantile.
+#: The candidates for re-testing that a full pass keeps: the triplets it leaves and
+#: those whose slack radius is within a bound ``theta`` that about ``CAND_SHARE`` of all
+#: triplets meet among the screened (estimated before the pass on a fixed random sample
+#: of ``THETA_SAMPLE`` triplets); a full pass follows once the movement bound exceeds
+#: ``theta``.
 CAND_SHARE = 0.1
-CAND_STRIDE = 61
+THETA_SAMPLE = 4096
 #: Cost of a re-test in loss-pass visits per candidate looked at and per triplet
 #: re-tested (a gather of two pair forms and the rule).
 CAND_WEIGHT = 0.5
@@ -193,7 +194,14 @@ class PathScreen:
         # re-testing: slack radii of the last full pass (scratch), its sphere, the
         # candidates (triplets with slack radius <= theta) and the running movement bound
         self._retest = RETEST and not incremental and n_t >= RETEST_MIN
-        self._rho = np.empty(n_t if self._retest else 0, dtype=np.float32)
+        m = n_t if self._retest else 0
+        # candidate buffers, as the full pass appends them (index, slack radius, pair
+        # ids, ||H||, status); pages touched only as far as the candidates reach
+        self._cbufs = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.float32),
+                       np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32),
+                       np.empty(m, dtype=np.float32), np.empty(m, dtype=np.int8))
+        self._tsample = (np.sort(np.random.default_rng(1).choice(
+            n_t, min(THETA_SAMPLE, n_t), replace=False)) if self._retest else None)
         self._c0: np.ndarray | None = None
         self._r0 = 0.0
         self._theta = -np.inf
@@ -237,21 +245,28 @@ class PathScreen:
             self._last_cost = CAND_WEIGHT * self._cand[0].size + RETEST_WEIGHT * ev
         else:
             b = data.blocks
+            q = data.quad(sp.center)
+            theta = self._theta_for(q, float(sp.radius))
+            cb = self._cbufs if theta > 0 else tuple(a[:0] for a in self._cbufs)
             args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                     self.cnt, idx, la, lb, hn)
             if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
-                na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b.layout, *args,
-                                                   self._used, self._rho)
+                na, nl, nr, nu, nc = _path_rule_blocks(q, *b.layout, *args, self._used,
+                                                       np.float32(theta), *cb)
                 used = self._used[:nu].copy()
             else:
-                na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args,
-                                        self._rho)
+                na, nl, nr, nc = _path_rule(q, data.pa, data.pb, *args, np.float32(theta),
+                                            *cb)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = self.pass_cost()
             self.n_full += 1
-            if self._retest:
-                self._candidates(sp)
+            if theta > 0:
+                self._cand = tuple(a[:nc] for a in cb)
+                self._c0, self._r0 = np.array(sp.center), float(sp.radius)
+                self._theta, self._dmax = float(np.float32(theta)), -np.inf
+            else:
+                self._c0, self._theta = None, -np.inf
         # views of the scratch buffers: the subset lives until the next advance
         if self.incremental or b is None:
             self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
@@ -303,21 +318,28 @@ class PathScreen:
         self._dmax = dmax
         return True
 
-    def _candidates(self, sp: sph.Sphere) -> None:
-        """After a full pass with ``sp``: its sphere, and as candidates the triplets
-        whose slack radius is within the ``CAND_SHARE`` quantile (at least 0)."""
-        rho = self._rho
-        sample = rho[::CAND_STRIDE]
-        k = min(int(CAND_SHARE * sample.size), sample.size - 1)
-        theta = float(np.partition(sample, k)[k])
-        if not theta > 0:
-            self._c0, self._theta = None, -np.inf
-            return
-        # (index, slack radius, pair ids, ||H||, status) of each candidate
-        self._cand = _select_below(rho, np.float32(theta), self.data.pa, self.data.pb,
-                                   self.hn32, self.status)
-        self._c0, self._r0 = np.array(sp.center), float(sp.radius)
-        self._theta, self._dmax = theta, -np.inf
+    def _theta_for(self, q: np.ndarray, r: float) -> float:
+        """The candidates' bound for a full pass with pair forms ``q`` and radius ``r``:
+        the ``CAND_SHARE`` quantile of the slack radii of the screened among a fixed
+        sample of ``THETA_SAMPLE`` triplets (0 without re-testing, or when too few of the
+        sample are screened)."""
+        if not self._retest:
+            return 0.0
+        d = self.data
+        s = self._tsample
+        hq = q[d.pa[s]] - q[d.pb[s]]
+        h = self.hn32[s].astype(float)
+        rh = r * h
+        sl = sph.RULE_SLACK * (np.abs(hq) + rh + 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(hq - rh > 1.0 + sl, (hq - rh - 1.0 - 2 * sl) / h,
+                           np.where(hq + rh < self.c - sl, (self.c - 2 * sl - hq - rh) / h,
+                                    np.nan))
+        rho = rho[np.isfinite(rho)]
+        k = int(CAND_SHARE * s.size)
+        if rho.size <= k:
+            return 0.0
+        return float(np.partition(rho, k)[k])
 
     def pass_cost(self, share: float = 1.0) -> float:
         """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of
