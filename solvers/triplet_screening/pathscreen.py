@@ -191,8 +191,8 @@ class PathScreen:
         self._probe: _Sub | None = None   # the sample the share is estimated on
         self._n_acc = 0
         self.advanced = False
-        # re-testing: slack radii of the last full pass (scratch), its sphere, the
-        # candidates (triplets with slack radius <= theta) and the running movement bound
+        # re-testing: the last full pass's sphere, its candidates (triplets with slack
+        # radius <= theta) and the running maximum of the movement bound
         self._retest = RETEST and not incremental and n_t >= RETEST_MIN
         m = n_t if self._retest else 0
         # candidate buffers, as the full pass appends them (index, slack radius, pair
@@ -295,7 +295,8 @@ class PathScreen:
         screens its slack radius ``rho_t = e_t / ||H_t||`` with ``e_t`` its excess
         over the rule's threshold (Eq. 4) less one more rounding margin ``s_t``:
         ``hq - r0 h - 1 - 2 s_t`` for R-hat, ``c - 2 s_t - hq - r0 h`` for L-hat
-        (``hq = <C0, H_t>``, ``h = ||H_t||``, ``c = 1 - gamma``, ``s_t = RULE_SLACK
+        (``hq = <C0, H_t>``, ``h = ||H_t||`` rounded up to float32 as the rule takes it,
+        ``c = 1 - gamma``, ``s_t = RULE_SLACK
         (|hq| + r0 h + 1)``), rounded down; ``-inf`` for the triplets it leaves. At a
         later sphere ``B(C, r)``, with ``dC = ||C - C0||_F`` and ``dr = r - r0``,
         ``|<C, H_t> - hq| <= dC h`` (Cauchy-Schwarz) and the rule's margin there grows
