@@ -1119,23 +1119,26 @@ def _path_retest(q, r, c, slack, status, cnt, cand, crho, cpa, cpb, ch, cst, dma
     # ``dmax``: the rule of :func:`_path_rule` on them (same status update, pair counts
     # and output, in the same order; ``status`` written where it changes); every other
     # triplet keeps its status (PathScreen says why that is the rule's answer too).
-    # Branch-free but for the rare status changes: the rule runs on every candidate
-    # (in index order their pair forms are mostly in cache) and its answer is taken for
-    # those with crho <= dmax. Returns (number remaining, change of |L-hat|, change of
-    # |R-hat|, number re-tested).
+    # First the positions of the candidates with crho <= dmax (one branch-free pass over
+    # the slack radii), then the rule on those (in index order, so their pair forms are
+    # mostly in cache), branch-free but for the rare status changes. Returns (number
+    # remaining, change of |L-hat|, change of |R-hat|, number re-tested).
     na = 0
     dl = 0
     dr = 0
+    pos = np.empty(cand.shape[0], dtype=np.int64)
     nre = 0
     for j in range(cand.shape[0]):
-        go = crho[j] <= dmax
-        nre += np.int64(go)
+        pos[nre] = j
+        nre += np.int64(crho[j] <= dmax)
+    for k in range(nre):
+        j = pos[k]
         ia = cpa[j]
         ib = cpb[j]
         h = np.float64(ch[j])
         isL, isR = _rule_sides(q[ia] - q[ib], r * h, c, slack)
         old = cst[j]
-        new = np.int8(2 * isR + isL) if go else old
+        new = np.int8(2 * isR + isL)
         if new != old:
             dL = isL - np.int64(old == 1)
             dl += dL
