@@ -1036,15 +1036,16 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 b0 = s * m
                 for o in range(m):
                     u = np.uint64(b0 + o)
-                    t = base + u
                     v = rb[u]
-                    cid[nc] = np.int64(t)
-                    crh[nc] = v
-                    cpa[nc] = PA[od + np.uint64(o)]
-                    cpb[nc] = ib
-                    chn[nc] = hn32[t]
-                    cst[nc] = status[t]
-                    nc += np.int64(v <= theta)
+                    if v <= theta:   # about one in ten, and -inf in runs
+                        t = base + u
+                        cid[nc] = np.int64(t)
+                        crh[nc] = v
+                        cpa[nc] = PA[od + np.uint64(o)]
+                        cpb[nc] = ib
+                        chn[nc] = hn32[t]
+                        cst[nc] = status[t]
+                        nc += 1
         # row sums (L-hat changes, what remains) and column sums (L-hat changes) and
         # which columns keep a triplet; the L-hat changes only when the block has any
         for o in range(m):

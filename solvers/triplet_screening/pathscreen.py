@@ -369,7 +369,10 @@ class PathScreen:
         (:meth:`pass_cost`), both for the share of the triplets it would screen. That
         share is taken as 1 first; if that pays and the problem has more than
         ``PROBE_MIN`` triplets, it is measured on a fixed random sample of ``SAMPLE`` of
-        them with the reference's sphere. The
+        them with the reference's sphere. When a re-test would decide the lambda
+        (:meth:`_within`), it runs if the visits saved at the last lambda's share
+        pay ``PATH_PAY_MARGIN`` times the re-test's cost (``RETEST_WEIGHT`` per
+        candidate) plus ``PATH_OVERHEAD``, without the sample. The
         range-based scan always runs its first two times (the first builds its state,
         the second measures what a scan costs once it has one).
         Counts, not clocks: the decisions do not depend on the machine's load."""
@@ -379,6 +382,14 @@ class PathScreen:
         data = self.data
         n_t = data.n_t
         evals = max(self._evals, 1)
+        if self._retest and self._c0 is not None and self._c0.shape == M0.shape:
+            # a re-test (no full pass) would decide this lambda: its cost is the
+            # candidates', its share about the last lambda's
+            sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
+            if max(self._dmax, self._movement(sp)) <= self._theta and self.gain(
+                    (self.nL + self.nR) / n_t) >= PATH_PAY_MARGIN * (
+                    RETEST_WEIGHT * self._cand[0].size + PATH_OVERHEAD):
+                return None
         gain, cost = self.gain(1.0), PATH_PAY_MARGIN * self.pass_cost(1.0)
         if gain < cost:
             return (f"path screening skipped at this lambda: at most {gain:,.0f} triplet "
