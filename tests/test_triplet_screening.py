@@ -1246,6 +1246,75 @@ def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal, k)
         lam = lam1
 
 
+@pytest.mark.parametrize(("k", "diagonal"), [(5, False), (math.inf, False), (math.inf, True)])
+def test_path_retest_equals_the_full_pass_on_random_paths(monkeypatch, k, diagonal):
+    """Re-testing only the candidates the sphere's movement can reach (the bound of
+    :meth:`.PathScreen._within`) gives at every step of random paths of RRPB spheres
+    (centres drifting by random PSD steps of varied size, radii up and down) the full
+    pass's statuses, L-hat pair counts and remaining triplets exactly, and those are
+    the sphere rule evaluated directly on every triplet (brute force); both kinds of
+    step occur."""
+    from solvers.triplet_screening import pathscreen
+
+    monkeypatch.setattr(pathscreen, "RETEST_MIN", 0)
+    monkeypatch.setattr(pathscreen, "CAND_SHARE", 0.3)
+    X, y = _data(7, n=40)
+    prob = ts.TripletProblem(X, y, k=k, diagonal=diagonal)
+    d = prob.data
+    rng = np.random.default_rng(3)
+    lam0 = 0.3 * prob.lambda_max()
+    M = prob.solution_above_lambda_max(prob.lambda_max()) * 3.0
+    n_ret = n_full = 0
+    for _path in range(3):
+        monkeypatch.setattr(pathscreen, "RETEST", True)
+        inc = pathscreen.PathScreen(d, prob.gamma, 40)
+        monkeypatch.setattr(pathscreen, "RETEST", False)
+        full = pathscreen.PathScreen(d, prob.gamma, 40)
+        assert inc._retest and not full._retest
+        lam = lam0
+        for _ in range(30):
+            step = _psd(rng, X.shape[1], 1)
+            step = np.diag(step).copy() if diagonal else step
+            M = M + 10.0 ** rng.uniform(-3.5, -0.5) * np.linalg.norm(M) * (
+                step / X.shape[1] - 0.3 * M / np.linalg.norm(M))
+            lam1 = lam * rng.uniform(0.95, 0.999)
+            eps = float(10.0 ** rng.uniform(-6, -1.5))
+            for ps in (inc, full):
+                ps.advance(lam1, M, lam, eps)
+            for f in ("status", "cnt"):
+                np.testing.assert_array_equal(getattr(inc, f), getattr(full, f))
+            assert (inc.nL, inc.nR) == (full.nL, full.nR)
+            for f in ("idx", "la", "lb", "hn", "pairs"):
+                np.testing.assert_array_equal(getattr(inc.sub, f), getattr(full.sub, f))
+            lo, hi = prob.bounds(ts.rrpb_sphere(M, lam, lam1, eps), "sphere")
+            c = 1 - prob.gamma
+            close = ((np.abs(hi - c) < 1e-9 * (1 + np.abs(hi)))
+                     | (np.abs(lo - 1) < 1e-9 * (1 + np.abs(lo))))
+            assert np.all(((inc.status == 1) == (hi < c)) | close)
+            assert np.all(((inc.status == 2) == (lo > 1)) | close)
+            lam = lam1
+        n_ret += inc.n_retest
+        n_full += inc.n_full
+    assert n_ret >= 10 and n_full >= 4   # a full pass also after re-tests (3 paths)
+
+
+def test_active_set_path_same_with_and_without_retest(monkeypatch):
+    """The active-set path with RRPB is the same, bit for bit, whether path screening
+    re-tests only the candidates or runs the full pass at every lambda."""
+    from solvers.triplet_screening import pathscreen
+
+    monkeypatch.setattr(pathscreen, "RETEST_MIN", 0)
+    X, y = _data(5, n=40)
+    prob = ts.TripletProblem(X, y, k=math.inf)
+    out = []
+    for flag in (True, False):
+        monkeypatch.setattr(pathscreen, "RETEST", flag)
+        out.append(ts.path(X, y, triplets=prob, active_set=True, screening=("rrpb",),
+                           ratio=0.97, n_lambdas=40, tol=1e-7, backoff=False))
+    for f in ("lambdas", "primal", "dual", "n_iter", "rate_path"):
+        np.testing.assert_array_equal(getattr(out[0], f), getattr(out[1], f))
+
+
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
 @pytest.mark.parametrize("diagonal", [False, True])
 def test_sorted_pass_equals_the_block_pass(loss, diagonal):
@@ -1348,9 +1417,19 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
                   np.empty(len(Tx), np.int32), np.empty(len(Tx)))
             o2 = tuple(np.empty_like(a) for a in o1)
             used = np.full(dx.n_pairs, -7, dtype=np.int64)
-            n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1)
-            n2 = _path_rule_blocks(q, *bx.layout, hn32, r, 0.95, 1e-11, st2, c2, *o2, used)
-            assert n1 == n2[:3]
+            # the candidates for re-testing (slack radius <= theta) alike
+            theta = np.float32(rng.uniform(0.0, 2.0) / np.median(dx.hn))
+            k1, k2 = ((np.empty(len(Tx), np.int64), np.empty(len(Tx), np.float32),
+                       np.empty(len(Tx), np.int32), np.empty(len(Tx), np.int32),
+                       np.empty(len(Tx), np.float32), np.empty(len(Tx), np.int8))
+                      for _ in range(2))
+            n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1, theta, *k1)
+            n2 = _path_rule_blocks(q, *bx.layout, hn32, r, 0.95, 1e-11, st2, c2, *o2, used,
+                                   theta, *k2)
+            assert n1[:3] == n2[:3] and n1[3] == n2[4]
+            for a1, a2 in zip(k1, k2, strict=True):
+                np.testing.assert_array_equal(a1[: n1[3]], a2[: n1[3]])
+            np.testing.assert_array_equal(st1[k1[0][: n1[3]]], k1[5][: n1[3]])
             seen |= np.bincount(st1, minlength=3) > 0
             np.testing.assert_array_equal(st1, st2)
             np.testing.assert_array_equal(c1, c2)

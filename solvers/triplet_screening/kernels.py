@@ -40,6 +40,22 @@ def _rule_sides(hq, rh, c, slack):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
+def _slack_radius(hq, rh, h, isL, isR, c, slack):  # pragma: no cover - compiled
+    # How far the sphere of the rule (Eq. 4) that gave (isL, isR) for one triplet
+    # (<Q, H> = hq, r ||H|| = rh, ||H|| = h) can move before the rule may change: with
+    # the doubled rounding margin s2, the R-hat excess (hq - rh - 1 - s2) / h or the
+    # L-hat one (c - s2 - hq - rh) / h; -inf for a triplet the rule leaves. Rounded
+    # down to float32 (relative 1e-6 > half an ulp; see PathScreen for the bound).
+    s2 = 2.0 * slack * (abs(hq) + rh + 1.0)
+    v = -np.inf
+    if isR != 0:
+        v = (hq - rh - 1.0 - s2) / h
+    if isL != 0:
+        v = (c - s2 - hq - rh) / h
+    return np.float32(v - 1e-6 * abs(v))
+
+
+@njit(cache=True, inline="always")
 def _kkt_loss(m, ig, hg, hinge):  # pragma: no cover - compiled
     # (alpha, loss) of a triplet with margin m, branch-free: with u = 1 - m, the
     # smoothed hinge has alpha = clip(u/gamma, 0, 1) and loss = alpha (u - gamma alpha /
@@ -889,7 +905,7 @@ def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compil
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_out,
-               hn_out):  # pragma: no cover - compiled
+               hn_out, theta, cid, crh, cpa, cpb, chn, cst):  # pragma: no cover - compiled
     # Path screening at a new lambda: the sphere rule (RRPB sphere with per-pair forms
     # q = F_p^T Q F_p of its centre and radius r) on every triplet, fused with the status
     # update and the compaction of the remaining triplets. ``status`` holds the previous
@@ -899,7 +915,12 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
     # are appended to idx_out, la_out, lb_out, hn_out. One sequential, otherwise
     # branch-free pass: unconditional stores, the output position advanced by 0 or 1.
     # hn32 is ||H|| in float32 rounded up (a larger norm only makes the rule more
-    # cautious). Returns (number remaining, |L-hat|, |R-hat|).
+    # cautious). The candidates for re-testing (:func:`_path_retest`), the triplets whose
+    # slack radius (:func:`_slack_radius`) is at most ``theta``, are appended with it,
+    # their pair ids, norm and new status to cid, crh, cpa, cpb, chn, cst (empty: none
+    # kept). Returns (number remaining, |L-hat|, |R-hat|, number of candidates).
+    keep_rho = cid.shape[0] > 0
+    nc = 0
     na = np.uint64(0)
     nl = 0
     nr = 0
@@ -907,9 +928,19 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
         ia = np.uint64(pa[t])
         ib = np.uint64(pb[t])
         h = np.float64(hn32[t])
-        isL, isR = _rule_sides(q[ia] - q[ib], r * h, c, slack)
+        hq = q[ia] - q[ib]
+        isL, isR = _rule_sides(hq, r * h, c, slack)
         dL = isL - np.int64(status[t] == 1)
         status[t] = np.int8(2 * isR + isL)
+        if keep_rho:
+            v = _slack_radius(hq, r * h, h, isL, isR, c, slack)
+            cid[nc] = t
+            crh[nc] = v
+            cpa[nc] = np.int32(ia)
+            cpb[nc] = np.int32(ib)
+            chn[nc] = hn32[t]
+            cst[nc] = status[t]
+            nc += np.int64(v <= theta)
         if dL != 0:
             cnt[ia] += dL
             cnt[ib] -= dL
@@ -920,12 +951,13 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
         lb_out[na] = np.int32(ib)
         hn_out[na] = h
         na += np.uint64(1 - isL - isR)
-    return np.int64(na), nl, nr
+    return np.int64(na), nl, nr, nc
 
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, status, cnt,
-                      idx_out, la_out, lb_out, hn_out, used_out):  # pragma: no cover - compiled
+                      idx_out, la_out, lb_out, hn_out, used_out, theta, cid, crh, cpa, cpb,
+                      chn, cst):  # pragma: no cover - compiled
     # :func:`_path_rule` followed by :func:`_compact_pairs` of its output, in one call, for
     # triplets stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the
     # triplets t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
@@ -933,7 +965,8 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     # PA[offd[a] + o]). Same status, pair counts, remaining triplets in the same order;
     # their pair ids are local to the pairs still in use, listed in used_out (increasing
     # global ids, as _compact_pairs numbers them). Returns (number remaining, |L-hat|,
-    # |R-hat|, number of pairs in use).
+    # |R-hat|, number of pairs in use, number of candidates). The candidates: as in
+    # :func:`_path_rule`, in the same order.
     # 1. Per anchor, over data that stays in cache: the margins q[PA[.]] - q[PB[s]] of the
     #    whole block into a flat buffer, then the rule on the block as one flat loop (no
     #    gathers, no stores that depend on the outcome, long enough for SIMD code;
@@ -961,6 +994,9 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     pos = np.empty(bigm, dtype=np.int64)
     left = np.empty(PB.shape[0], dtype=np.int64)
     mark = np.zeros(cnt.shape[0], dtype=np.int32)
+    keep_rho = cid.shape[0] > 0
+    rb = np.empty(big if keep_rho else 0, dtype=np.float32)
+    nc = 0
     for a in range(nd.shape[0]):
         m = nd[a]
         nsa = ns[a]
@@ -981,7 +1017,10 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
             u = np.uint64(u0)
             t = base + u
             mu = mb[u]
-            isL, isR = _rule_sides(mu, r * np.float64(hn32[t]), c, slack)
+            h = np.float64(hn32[t])
+            isL, isR = _rule_sides(mu, r * h, c, slack)
+            if keep_rho:
+                rb[u] = _slack_radius(mu, r * h, h, isL, isR, c, slack)
             dL = isL - np.int64(status[t] == 1)
             db[u] = np.int8(dL)
             kb[u] = np.int8(1 - isL - isR)
@@ -991,6 +1030,22 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
             ch |= dL
         nl += cl
         nr += cr
+        if keep_rho:
+            for s in range(nsa):
+                ib = PB[os_ + np.uint64(s)]
+                b0 = s * m
+                for o in range(m):
+                    u = np.uint64(b0 + o)
+                    v = rb[u]
+                    if v <= theta:   # about one in ten, and -inf in runs
+                        t = base + u
+                        cid[nc] = np.int64(t)
+                        crh[nc] = v
+                        cpa[nc] = PA[od + np.uint64(o)]
+                        cpb[nc] = ib
+                        chn[nc] = hn32[t]
+                        cst[nc] = status[t]
+                        nc += 1
         # row sums (L-hat changes, what remains) and column sums (L-hat changes) and
         # which columns keep a triplet; the L-hat changes only when the block has any
         for o in range(m):
@@ -1053,7 +1108,53 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
                 lb_out[na + u] = ib
                 hn_out[na + u] = hn32[base + o]
             na += np.uint64(kk)
-    return np.int64(na), nl, nr, nu
+    return np.int64(na), nl, nr, nu, nc
+
+
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
+def _path_retest(q, r, c, slack, status, cnt, cand, crho, cpa, cpb, ch, cst, dmax, idx_out,
+                 la_out, lb_out, hn_out):  # pragma: no cover - compiled
+    # Path screening by re-testing only the candidates (increasing triplet indices
+    # ``cand``; their slack radii crho, pair ids cpa, cpb, norms ch and statuses cst
+    # stored contiguously, as the full pass appends them) whose slack radius is at most
+    # ``dmax``: the rule of :func:`_path_rule` on them (same status update, pair counts
+    # and output, in the same order; ``status`` written where it changes); every other
+    # triplet keeps its status (PathScreen says why that is the rule's answer too).
+    # First the positions of the candidates with crho <= dmax (one branch-free pass over
+    # the slack radii), then the rule on those (in index order, so their pair forms are
+    # mostly in cache), branch-free but for the rare status changes. Returns (number
+    # remaining, change of |L-hat|, change of |R-hat|, number re-tested).
+    na = 0
+    dl = 0
+    dr = 0
+    pos = np.empty(cand.shape[0], dtype=np.int64)
+    nre = 0
+    for j in range(cand.shape[0]):
+        pos[nre] = j
+        nre += np.int64(crho[j] <= dmax)
+    for k in range(nre):
+        j = pos[k]
+        ia = cpa[j]
+        ib = cpb[j]
+        h = np.float64(ch[j])
+        isL, isR = _rule_sides(q[ia] - q[ib], r * h, c, slack)
+        old = cst[j]
+        new = np.int8(2 * isR + isL)
+        if new != old:
+            dL = isL - np.int64(old == 1)
+            dl += dL
+            dr += isR - np.int64(old == 2)
+            cst[j] = new
+            status[cand[j]] = new
+            if dL != 0:
+                cnt[ia] += dL
+                cnt[ib] -= dL
+        idx_out[na] = cand[j]
+        la_out[na] = ia
+        lb_out[na] = ib
+        hn_out[na] = h
+        na += np.int64(new == 0)
+    return na, dl, dr, nre
 
 
 @njit(cache=True)

@@ -18,6 +18,14 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   counts change only for the triplets that enter or leave L-hat, so the folded
   ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)`` (pairs without a count
   skipped).
+  On problems of at least ``RETEST_MIN`` triplets the full pass runs only now and
+  then (:data:`RETEST`): it also keeps, for each triplet it screens, how far the
+  sphere may move before the rule could change (its slack radius), and the next
+  lambdas re-test only the candidates whose slack radius the sphere's movement since
+  that pass (centre shift plus radius growth, a running maximum) can have used up
+  (:func:`.kernels._path_retest`; the bound is written out in
+  :meth:`PathScreen._within`); same statuses, pair counts and remaining triplets as
+  the full pass at every lambda.
 * **range-based** (``incremental=True``, the paper's section 4 made incremental):
   Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
   ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
@@ -55,7 +63,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import spheres as sph
-from .kernels import _path_rule, _path_rule_blocks, _path_scan
+from .kernels import (
+    _path_retest,
+    _path_rule,
+    _path_rule_blocks,
+    _path_scan,
+)
 from .pairs import _Data, _Sub
 from .rules import _rule_masks
 
@@ -103,6 +116,24 @@ PATH_PAY_MARGIN = 1.5
 #: PCA 20 with k = 20; 4,096 triplets, ~8,000 pairs, took 0.15-0.2 ms).
 SAMPLE = 1024
 PROBE_MIN = 65_536
+#: Re-test only what the sphere's movement can have changed (:meth:`PathScreen.advance`;
+#: ``False``: the full pass at every lambda, kept for the benchmark's before/after and
+#: the test that both give the same screening). Same statuses, pair counts and remaining
+#: triplets either way.
+RETEST = True
+#: The candidates for re-testing that a full pass keeps: the triplets it leaves and
+#: those whose slack radius is within a bound ``theta`` that about ``CAND_SHARE`` of all
+#: triplets meet among the screened (estimated before the pass on a fixed random sample
+#: of ``THETA_SAMPLE`` triplets); a full pass follows once the movement bound exceeds
+#: ``theta``.
+CAND_SHARE = 0.1
+THETA_SAMPLE = 4096
+#: Cost of a re-test in loss-pass visits per candidate looked at and per triplet
+#: re-tested (a gather of two pair forms and the rule).
+CAND_WEIGHT = 0.5
+RETEST_WEIGHT = 4.0
+#: Below this many triplets the full pass is always taken (no candidates kept).
+RETEST_MIN = 65_536
 
 
 def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
@@ -160,6 +191,25 @@ class PathScreen:
         self._probe: _Sub | None = None   # the sample the share is estimated on
         self._n_acc = 0
         self.advanced = False
+        # re-testing: the last full pass's sphere, its candidates (triplets with slack
+        # radius <= theta) and the running maximum of the movement bound
+        self._retest = RETEST and not incremental and n_t >= RETEST_MIN
+        m = n_t if self._retest else 0
+        # candidate buffers, as the full pass appends them (index, slack radius, pair
+        # ids, ||H||, status); pages touched only as far as the candidates reach
+        self._cbufs = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.float32),
+                       np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32),
+                       np.empty(m, dtype=np.float32), np.empty(m, dtype=np.int8))
+        self._tsample = (np.sort(np.random.default_rng(1).choice(
+            n_t, min(THETA_SAMPLE, n_t), replace=False)) if self._retest else None)
+        self._c0: np.ndarray | None = None
+        self._r0 = 0.0
+        self._theta = -np.inf
+        self._dmax = -np.inf
+        self._cand: tuple = ()
+        #: full passes and re-tests run (reported in the bench)
+        self.n_full = 0
+        self.n_retest = 0
 
     @property
     def active(self) -> np.ndarray:
@@ -186,19 +236,37 @@ class PathScreen:
                                         self.status, self.thr, self.ref_of, self.ref_count,
                                         self.cnt, idx, la, lb, hn)
             self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
+        elif self._within(sp):
+            na, dl, dr, ev = _path_retest(
+                data.quad(sp.center), float(sp.radius), self.c, sph.RULE_SLACK, self.status,
+                self.cnt, *self._cand, self._dmax, idx, la, lb, hn)
+            b = None   # pair ids global: compacted below
+            self.n_retest += 1
+            self._last_cost = CAND_WEIGHT * self._cand[0].size + RETEST_WEIGHT * ev
         else:
             b = data.blocks
+            q = data.quad(sp.center)
+            theta = self._theta_for(q, float(sp.radius))
+            cb = self._cbufs if theta > 0 else tuple(a[:0] for a in self._cbufs)
             args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                     self.cnt, idx, la, lb, hn)
             if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
-                na, nl, nr, nu = _path_rule_blocks(data.quad(sp.center), *b.layout, *args,
-                                                   self._used)
+                na, nl, nr, nu, nc = _path_rule_blocks(q, *b.layout, *args, self._used,
+                                                       np.float32(theta), *cb)
                 used = self._used[:nu].copy()
             else:
-                na, nl, nr = _path_rule(data.quad(sp.center), data.pa, data.pb, *args)
+                na, nl, nr, nc = _path_rule(q, data.pa, data.pb, *args, np.float32(theta),
+                                            *cb)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = self.pass_cost()
+            self.n_full += 1
+            if theta > 0:
+                self._cand = tuple(a[:nc] for a in cb)
+                self._c0, self._r0 = np.array(sp.center), float(sp.radius)
+                self._theta, self._dmax = float(np.float32(theta)), -np.inf
+            else:
+                self._c0, self._theta = None, -np.inf
         # views of the scratch buffers: the subset lives until the next advance
         if self.incremental or b is None:
             self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
@@ -210,6 +278,69 @@ class PathScreen:
         self.visited += int(ev)
         self.advanced = True
         return int(ev)
+
+    def _movement(self, sp: sph.Sphere) -> float:
+        """The bound ``D`` of :meth:`_within` for the sphere ``sp`` against the last full
+        pass's."""
+        dc = sph.fnorm(sp.center - self._c0)
+        dr = float(sp.radius) - self._r0
+        D = dc + dr + sph.RULE_SLACK * (dc + abs(dr))
+        return D + 1e-9 * abs(D) + 1e-300
+
+    def _within(self, sp: sph.Sphere) -> bool:
+        """Whether the re-test of the candidates decides the rule at ``sp`` for every
+        triplet (else a full pass runs).
+
+        A full pass with the sphere ``B(C0, r0)`` keeps for each triplet ``t`` it
+        screens its slack radius ``rho_t = e_t / ||H_t||`` with ``e_t`` its excess
+        over the rule's threshold (Eq. 4) less one more rounding margin ``s_t``:
+        ``hq - r0 h - 1 - 2 s_t`` for R-hat, ``c - 2 s_t - hq - r0 h`` for L-hat
+        (``hq = <C0, H_t>``, ``h = ||H_t||`` rounded up to float32 as the rule takes it,
+        ``c = 1 - gamma``, ``s_t = RULE_SLACK
+        (|hq| + r0 h + 1)``), rounded down; ``-inf`` for the triplets it leaves. At a
+        later sphere ``B(C, r)``, with ``dC = ||C - C0||_F`` and ``dr = r - r0``,
+        ``|<C, H_t> - hq| <= dC h`` (Cauchy-Schwarz) and the rule's margin there grows
+        by at most ``RULE_SLACK h (dC + |dr|)``, so the R-hat test's excess at ``C``
+        is at least ``h (rho_t - D) + s_t`` with
+        ``D = dC + dr + RULE_SLACK (dC + |dr|)`` (likewise for L-hat): a triplet
+        with ``rho_t > D`` keeps its status, which is what the rule at ``B(C, r)``
+        gives. The candidates are the triplets with ``rho_t <= theta``; while the
+        running maximum of ``D`` since the full pass stays ``<= theta``, re-testing the
+        candidates with ``rho_t <=`` that maximum decides every triplet (a triplet not
+        re-tested since the full pass still has that pass's status; one re-tested once
+        is re-tested at every later lambda: the maximum never falls). Safety follows
+        from the rule's: the status of each triplet is the rule's at the current
+        sphere, a ball containing ``M*_lam`` (Theorem 3.10)."""
+        if not self._retest or self._c0 is None or self._c0.shape != sp.center.shape:
+            return False
+        dmax = max(self._dmax, self._movement(sp))
+        if not dmax <= self._theta:
+            return False
+        self._dmax = dmax
+        return True
+
+    def _theta_for(self, q: np.ndarray, r: float) -> float:
+        """The candidates' bound for a full pass with pair forms ``q`` and radius ``r``:
+        the ``CAND_SHARE`` quantile of the slack radii of the screened among a fixed
+        sample of ``THETA_SAMPLE`` triplets (0 without re-testing, or when too few of the
+        sample are screened)."""
+        if not self._retest:
+            return 0.0
+        d = self.data
+        s = self._tsample
+        hq = q[d.pa[s]] - q[d.pb[s]]
+        h = self.hn32[s].astype(float)
+        rh = r * h
+        sl = sph.RULE_SLACK * (np.abs(hq) + rh + 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(hq - rh > 1.0 + sl, (hq - rh - 1.0 - 2 * sl) / h,
+                           np.where(hq + rh < self.c - sl, (self.c - 2 * sl - hq - rh) / h,
+                                    np.nan))
+        rho = rho[np.isfinite(rho)]
+        k = int(CAND_SHARE * s.size)
+        if rho.size <= k:
+            return 0.0
+        return float(np.partition(rho, k)[k])
 
     def pass_cost(self, share: float = 1.0) -> float:
         """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of
@@ -238,7 +369,10 @@ class PathScreen:
         (:meth:`pass_cost`), both for the share of the triplets it would screen. That
         share is taken as 1 first; if that pays and the problem has more than
         ``PROBE_MIN`` triplets, it is measured on a fixed random sample of ``SAMPLE`` of
-        them with the reference's sphere. The
+        them with the reference's sphere. When a re-test would decide the lambda
+        (:meth:`_within`), it runs if the visits saved at the last lambda's share
+        pay ``PATH_PAY_MARGIN`` times the re-test's cost (``RETEST_WEIGHT`` per
+        candidate) plus ``PATH_OVERHEAD``, without the sample. The
         range-based scan always runs its first two times (the first builds its state,
         the second measures what a scan costs once it has one).
         Counts, not clocks: the decisions do not depend on the machine's load."""
@@ -248,6 +382,14 @@ class PathScreen:
         data = self.data
         n_t = data.n_t
         evals = max(self._evals, 1)
+        if self._retest and self._c0 is not None and self._c0.shape == M0.shape:
+            # a re-test (no full pass) would decide this lambda: its cost is the
+            # candidates', its share about the last lambda's
+            sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
+            if max(self._dmax, self._movement(sp)) <= self._theta and self.gain(
+                    (self.nL + self.nR) / n_t) >= PATH_PAY_MARGIN * (
+                    RETEST_WEIGHT * self._cand[0].size + PATH_OVERHEAD):
+                return None
         gain, cost = self.gain(1.0), PATH_PAY_MARGIN * self.pass_cost(1.0)
         if gain < cost:
             return (f"path screening skipped at this lambda: at most {gain:,.0f} triplet "
