@@ -14,7 +14,9 @@ Everything here is ``numba.njit(cache=True)`` and works on plain arrays:
   :func:`epoch_sparse` the same pass over the non-zeros of a CSR matrix
   (``indptr``, ``indices``, ``data``; 32- or 64-bit indices).
 - :func:`hinge_and_counts`, :func:`free_pairs`, :func:`step_to_w`: the certificate
-  and the pieces of the free-block (restricted Newton) acceleration.
+  and the pieces of the free-block (restricted Newton) acceleration;
+  :func:`hinge_and_counts_sparse` and :func:`weights_sparse` the certificate's
+  pieces on a CSR matrix, one row at a time (no ``n x k`` temporary).
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ __all__ = [
     "epoch_sparse",
     "free_pairs",
     "hinge_and_counts",
+    "hinge_and_counts_sparse",
     "iterative_block",
     "select_top",
     "shuffle",
     "step_to_w",
     "walrus_block",
     "walrus_block_fullsort",
+    "weights_sparse",
 ]
 
 #: Blocks with at most this many positive entries are sorted outright.
@@ -424,6 +428,63 @@ def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
             elif a >= C:
                 n_c += 1
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
+@njit(cache=True)
+def hinge_and_counts_sparse(indptr, indices, data, y, W, A, C):  # pragma: no cover
+    # :func:`hinge_and_counts` with the scores of row i computed from the CSR
+    # matrix and W (d x k) on the fly, so no n x k score matrix is allocated.
+    n, k = A.shape
+    s = np.empty(k)
+    hinge = 0.0
+    asum = 0.0
+    n_zero = 0
+    n_c = 0
+    for i in range(n):
+        for j in range(k):
+            s[j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            xv = data[p]
+            for j in range(k):
+                s[j] += W[c, j] * xv
+        yi = y[i]
+        sy = s[yi]
+        for j in range(k):
+            if j == yi:
+                continue
+            h = 1.0 - (sy - s[j])
+            if h > 0.0:
+                hinge += h
+            a = A[i, j]
+            asum += a
+            if a <= 0.0:
+                n_zero += 1
+            elif a >= C:
+                n_c += 1
+    return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
+@njit(cache=True)
+def weights_sparse(indptr, indices, data, y, A, W):  # pragma: no cover - compiled
+    # W (d x k, overwritten) = W(alpha) = sum_i x_i ([j == y_i] sum_t alpha_it
+    # - [j != y_i] alpha_ij) from a CSR matrix, one row at a time.
+    n, k = A.shape
+    W[:, :] = 0.0
+    for i in range(n):
+        yi = y[i]
+        tot = 0.0
+        for j in range(k):
+            if j != yi:
+                tot += A[i, j]
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            xv = data[p]
+            for j in range(k):
+                if j == yi:
+                    W[c, j] += tot * xv
+                else:
+                    W[c, j] -= A[i, j] * xv
 
 
 @njit(cache=True, inline="always")

@@ -53,7 +53,8 @@ iteration is certified by ``alpha = clip(lambda, 0, C)`` (the multipliers of the
 margin constraints), which is dual feasible. ``method="auto"`` picks it for small
 ``d k``.
 
-Certificate: ``P(W) - D(alpha)`` is computed (one ``X @ W`` product) every epoch for
+Certificate: ``P(W) - D(alpha)`` is computed (one ``X @ W`` product; for sparse ``X``
+row by row, without forming the ``n x k`` scores) every epoch for
 the first 5 epochs, then every 1 to 5 epochs, sooner when the gap's geometric trend
 predicts the target (``result.n_certificates`` says how many); ``W`` is recomputed
 exactly from ``alpha`` before any stop. The reported ``W`` is the certified
@@ -272,6 +273,10 @@ def weights_from_dual(alpha: Any, X: Any, y: Any) -> np.ndarray:
 
 
 def _weights(alpha: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if sp.issparse(X):  # CSR (validated): one pass over the rows, no n x k temporary
+        W = np.empty((X.shape[1], alpha.shape[1]))
+        K.weights_sparse(X.indptr, X.indices, X.data, y, np.ascontiguousarray(alpha), W)
+        return W
     n = X.shape[0]
     coef = -alpha.copy()
     coef[np.arange(n), y] = 0.0
@@ -389,9 +394,18 @@ def solve_subproblem_iterative(
 
 
 def _certificate(Wt: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C: float
-                 ) -> tuple[float, float, tuple[int, int, int], np.ndarray]:
-    """Primal at ``W``, dual at ``A`` (with ``W = W(A)``), the counts, and ``S = X W``."""
+                 ) -> tuple[float, float, tuple[int, int, int], np.ndarray | None]:
+    """Primal at ``W``, dual at ``A`` (with ``W = W(A)``), the counts, and ``S = X W``.
+
+    For sparse ``X`` (CSR; ``Wt`` the transposed view of a C-ordered ``d x k``
+    array) the scores are formed one row at a time and ``S`` is ``None`` (not
+    allocated; the free-block step computes it when it runs).
+    """
     sqW = float(np.sum(Wt * Wt))
+    if sp.issparse(X):
+        hinge, asum, n_zero, n_free, n_c = K.hinge_and_counts_sparse(
+            X.indptr, X.indices, X.data, y, Wt.T, A, C)
+        return 0.5 * sqW + C * hinge, asum - 0.5 * sqW, (n_zero, n_free, n_c), None
     S = np.ascontiguousarray(X @ Wt.T)
     hinge, asum, n_zero, n_free, n_c = K.hinge_and_counts(S, y, A, C)
     return 0.5 * sqW + C * hinge, asum - 0.5 * sqW, (n_zero, n_free, n_c), S
@@ -781,6 +795,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
                 and accel_spent + _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
                 <= _ACCEL_SHARE * epoch):
             # (the steps' total cost, in epochs, stays below _ACCEL_SHARE x the sweeps')
+            if S is None:  # sparse X: the certificate did not form the scores
+                S = np.ascontiguousarray(X @ Wt.T)
             step = _free_block_step(X, y, A, Wt, S, C, p)
             accepted = False
             cost_epochs = _accel_cost(p, min(p, n), d, 1) / epoch_flops

@@ -187,3 +187,29 @@ def test_sparse_certificate_valid_at_every_iterate(seed):
         assert wwsvm.dual_objective(alpha, X, y, 2.0) <= r.value + tol
         assert wwsvm.primal_objective(W, X, y, 2.0) >= r.value - tol
     assert s.primal == pytest.approx(r.value, rel=1e-5)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sparse_certificate_pieces_equal_dense(index_dtype):
+    # the row-by-row sparse W(alpha) and certificate (no n x k scores) equal the
+    # dense products on random feasible alpha, zero rows included
+    X, y = _instance(40, n=60, d=15, k=5, zero_rows=4)
+    n, k, C = X.shape[0], 5, 0.8
+    Xs = sp.csr_matrix(X)
+    Xs.indices = Xs.indices.astype(index_dtype)
+    Xs.indptr = Xs.indptr.astype(index_dtype)
+    rng = np.random.default_rng(0)
+    alpha = rng.uniform(0.0, C, (n, k)) * (rng.random((n, k)) < 0.6)
+    alpha[rng.random((n, k)) < 0.2] = C
+    alpha[np.arange(n), y] = 0.0
+    Wd = wwsvm.weights_from_dual(alpha, X, y)
+    np.testing.assert_allclose(wwsvm.weights_from_dual(alpha, Xs, y), Wd, rtol=0, atol=1e-12)
+    Wt = np.ascontiguousarray(Wd).T  # the sparse layout: view of a C-ordered d x k array
+    dense = wwsvm._certificate(np.ascontiguousarray(Wd.T), alpha, X, y, C)
+    sparse = wwsvm._certificate(Wt, alpha, Xs, y, C)
+    assert sparse[3] is None
+    assert sparse[0] == pytest.approx(dense[0], rel=1e-12)
+    assert sparse[1] == pytest.approx(dense[1], rel=1e-12, abs=1e-12)
+    assert sparse[2] == dense[2]
+    assert sparse[0] == pytest.approx(wwsvm.primal_objective(Wd, X, y, C), rel=1e-12)
+    assert sparse[1] == pytest.approx(wwsvm.dual_objective(alpha, X, y, C), rel=1e-12)

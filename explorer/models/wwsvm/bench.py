@@ -293,7 +293,8 @@ def _text(quick: bool, progress) -> BenchTable:
         "certified objective; CPU one run each in this process (time.process_time, the "
         "machine is shared). LinearSVC stops on its own tolerance (1e-4, max_iter 1000), "
         "not on a certificate. Peak memory: tracemalloc peak during a 3-epoch solve "
-        "(everything the solver allocates: W, alpha, the certificate's scores) over the "
+        "(everything the solver allocates: W, the working alpha and the result's frozen "
+        "copy of it; the sparse certificate forms no n x k scores) over the "
         "CSR matrix's data + indices + indptr bytes.")
     return table
 
