@@ -7,7 +7,10 @@ Everything here is ``numba.njit(cache=True)`` and works on plain arrays:
   are selected and sorted, enlarging the selection until the root ``gamma`` of the
   restricted equation is at least every unselected entry (then it is the root of the
   full equation, exactly). :func:`walrus_block_fullsort` is the textbook full-sort
-  version, kept for the tests.
+  version, kept for the tests. :func:`walrus_block_warm` first tries a few Newton
+  steps on the same root equation from a guess (the epochs pass the block's current
+  sum, usually the root itself late in a run) and accepts a root only when it is
+  exact for its own active pattern; otherwise it calls :func:`walrus_block`.
 - :func:`iterative_block`: the Shark-style baseline (clipped Newton steps on the
   most violating coordinate).
 - :func:`epoch`: one pass of dual block coordinate descent over the samples;
@@ -38,6 +41,7 @@ __all__ = [
     "step_to_w",
     "walrus_block",
     "walrus_block_fullsort",
+    "walrus_block_warm",
     "weights_sparse",
 ]
 
@@ -45,6 +49,8 @@ __all__ = [
 _SORT_ALL = 48
 #: First selection size of the partial selection (grown x4 until exact).
 _FIRST_TOP = 16
+#: Newton passes of :func:`walrus_block_warm` before the exact selection.
+_WARM_STEPS = 3
 
 
 @njit(cache=True)
@@ -208,6 +214,39 @@ def walrus_block(v, C, out, work):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def walrus_block_warm(v, C, out, work, gamma0):  # pragma: no cover - compiled
+    # The same minimiser, the root gamma of gamma = phi(gamma) = sum_j clip(v_j - gamma,
+    # 0, C) searched first by Newton steps from gamma0: on the linear piece of phi
+    # holding g (n_u entries at C, the n_f free ones summing to s_f) the equation's
+    # solution is g' = (n_u C + s_f) / (1 + n_f). When g' = g, g solves the equation
+    # with phi evaluated at g itself, so it is the root (phi - id is strictly
+    # decreasing). Late in a run the block's current sum is that root and one pass
+    # of O(m) decides it; after _WARM_STEPS passes without it, the exact selection
+    # of :func:`walrus_block` runs.
+    m = v.shape[0]
+    g = gamma0 if gamma0 > 0.0 else 0.0
+    for _ in range(_WARM_STEPS):
+        n_f = 0
+        s_f = 0.0
+        n_u = 0
+        for j in range(m):
+            t = v[j] - g
+            if t >= C:
+                n_u += 1
+            elif t > 0.0:
+                n_f += 1
+                s_f += v[j]
+        g_new = (n_u * C + s_f) / (1.0 + n_f)
+        if g_new == g:
+            for j in range(m):
+                bj = v[j] - g
+                out[j] = 0.0 if bj < 0.0 else (C if bj > C else bj)
+            return g
+        g = g_new
+    return walrus_block(v, C, out, work)
+
+
+@njit(cache=True)
 def iterative_block(v, C, b, eps, max_steps):  # pragma: no cover - compiled
     # Shark-style: repeatedly take a clipped Newton step (Hessian diagonal 2)
     # on the coordinate with the largest KKT violation of the gradient
@@ -288,7 +327,7 @@ def epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, s
         for t in range(m):
             v[t] = (1.0 - (wy - (wx[cls[t]] + sq * b[t]))) / sq
         if exact:
-            walrus_block(v, C, bnew, work)
+            walrus_block_warm(v, C, bnew, work, tot)
         else:
             for t in range(m):
                 bnew[t] = b[t]
@@ -373,7 +412,7 @@ def epoch_sparse(indptr, indices, data, y, sqn, W, A, order, C, exact, inner_eps
         for t in range(m):
             v[t] = (1.0 - (wy - (wx[cls[t]] + sq * b[t]))) / sq
         if exact:
-            walrus_block(v, C, bnew, work)
+            walrus_block_warm(v, C, bnew, work, tot)
         else:
             for t in range(m):
                 bnew[t] = b[t]

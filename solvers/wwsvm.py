@@ -26,7 +26,10 @@ the block ``b = (alpha_ij)_{j != y_i}`` solves exactly
 it exactly (Wang & Scott 2021, supplement Lemma A.9: ``b = clip_C(v - gamma)``
 with ``gamma = sum(b)``, the root of a monotone piecewise-linear equation found by
 sweeping sorted breakpoints, :func:`solve_subproblem`; only the largest entries of
-``v`` are selected and sorted, enough to make the root exact); ``method="iterative"``
+``v`` are selected and sorted, enough to make the root exact; the epochs first try
+Newton steps on the root equation from the block's current sum, accepted only when
+the root is exact for its own active pattern, which late in a run it nearly always
+is); ``method="iterative"``
 is the Shark-style baseline (clipped Newton steps on the most violating
 coordinate, :func:`solve_subproblem_iterative`).
 
