@@ -18,8 +18,10 @@ Everything here is ``numba.njit(cache=True)`` and works on plain arrays:
   (``indptr``, ``indices``, ``data``; 32- or 64-bit indices).
 - :func:`hinge_and_counts`, :func:`free_pairs`, :func:`step_to_w`: the certificate
   and the pieces of the free-block (restricted Newton) acceleration;
-  :func:`hinge_and_counts_sparse` and :func:`weights_sparse` the certificate's
-  pieces on a CSR matrix, one row at a time (no ``n x k`` temporary).
+  :func:`hinge_and_counts_sparse`, :func:`hinge_sparse` (:func:`hinge_scores` its dense
+  counterpart) and :func:`weights_sparse`
+  the certificate's pieces on a CSR matrix, one row at a time (no ``n x k``
+  temporary).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ __all__ = [
     "free_pairs",
     "hinge_and_counts",
     "hinge_and_counts_sparse",
+    "hinge_scores",
+    "hinge_sparse",
     "iterative_block",
     "select_top",
     "shuffle",
@@ -502,6 +506,48 @@ def hinge_and_counts_sparse(indptr, indices, data, y, W, A, C):  # pragma: no co
             elif a >= C:
                 n_c += 1
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
+@njit(cache=True)
+def hinge_scores(S, y):  # pragma: no cover - compiled
+    # sum_i sum_{j != y_i} max(0, 1 - (s_{i y_i} - s_ij)) for the scores S = X W.
+    n, k = S.shape
+    hinge = 0.0
+    for i in range(n):
+        yi = y[i]
+        sy = S[i, yi]
+        for j in range(k):
+            if j != yi:
+                h = 1.0 - (sy - S[i, j])
+                if h > 0.0:
+                    hinge += h
+    return hinge
+
+
+@njit(cache=True)
+def hinge_sparse(indptr, indices, data, y, W):  # pragma: no cover - compiled
+    # sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i) for a CSR matrix and
+    # W (d x k), one row's scores at a time.
+    n = indptr.shape[0] - 1
+    k = W.shape[1]
+    s = np.empty(k)
+    hinge = 0.0
+    for i in range(n):
+        for j in range(k):
+            s[j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            xv = data[p]
+            for j in range(k):
+                s[j] += W[c, j] * xv
+        yi = y[i]
+        sy = s[yi]
+        for j in range(k):
+            if j != yi:
+                h = 1.0 - (sy - s[j])
+                if h > 0.0:
+                    hinge += h
+    return hinge
 
 
 @njit(cache=True)

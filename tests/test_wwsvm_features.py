@@ -213,3 +213,8 @@ def test_sparse_certificate_pieces_equal_dense(index_dtype):
     assert sparse[2] == dense[2]
     assert sparse[0] == pytest.approx(wwsvm.primal_objective(Wd, X, y, C), rel=1e-12)
     assert sparse[1] == pytest.approx(wwsvm.dual_objective(alpha, X, y, C), rel=1e-12)
+    # the averaged-W candidate's primal (any W is an upper bound) is evaluated exactly
+    W2 = Wd + np.random.default_rng(1).normal(scale=0.3, size=Wd.shape)
+    for Xm, W2t in ((Xs, np.ascontiguousarray(W2).T), (X, np.ascontiguousarray(W2.T))):
+        assert wwsvm._primal_at(W2t, Xm, y, C) == pytest.approx(
+            wwsvm.primal_objective(W2, X, y, C), rel=1e-12)
