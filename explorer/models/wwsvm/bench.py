@@ -284,7 +284,7 @@ def _text(quick: bool, progress) -> BenchTable:
         progress(f"Debian sections {X.shape}, nnz={X.nnz}, "
                  f"{int(np.sum(np.diff(X.indptr) == 0))} all-zero rows")
         _sparse_rows(table, "Debian sections", X, y, Xt, yt, (0.1, 1.0, 10.0), progress,
-                     max_iter=4000)
+                     max_iter=8000)
     else:
         table.notes.append("Debian-sections rows skipped (quick run or file not found; set "
                            "DUALSCOPE_DEBIAN_TRAIN).")
