@@ -218,3 +218,30 @@ def test_sparse_certificate_pieces_equal_dense(index_dtype):
     for Xm, W2t in ((Xs, np.ascontiguousarray(W2).T), (X, np.ascontiguousarray(W2.T))):
         assert wwsvm._primal_at(W2t, Xm, y, C) == pytest.approx(
             wwsvm.primal_objective(W2, X, y, C), rel=1e-12)
+
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_reported_w_is_the_best_certified_candidate(sparse):
+    # every recorded W (the best of W(alpha) and the averaged W so far) is no worse
+    # than the current W(alpha), its primal is the recorded one, and each recorded
+    # pair brackets cvxpy's optimum
+    X, y = _instance(60, n=150, d=12, k=4, density=0.4)
+    Xm = sp.csr_matrix(X) if sparse else X
+    C = 3.0
+    r = ref.solve(Xm, y, C)
+    seen = []
+
+    def cb(it):
+        seen.append((it.primal, it.iterate["W"].copy(), it.iterate["alpha"].copy()))
+
+    res = wwsvm.solve(Xm, y, C, tol=1e-8, max_iter=20_000, accelerate=False, callback=cb)
+    assert res.converged and len(seen) >= 10
+    tol = 1e-6 * abs(r.value)
+    for primal, W, alpha in seen:
+        p_w = wwsvm.primal_objective(W, X, y, C)
+        assert p_w == pytest.approx(primal, rel=1e-9)
+        p_alpha = wwsvm.primal_objective(wwsvm.weights_from_dual(alpha, X, y), X, y, C)
+        assert p_w <= p_alpha * (1 + 1e-9)
+        assert p_w >= r.value - tol
+        assert wwsvm.dual_objective(alpha, X, y, C) <= r.value + tol
