@@ -7,14 +7,21 @@ Everything here is ``numba.njit(cache=True)`` and works on plain arrays:
   are selected and sorted, enlarging the selection until the root ``gamma`` of the
   restricted equation is at least every unselected entry (then it is the root of the
   full equation, exactly). :func:`walrus_block_fullsort` is the textbook full-sort
-  version, kept for the tests.
+  version, kept for the tests. :func:`walrus_block_warm` first tries a few Newton
+  steps on the same root equation from a guess (the epochs pass the block's current
+  sum, usually the root itself late in a run) and accepts a root only when it is
+  exact for its own active pattern; otherwise it calls :func:`walrus_block`.
 - :func:`iterative_block`: the Shark-style baseline (clipped Newton steps on the
   most violating coordinate).
 - :func:`epoch`: one pass of dual block coordinate descent over the samples;
   :func:`epoch_sparse` the same pass over the non-zeros of a CSR matrix
   (``indptr``, ``indices``, ``data``; 32- or 64-bit indices).
 - :func:`hinge_and_counts`, :func:`free_pairs`, :func:`step_to_w`: the certificate
-  and the pieces of the free-block (restricted Newton) acceleration.
+  and the pieces of the free-block (restricted Newton) acceleration;
+  :func:`hinge_and_counts_sparse`, :func:`hinge_sparse` (:func:`hinge_scores` its dense
+  counterpart) and :func:`weights_sparse`
+  the certificate's pieces on a CSR matrix, one row at a time (no ``n x k``
+  temporary).
 """
 
 from __future__ import annotations
@@ -29,18 +36,25 @@ __all__ = [
     "epoch_sparse",
     "free_pairs",
     "hinge_and_counts",
+    "hinge_and_counts_sparse",
+    "hinge_scores",
+    "hinge_sparse",
     "iterative_block",
     "select_top",
     "shuffle",
     "step_to_w",
     "walrus_block",
     "walrus_block_fullsort",
+    "walrus_block_warm",
+    "weights_sparse",
 ]
 
 #: Blocks with at most this many positive entries are sorted outright.
 _SORT_ALL = 48
 #: First selection size of the partial selection (grown x4 until exact).
 _FIRST_TOP = 16
+#: Newton passes of :func:`walrus_block_warm` before the exact selection.
+_WARM_STEPS = 3
 
 
 @njit(cache=True)
@@ -204,6 +218,39 @@ def walrus_block(v, C, out, work):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def walrus_block_warm(v, C, out, work, gamma0):  # pragma: no cover - compiled
+    # The same minimiser, the root gamma of gamma = phi(gamma) = sum_j clip(v_j - gamma,
+    # 0, C) searched first by Newton steps from gamma0: on the linear piece of phi
+    # holding g (n_u entries at C, the n_f free ones summing to s_f) the equation's
+    # solution is g' = (n_u C + s_f) / (1 + n_f). When g' = g, g solves the equation
+    # with phi evaluated at g itself, so it is the root (phi - id is strictly
+    # decreasing). Late in a run the block's current sum is that root and one pass
+    # of O(m) decides it; after _WARM_STEPS passes without it, the exact selection
+    # of :func:`walrus_block` runs.
+    m = v.shape[0]
+    g = gamma0 if gamma0 > 0.0 else 0.0
+    for _ in range(_WARM_STEPS):
+        n_f = 0
+        s_f = 0.0
+        n_u = 0
+        for j in range(m):
+            t = v[j] - g
+            if t >= C:
+                n_u += 1
+            elif t > 0.0:
+                n_f += 1
+                s_f += v[j]
+        g_new = (n_u * C + s_f) / (1.0 + n_f)
+        if g_new == g:
+            for j in range(m):
+                bj = v[j] - g
+                out[j] = 0.0 if bj < 0.0 else (C if bj > C else bj)
+            return g
+        g = g_new
+    return walrus_block(v, C, out, work)
+
+
+@njit(cache=True)
 def iterative_block(v, C, b, eps, max_steps):  # pragma: no cover - compiled
     # Shark-style: repeatedly take a clipped Newton step (Hessian diagonal 2)
     # on the coordinate with the largest KKT violation of the gradient
@@ -284,7 +331,7 @@ def epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps, max_steps, skip, wait, s
         for t in range(m):
             v[t] = (1.0 - (wy - (wx[cls[t]] + sq * b[t]))) / sq
         if exact:
-            walrus_block(v, C, bnew, work)
+            walrus_block_warm(v, C, bnew, work, tot)
         else:
             for t in range(m):
                 bnew[t] = b[t]
@@ -369,7 +416,7 @@ def epoch_sparse(indptr, indices, data, y, sqn, W, A, order, C, exact, inner_eps
         for t in range(m):
             v[t] = (1.0 - (wy - (wx[cls[t]] + sq * b[t]))) / sq
         if exact:
-            walrus_block(v, C, bnew, work)
+            walrus_block_warm(v, C, bnew, work, tot)
         else:
             for t in range(m):
                 bnew[t] = b[t]
@@ -424,6 +471,105 @@ def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
             elif a >= C:
                 n_c += 1
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
+@njit(cache=True)
+def hinge_and_counts_sparse(indptr, indices, data, y, W, A, C):  # pragma: no cover
+    # :func:`hinge_and_counts` with the scores of row i computed from the CSR
+    # matrix and W (d x k) on the fly, so no n x k score matrix is allocated.
+    n, k = A.shape
+    s = np.empty(k)
+    hinge = 0.0
+    asum = 0.0
+    n_zero = 0
+    n_c = 0
+    for i in range(n):
+        for j in range(k):
+            s[j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            xv = data[p]
+            for j in range(k):
+                s[j] += W[c, j] * xv
+        yi = y[i]
+        sy = s[yi]
+        for j in range(k):
+            if j == yi:
+                continue
+            h = 1.0 - (sy - s[j])
+            if h > 0.0:
+                hinge += h
+            a = A[i, j]
+            asum += a
+            if a <= 0.0:
+                n_zero += 1
+            elif a >= C:
+                n_c += 1
+    return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
+@njit(cache=True)
+def hinge_scores(S, y):  # pragma: no cover - compiled
+    # sum_i sum_{j != y_i} max(0, 1 - (s_{i y_i} - s_ij)) for the scores S = X W.
+    n, k = S.shape
+    hinge = 0.0
+    for i in range(n):
+        yi = y[i]
+        sy = S[i, yi]
+        for j in range(k):
+            if j != yi:
+                h = 1.0 - (sy - S[i, j])
+                if h > 0.0:
+                    hinge += h
+    return hinge
+
+
+@njit(cache=True)
+def hinge_sparse(indptr, indices, data, y, W):  # pragma: no cover - compiled
+    # sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i) for a CSR matrix and
+    # W (d x k), one row's scores at a time.
+    n = indptr.shape[0] - 1
+    k = W.shape[1]
+    s = np.empty(k)
+    hinge = 0.0
+    for i in range(n):
+        for j in range(k):
+            s[j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            xv = data[p]
+            for j in range(k):
+                s[j] += W[c, j] * xv
+        yi = y[i]
+        sy = s[yi]
+        for j in range(k):
+            if j != yi:
+                h = 1.0 - (sy - s[j])
+                if h > 0.0:
+                    hinge += h
+    return hinge
+
+
+@njit(cache=True)
+def weights_sparse(indptr, indices, data, y, A, W):  # pragma: no cover - compiled
+    # W (d x k, overwritten) = W(alpha) = sum_i x_i ([j == y_i] sum_t alpha_it
+    # - [j != y_i] alpha_ij) from a CSR matrix, one row at a time.
+    n, k = A.shape
+    W[:, :] = 0.0
+    for i in range(n):
+        yi = y[i]
+        tot = 0.0
+        for j in range(k):
+            if j != yi:
+                tot += A[i, j]
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            xv = data[p]
+            for j in range(k):
+                if j == yi:
+                    W[c, j] += tot * xv
+                else:
+                    W[c, j] -= A[i, j] * xv
 
 
 @njit(cache=True, inline="always")

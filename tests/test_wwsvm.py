@@ -68,6 +68,29 @@ def test_walrus_subproblem_matches_bisection(seed, kind, C):
         assert np.all(b == 0.0)
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("C", CS)
+def test_warm_started_root_equals_the_exact_one(seed, kind, C):
+    # walrus_block_warm (the epochs' solver) gives the full-sort minimiser from any
+    # guess: the root itself (one Newton pass), nearby, 0, far above, or a guess
+    # from which the Newton passes fail and the exact selection runs
+    from solvers import _wwsvm_kernels as K
+
+    rng = np.random.default_rng(seed)
+    v = _random_v(rng, kind)
+    ref_b = np.empty_like(v)
+    K.walrus_block_fullsort(v, C, ref_b, np.empty_like(v))
+    root = ref_b.sum()
+    tol = 1e-10 * max(1.0, np.abs(v).max())
+    for guess in (root, root * (1 + 1e-3), root + 0.3 * C, 0.0, 10 * np.abs(v).sum() + C,
+                  float(rng.uniform(0, 2 * root + 1))):
+        out = np.full_like(v, np.nan)
+        g = K.walrus_block_warm(v, C, out, np.empty_like(v), guess)
+        np.testing.assert_allclose(out, ref_b, rtol=0, atol=tol)
+        assert g == pytest.approx(root, abs=tol * v.size)
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("C", [0.05, 1.0, 30.0])

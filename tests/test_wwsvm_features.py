@@ -187,3 +187,61 @@ def test_sparse_certificate_valid_at_every_iterate(seed):
         assert wwsvm.dual_objective(alpha, X, y, 2.0) <= r.value + tol
         assert wwsvm.primal_objective(W, X, y, 2.0) >= r.value - tol
     assert s.primal == pytest.approx(r.value, rel=1e-5)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sparse_certificate_pieces_equal_dense(index_dtype):
+    # the row-by-row sparse W(alpha) and certificate (no n x k scores) equal the
+    # dense products on random feasible alpha, zero rows included
+    X, y = _instance(40, n=60, d=15, k=5, zero_rows=4)
+    n, k, C = X.shape[0], 5, 0.8
+    Xs = sp.csr_matrix(X)
+    Xs.indices = Xs.indices.astype(index_dtype)
+    Xs.indptr = Xs.indptr.astype(index_dtype)
+    rng = np.random.default_rng(0)
+    alpha = rng.uniform(0.0, C, (n, k)) * (rng.random((n, k)) < 0.6)
+    alpha[rng.random((n, k)) < 0.2] = C
+    alpha[np.arange(n), y] = 0.0
+    Wd = wwsvm.weights_from_dual(alpha, X, y)
+    np.testing.assert_allclose(wwsvm.weights_from_dual(alpha, Xs, y), Wd, rtol=0, atol=1e-12)
+    Wt = np.ascontiguousarray(Wd).T  # the sparse layout: view of a C-ordered d x k array
+    dense = wwsvm._certificate(np.ascontiguousarray(Wd.T), alpha, X, y, C)
+    sparse = wwsvm._certificate(Wt, alpha, Xs, y, C)
+    assert sparse[3] is None
+    assert sparse[0] == pytest.approx(dense[0], rel=1e-12)
+    assert sparse[1] == pytest.approx(dense[1], rel=1e-12, abs=1e-12)
+    assert sparse[2] == dense[2]
+    assert sparse[0] == pytest.approx(wwsvm.primal_objective(Wd, X, y, C), rel=1e-12)
+    assert sparse[1] == pytest.approx(wwsvm.dual_objective(alpha, X, y, C), rel=1e-12)
+    # the averaged-W candidate's primal (any W is an upper bound) is evaluated exactly
+    W2 = Wd + np.random.default_rng(1).normal(scale=0.3, size=Wd.shape)
+    for Xm, W2t in ((Xs, np.ascontiguousarray(W2).T), (X, np.ascontiguousarray(W2.T))):
+        assert wwsvm._primal_at(W2t, Xm, y, C) == pytest.approx(
+            wwsvm.primal_objective(W2, X, y, C), rel=1e-12)
+
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_reported_w_is_the_best_certified_candidate(sparse):
+    # every recorded W (the best of W(alpha) and the averaged W so far) is no worse
+    # than the current W(alpha), its primal is the recorded one, and each recorded
+    # pair brackets cvxpy's optimum
+    X, y = _instance(60, n=150, d=12, k=4, density=0.4)
+    Xm = sp.csr_matrix(X) if sparse else X
+    C = 3.0
+    r = ref.solve(Xm, y, C)
+    seen = []
+
+    def cb(it):
+        seen.append((it.primal, it.iterate["W"].copy(), it.iterate["alpha"].copy()))
+
+    res = wwsvm.solve(Xm, y, C, tol=1e-8, max_iter=20_000, accelerate=False, callback=cb)
+    assert res.converged and len(seen) >= 10
+    tol = 1e-6 * abs(r.value)
+    for primal, W, alpha in seen:
+        p_w = wwsvm.primal_objective(W, X, y, C)
+        assert p_w == pytest.approx(primal, rel=1e-9)
+        p_alpha = wwsvm.primal_objective(wwsvm.weights_from_dual(alpha, X, y), X, y, C)
+        assert p_w <= p_alpha * (1 + 1e-9)
+        assert p_w >= r.value - tol
+        assert wwsvm.dual_objective(alpha, X, y, C) <= r.value + tol
