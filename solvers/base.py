@@ -57,6 +57,7 @@ __all__ = [
     "NumericalError",
     "Result",
     "compile_seconds",
+    "handover",
     "relative_gap",
 ]
 
@@ -161,7 +162,33 @@ def certified_row(primal: float, dual: float) -> tuple[float, float]:  # pragma:
     return dual, max(primal - dual, 0.0)
 
 
+class _Handover:
+    """An array a solver gives to its result (see :func:`handover`)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+
+def handover(a: np.ndarray) -> Any:
+    """Give ``a`` to a result without a copy.
+
+    A result freezes a read-only copy of every array it is given, so that nothing the
+    caller still holds can change it. A solver that allocated ``a`` itself (it owns its
+    memory) and never touches it again passes ``handover(a)`` instead: the result then
+    makes ``a`` read-only in place, which saves one copy of its largest array (WW-SVM's
+    ``n x k`` dual). Anything else (a view, a non-array) is still copied.
+    """
+    return _Handover(a)
+
+
 def _frozen_array(a: Any) -> np.ndarray:
+    if isinstance(a, _Handover):
+        a = a.array
+        if isinstance(a, np.ndarray) and a.base is None and a.flags.owndata:
+            a.setflags(write=False)
+            return a
     arr = np.array(a, copy=True)
     arr.setflags(write=False)
     return arr
@@ -325,7 +352,7 @@ class Result:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
+            if isinstance(value, (np.ndarray, _Handover)):
                 object.__setattr__(self, f.name, _frozen_array(value))
             elif isinstance(value, list) and value and isinstance(value[0], np.ndarray):
                 object.__setattr__(self, f.name, tuple(_frozen_array(v) for v in value))

@@ -90,7 +90,7 @@ import scipy.sparse as sp
 
 from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
-from .base import IncompatibleWarmStart, Monitor, Result
+from .base import IncompatibleWarmStart, Monitor, Result, handover
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .validation import (
     check_array,
@@ -738,7 +738,8 @@ def _result(mon: Any, method: str, v: Mapping[str, Any], W_aug: np.ndarray, bias
             n_accel_steps: int) -> WWSVMResult:
     """The :class:`WWSVMResult` of a finished run: the monitor's certificate and history,
     ``W_aug`` (d [+ 1] x k, the bias row last when ``bias``) split into W and the
-    intercept, and the solve's validated parameters ``v``."""
+    intercept, and the solve's validated parameters ``v``. ``alpha`` is handed over
+    (:func:`~solvers.base.handover`): the caller must not use it afterwards."""
     W, intercept = _split_bias(np.ascontiguousarray(W_aug), bias)
     fields = mon.result_fields()
     return WWSVMResult(
@@ -749,7 +750,7 @@ def _result(mon: Any, method: str, v: Mapping[str, Any], W_aug: np.ndarray, bias
                                         "intercept_scaling")},
         W=W,
         intercept=intercept,
-        alpha=alpha,
+        alpha=handover(alpha),
         gap_ratio=fields["gap"] / first_gap,
         classes=classes,
         n_classes=int(classes.size),

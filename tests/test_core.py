@@ -227,6 +227,46 @@ def test_result_is_frozen_and_serialises():
     json.dumps(r.to_dict())
 
 
+def test_handover_freezes_an_owned_array_in_place_and_copies_the_rest():
+    from dataclasses import dataclass
+
+    from solvers.base import handover
+
+    @dataclass(frozen=True, eq=False, kw_only=True)
+    class R(Result):
+        a: np.ndarray
+        b: np.ndarray
+        c: np.ndarray
+
+    h = History(iteration=[1], time=[0.0], primal=[1.0], dual=[1.0], gap=[0.0])
+    owned, base, plain = np.arange(6.0).reshape(2, 3).copy(), np.arange(8.0), np.ones(3)
+    r = R(primal=1.0, dual=1.0, gap=0.0, n_iter=1, converged=True, time=0.0, history=h,
+          method="x", a=handover(owned), b=handover(base[2:5]), c=plain)
+    # handed over: the same memory, now read-only
+    assert r.a is owned and not owned.flags.writeable
+    with pytest.raises(ValueError):
+        r.a[0, 0] = 1.0
+    # a view (its base may still be written) and a plain array are copied
+    for got, src in ((r.b, base), (r.c, plain)):
+        assert not np.shares_memory(got, src) and not got.flags.writeable
+    base[2] = 99.0
+    plain[0] = 5.0
+    np.testing.assert_array_equal(r.b, [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(r.c, [1.0, 1.0, 1.0])
+
+
+def test_wwsvm_result_alpha_is_read_only_and_warm_starts():
+    from solvers import wwsvm
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 3, 60)
+    r = wwsvm.solve(X, y, 1.0, tol=1e-8)
+    assert not r.alpha.flags.writeable
+    warm = wwsvm.solve(X, y, 1.0, tol=1e-8, init=r)
+    assert warm.converged and abs(warm.primal - r.primal) <= 1e-6 * abs(r.primal)
+    assert not np.shares_memory(warm.alpha, r.alpha)
+
+
 # ----------------------------------------------------------------- validation
 
 
