@@ -473,6 +473,19 @@ def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
 
 
+@njit(cache=True, inline="always")
+def _row_scores_sparse(indptr, indices, data, W, i, s):  # pragma: no cover - compiled
+    # s (k) <- x_i^T W for row i of a CSR matrix and W (d x k)
+    k = s.shape[0]
+    for j in range(k):
+        s[j] = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        c = indices[p]
+        xv = data[p]
+        for j in range(k):
+            s[j] += W[c, j] * xv
+
+
 @njit(cache=True)
 def hinge_and_counts_sparse(indptr, indices, data, y, W, A, C):  # pragma: no cover
     # :func:`hinge_and_counts` with the scores of row i computed from the CSR
@@ -484,13 +497,7 @@ def hinge_and_counts_sparse(indptr, indices, data, y, W, A, C):  # pragma: no co
     n_zero = 0
     n_c = 0
     for i in range(n):
-        for j in range(k):
-            s[j] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            c = indices[p]
-            xv = data[p]
-            for j in range(k):
-                s[j] += W[c, j] * xv
+        _row_scores_sparse(indptr, indices, data, W, i, s)
         yi = y[i]
         sy = s[yi]
         for j in range(k):
@@ -533,13 +540,7 @@ def hinge_sparse(indptr, indices, data, y, W):  # pragma: no cover - compiled
     s = np.empty(k)
     hinge = 0.0
     for i in range(n):
-        for j in range(k):
-            s[j] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            c = indices[p]
-            xv = data[p]
-            for j in range(k):
-                s[j] += W[c, j] * xv
+        _row_scores_sparse(indptr, indices, data, W, i, s)
         yi = y[i]
         sy = s[yi]
         for j in range(k):
