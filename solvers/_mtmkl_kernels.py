@@ -56,6 +56,18 @@ __all__ = [
 ]
 
 
+@njit(cache=True, inline="always")
+def _box_step(a_old, grad, qii, C):  # pragma: no cover - compiled
+    # the coordinate step of (E.3)-(E.4): the exact maximiser a_old + grad / qii of the
+    # dual along coordinate i, clipped to the box [0, C] (every epoch takes it)
+    a_new = a_old + grad / qii
+    if a_new < 0.0:
+        return 0.0
+    if a_new > C:
+        return C
+    return a_new
+
+
 @njit(cache=True)
 def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no cover
     n, d = X.shape
@@ -70,11 +82,7 @@ def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no 
             fi = 0.0
             for k in range(d):
                 fi += Wsum[t, k] * X[i, k]
-            a_new = a_old + (1.0 - y[i] * fi) / qii
-            if a_new < 0.0:
-                a_new = 0.0
-            elif a_new > C:
-                a_new = C
+            a_new = _box_step(a_old, 1.0 - y[i] * fi, qii, C)
         else:
             a_new = C
         delta = a_new - a_old
@@ -100,11 +108,7 @@ def _epoch_kernel(Kt, y, f, alpha, order, C):  # pragma: no cover
         qii = Kt[i, i]
         a_old = alpha[i]
         if qii > 0.0:
-            a_new = a_old + (1.0 - y[i] * f[i]) / qii
-            if a_new < 0.0:
-                a_new = 0.0
-            elif a_new > C:
-                a_new = C
+            a_new = _box_step(a_old, 1.0 - y[i] * f[i], qii, C)
         else:
             a_new = C
         delta = a_new - a_old
@@ -225,11 +229,7 @@ def _epoch_factored(X, y, tau, sqn, indptr, cols, vals, wcol, qdiag, V, alpha, o
                     for j in range(d):
                         acc += V[r, j] * X[i, j]
                     fi += coef * acc
-            a_new = a_old + (1.0 - y[i] * fi) / qii
-            if a_new < 0.0:
-                a_new = 0.0
-            elif a_new > C:
-                a_new = C
+            a_new = _box_step(a_old, 1.0 - y[i] * fi, qii, C)
         else:
             a_new = C
         delta = a_new - a_old
