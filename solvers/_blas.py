@@ -33,10 +33,16 @@ THREADS: int | None = 1
 
 @cache
 def _controller():
+    """The thread pools the policy limits. A controller knows the libraries loaded when it
+    is made, so SciPy's BLAS/LAPACK is loaded first: besides NumPy's, SciPy ships its own
+    OpenBLAS, which ``scipy.linalg`` and the compiled kernels' linear algebra (numba
+    calls SciPy's BLAS and LAPACK) use, and which is often loaded only during the first
+    solve."""
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - optional, speed only
         return None
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS/LAPACK)
     return ThreadpoolController()
 
 
