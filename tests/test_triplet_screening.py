@@ -1845,6 +1845,58 @@ def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dy
         assert kind in spheres  # and the other dynamic rounds
 
 
+@pytest.mark.parametrize(("screening", "diagonal"), [
+    (None, False), (("rrpb",), False), (("rrpb", "pgb"), False), (("rrpb", "gb"), True)])
+def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, diagonal):
+    """With an active set the iterations between two refreshes run in one compiled call
+    (:func:`.burst.run_working_steps`); the path, a solve stopped by ``max_iter`` between
+    refreshes (its warning and the refresh at ``max_iter``) and a converged solve are
+    those of the Python steps bit for bit: iterates, certificates, history, stop reasons
+    and work counters, and the profile's parts stay filled. The compiled call does run
+    (counted), and not with a callback, whose iterations stay in Python."""
+    from solvers.triplet_screening import burst, loops
+    from solvers.triplet_screening.state import SCREEN_EVERY
+
+    X, y = _data(6, n=40, d=4)
+    prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
+    lam = ts.lambda_max(X, y, k=4, diagonal=diagonal) * 0.03
+    calls = []
+    real = burst.run_working_steps
+
+    def counted(run, eng, n):
+        calls.append(n)
+        return real(run, eng, n)
+
+    monkeypatch.setattr(loops, "run_working_steps", counted)
+    every = SCREEN_EVERY
+    kw = dict(triplets=prob, active_set=True, screening=screening, diagonal=diagonal,
+              backoff=False)
+    out = {}
+    for enabled in (False, True):
+        monkeypatch.setattr(burst, "ENABLED", enabled)
+        p = ts.path(X, y, tol=1e-9, n_lambdas=10, ratio=0.8, **kw)
+        with pytest.warns(ConvergenceWarning):
+            short = ts.solve(X, y, lam, tol=1e-14, max_iter=23, **kw)
+        full = ts.solve(X, y, lam, tol=1e-9, max_iter=20_000, **kw)
+        out[enabled] = (p, short, full)
+        assert (len(calls) > 0) == enabled
+        if enabled:
+            assert max(calls) == every - 1 and full.profile["pair_forms"] > 0
+            assert full.profile["eig"] > 0 and full.profile["loss_pass"] > 0
+        calls.clear()
+    (p0, s0, f0), (p1, s1, f1) = out[False], out[True]
+    for u, v in zip(p0.Ms, p1.Ms, strict=True):
+        np.testing.assert_array_equal(u, v)
+    for name in ("lambdas", "gap", "primal", "dual", "n_iter", "triplet_visits"):
+        np.testing.assert_array_equal(getattr(p0, name), getattr(p1, name))
+    _same_trace(s0, s1)
+    _same_trace(f0, f1)
+    assert s1.stop_reason == "max_iter" and s1.n_iter == 23
+    assert f1.stop_reason == "converged" and f1.n_iter >= 2 * every
+    ts.solve(X, y, lam, tol=1e-6, callback=lambda state: None, **kw)
+    assert not calls
+
+
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
 def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     """An iterate outside a screening sphere needs the screened triplets for its full
@@ -1937,7 +1989,7 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     from solvers import _jitcache
     from solvers.triplet_screening import burst
 
-    for kernel in (burst._pgd_burst, burst._dual_burst):
+    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps):
         loc = kernel._cache._impl._locator
         assert getattr(type(loc), "_dualscope", False)
         assert loc.get_source_stamp()[1] == _jitcache.sources_hash()

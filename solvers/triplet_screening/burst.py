@@ -140,6 +140,55 @@ def _round_due(adaptive, gap_r, lam, last_r, done, every):  # pragma: no cover -
     return done % every == 0
 
 
+@njit(cache=True, inline="always")
+def _gll_step(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
+              sigma, max_halvings):  # pragma: no cover - compiled
+    # The step of PGD.step from the iterate x (reduced objective P, gradient G) with the
+    # GLL window hist[:nh]: halve the step until the projected trial point passes the
+    # non-monotone test, evaluate it over the triplets (la, lb), then the paper's BB
+    # step. Returns (x_new, P_new, G_new, A_new, sum alpha, sum alpha^2 (without
+    # L-hat), the next step, evaluations, cycles of eig, forms, loss). A non-finite
+    # P_new is the caller's to report (its step is then the halved one, as in PGD).
+    ref = hist[0]
+    for k in range(1, nh):
+        ref = max(ref, hist[k])
+    scale = 1e-12 * max(1.0, abs(P))
+    n_evals = 0
+    c_eig = 0
+    c_forms = 0
+    c_loss = 0
+    for _ in range(max_halvings):
+        c0 = _cycles()
+        x_new = _pm(x - step * G)[0]
+        c_eig += _cycles() - c0
+        loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
+            src, x_new, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
+        c_forms += cf
+        c_loss += cl
+        P_new = _reduced_primal(loss, lam, mm, gamma, nL, mh)
+        n_evals += 1
+        dec, sy, yy, ss = step_products(x, x_new, G, G_new)
+        if accepts(P_new, ref, sigma, dec, scale):
+            break
+        step *= 0.5
+    if np.isfinite(P_new):
+        step = bb_step(sy, yy, ss, step)
+    return x_new, P_new, G_new, A_new, s1, s2, step, n_evals, c_eig, c_forms, c_loss
+
+
+@njit(cache=True, inline="always")
+def _push_window(hist, nh, P):  # pragma: no cover - compiled
+    # PGD's window (a deque of hist.shape[0] values) after appending P; returns its length
+    mem = hist.shape[0]
+    if nh < mem:
+        hist[nh] = P
+        return nh + 1
+    for k in range(mem - 1):
+        hist[k] = hist[k + 1]
+    hist[mem - 1] = P
+    return nh
+
+
 @njit(cache=True)
 def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
                hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
@@ -168,7 +217,6 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
     got_M = False
     got_D = False
     D = best[1]
-    mem = hist.shape[0]
     reason = MAXED
     while it <= it_max:
         # _Run.can_pay: could a screening round pay at this iteration?
@@ -179,38 +227,19 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
                 dgb_radius(gap_r, lam) <= FUSED_SHRINK * last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
-        # the step of PGD.step
-        ref = hist[0]
-        for k in range(1, nh):
-            ref = max(ref, hist[k])
-        scale = 1e-12 * max(1.0, abs(P))
-        for _ in range(max_halvings):
-            c0 = _cycles()
-            x_new = _pm(x - step * G)[0]
-            c_eig += _cycles() - c0
-            loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-                src, x_new, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
-            c_forms += cf
-            c_loss += cl
-            P_new = _reduced_primal(loss, lam, mm, gamma, nL, mh)
-            n_evals += 1
-            dec, sy, yy, ss = step_products(x, x_new, G, G_new)
-            if accepts(P_new, ref, sigma, dec, scale):
-                break
-            step *= 0.5
+        x_new, P_new, G_new, A_new, s1, s2, step, ne, ce, cf, cl = _gll_step(
+            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
+            sigma, max_halvings)
+        n_evals += ne
+        c_eig += ce
+        c_forms += cf
+        c_loss += cl
         n_steps += 1
         if not np.isfinite(P_new):
             reason = NONFINITE
             break
-        step = bb_step(sy, yy, ss, step)
         x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
-        if nh < mem:
-            hist[nh] = P
-            nh += 1
-        else:
-            for k in range(mem - 1):
-                hist[k] = hist[k + 1]
-            hist[mem - 1] = P
+        nh = _push_window(hist, nh, P)
         # the certificate of _certify and _record
         c0 = _cycles()
         ap2 = _plus_sq(A)
@@ -236,6 +265,81 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
             break
     return (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D,
             got_M, got_D, c_eig, c_forms, c_loss)
+
+
+@njit(cache=True)
+def _working_steps(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum,
+                   a2, step, hist, nh, sigma, max_halvings,
+                   n_steps):  # pragma: no cover - compiled
+    # The active set's iterations between two refreshes: n_steps steps of PGD.step on
+    # the working set (la, lb), nothing certified (the Python loop certifies at the
+    # refresh). State in and out as in _pgd_burst. Returns (steps taken, evaluations,
+    # x, P, G, A, asum, a2 (L-hat included), step, nh, finite?, cycles of eig, forms,
+    # loss); a non-finite objective ends the run with that step counted.
+    n_evals = 0
+    c_eig = 0
+    c_forms = 0
+    c_loss = 0
+    done = 0
+    finite = True
+    while done < n_steps:
+        x_new, P_new, G_new, A_new, s1, s2, step, ne, ce, cf, cl = _gll_step(
+            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
+            sigma, max_halvings)
+        n_evals += ne
+        c_eig += ce
+        c_forms += cf
+        c_loss += cl
+        done += 1
+        if not np.isfinite(P_new):
+            finite = False
+            break
+        x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
+        nh = _push_window(hist, nh, P)
+    return (done, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
+            c_loss)
+
+
+def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
+    """Whether the active set's iterations between refreshes may run in
+    :func:`run_working_steps`: no callback and the sphere rule (the linear rule's
+    halfspace needs the last step's projection) and no work budget."""
+    return (ENABLED and opts.callback is None and opts.rule == "sphere"
+            and mon.budget is None)
+
+
+def run_working_steps(run: _Run, eng: PGD, n_steps: int) -> None:
+    """Take ``n_steps`` iterations of ``eng`` on the active set's working set
+    (``run.work``) in one compiled call (:func:`_working_steps`): the same iterates, step
+    sizes and window as as many :meth:`PGD.step` calls, bit for bit (tested), and the
+    run's counters and profile as their evaluations leave them. Raises the engine's
+    error on a non-finite objective."""
+    sub = run.work
+    hist, nh0 = eng.window()
+    ev = eng.ev
+    x = np.ascontiguousarray(eng.x, dtype=float)
+    G0, A0 = np.ascontiguousarray(ev.G, dtype=float), np.ascontiguousarray(ev.A, dtype=float)
+    tt, c0 = time.thread_time(), _cycles_now()
+    out = _working_steps(sub.forms.src, sub.pairs.size, sub.la, sub.lb, sub.blocks,
+                         run.gamma, run.hinge, run.HL, run.lam, float(run.nL), x,
+                         float(ev.P), G0, A0, float(ev.asum), float(ev.a2),
+                         float(eng.step_size), hist, nh0, eng.sigma, eng.max_halvings,
+                         int(n_steps))
+    tt, span = time.thread_time() - tt, max(_cycles_now() - c0, 1)
+    done, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms, c_loss = out
+    taken = int(done) if finite else int(done) - 1  # the failed step moves nothing
+    eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
+                        a2=float(a2)), step, hist, nh, taken, n_evals)
+    n = sub.idx.size
+    run.visits += n * int(n_evals)
+    run.loss_visits += n * int(n_evals)
+    run.n_evals += int(n_evals)
+    for key, c in zip(("eig", "pair_forms", "loss_pass"), (c_eig, c_forms, c_loss),
+                      strict=True):
+        run.prof[key] += tt * min(c / span, 1.0)
+    if not finite:
+        eng.k += 1
+        raise nonfinite(eng.k, eng.step_size)
 
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:

@@ -21,6 +21,8 @@ from .burst import (
     bursts_apply,
     run_burst,
     run_dual_burst,
+    run_working_steps,
+    working_steps_apply,
 )
 from .kernels import _dual_grad, _dual_sums
 from .pairs import _diff, _Eval, kkt_alpha
@@ -229,11 +231,20 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 eng.reset(ev)
             extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
 
-    # runs of iterations where nothing else happens go to the compiled loop (burst.py)
+    # runs of iterations where nothing else happens go to the compiled loop (burst.py);
+    # with an active set, the iterations between two refreshes
     use_burst = bursts_apply(run, opts, mon)
+    steps_fast = aset and working_steps_apply(opts, mon)
     it = 0
     while it < opts.max_iter:
         it += 1
+        if steps_fast:
+            # iterations it, ..., last - 1 take their step and nothing else (no refresh,
+            # no certificate, no round); iteration last (a refresh) goes on below
+            last = min(-(-it // opts.screen_every) * opts.screen_every, opts.max_iter)
+            if last > it:
+                run_working_steps(run, eng, last - it)
+                it = last
         if use_burst:
             reason, nxt, gap_r, D = run_burst(run, eng, mon, opts, it, gap_r, fused,
                                               bool(kinds))
