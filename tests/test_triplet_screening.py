@@ -515,6 +515,61 @@ def test_active_set_and_screening_reach_the_same_optimum(rule):
         assert r.converged and r.primal == pytest.approx(base.primal, rel=1e-8)
         assert np.all(np.diff(r.history.iteration) % ts.SCREEN_EVERY == 0)
         assert r.primal >= r.dual
+        assert r.params["refresh"] == "every10"
+
+
+def _cheap_refresh(monkeypatch):
+    """Make every early refresh pay (the cost model's refresh free), so that
+    ``refresh="converged"`` refreshes whenever the working set is solved."""
+    from solvers.triplet_screening import state
+
+    monkeypatch.setattr(state, "REFRESH_OVERHEAD", 0.0)
+    monkeypatch.setattr(state, "WORKSET_WEIGHT", 0.0)
+
+
+@pytest.mark.parametrize(("seed", "diagonal", "screening"), [
+    (0, False, None), (1, False, ("rrpb", "pgb")), (2, True, None), (3, False, ("gb",))])
+def test_active_set_refresh_on_convergence_certifies_the_same_optimum(monkeypatch, seed,
+                                                                      diagonal, screening):
+    """``refresh="converged"`` refreshes (and certifies) as soon as the working set's own
+    gap meets tol: it reaches the optimum of the Weinberger schedule and of the plain
+    solve (cvxpy-checked elsewhere) within the certified bounds, its gap is a true
+    bound, it refreshes between the scheduled ones (history rows off the multiples of
+    10) and needs fewer iterations; along a path too. With the cost model's default
+    weights a refresh on these small problems never pays: the schedule is then
+    Weinberger's, bit for bit."""
+    X, y = _data(60 + seed, n=40)
+    prob = ts.TripletProblem(X, y, k=5, diagonal=diagonal)
+    lam = 0.01 * prob.lambda_max()
+    kw = dict(triplets=prob, diagonal=diagonal, screening=screening, active_set=True,
+              backoff=False, tol=1e-9)
+    plain = ts.solve(X, y, lam, triplets=prob, diagonal=diagonal, screening=None, tol=1e-11)
+    every = ts.solve(X, y, lam, **kw)
+    same = ts.solve(X, y, lam, refresh="converged", **kw)
+    _same_trace(every, same)                           # the refresh cannot pay here
+    _cheap_refresh(monkeypatch)
+    conv = ts.solve(X, y, lam, refresh="converged", **kw)
+    assert conv.params["refresh"] == "converged" and conv.converged
+    assert np.any(conv.history.iteration % ts.SCREEN_EVERY != 0)   # refreshed early
+    assert conv.n_iter < every.n_iter
+    for r in (every, conv):
+        assert plain.primal - 1e-10 * abs(plain.primal) <= r.primal
+        assert r.dual <= plain.primal + 1e-10 * abs(plain.primal)
+        assert r.gap <= 1e-9 * max(1.0, abs(r.primal))
+        assert np.linalg.norm(r.M - plain.M) <= r.radius + plain.radius + 1e-9
+    pe = ts.path(X, y, n_lambdas=8, ratio=0.7, **kw)
+    pc = ts.path(X, y, n_lambdas=8, ratio=0.7, refresh="converged", **kw)
+    assert pc.params["refresh"] == "converged" and np.all(pc.converged)
+    assert np.sum(pc.n_iter) < np.sum(pe.n_iter)
+    np.testing.assert_allclose(pc.primal, pe.primal, rtol=1e-8)
+
+
+def test_refresh_is_validated():
+    X, y = _data(7, n=20)
+    with pytest.raises(ValueError, match="refresh"):
+        ts.solve(X, y, 1.0, active_set=True, refresh="always")
+    with pytest.raises(ValueError, match="refresh"):
+        ts.path(X, y, n_lambdas=3, active_set=True, refresh=10)
 
 
 @pytest.mark.parametrize("diagonal", [False, True])
@@ -1845,15 +1900,21 @@ def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dy
         assert kind in spheres  # and the other dynamic rounds
 
 
-@pytest.mark.parametrize(("screening", "diagonal"), [
-    (None, False), (("rrpb",), False), (("rrpb", "pgb"), False), (("rrpb", "gb"), True)])
-def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, diagonal):
+@pytest.mark.parametrize(("screening", "diagonal", "refresh"), [
+    (None, False, "every10"), (("rrpb",), False, "every10"),
+    (("rrpb", "pgb"), False, "every10"), (("rrpb", "gb"), True, "every10"),
+    (None, False, "converged"), (("rrpb", "pgb"), False, "converged"),
+    (None, True, "converged")])
+def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, diagonal,
+                                                        refresh):
     """With an active set the iterations between two refreshes run in one compiled call
     (:func:`.burst.run_working_steps`); the path, a solve stopped by ``max_iter`` between
     refreshes (its warning and the refresh at ``max_iter``) and a converged solve are
     those of the Python steps bit for bit: iterates, certificates, history, stop reasons
     and work counters, and the profile's parts stay filled. The compiled call does run
-    (counted), and not with a callback, whose iterations stay in Python."""
+    (counted), and not with a callback, whose iterations stay in Python. With
+    ``refresh="converged"`` (every early refresh paying) the compiled call's own
+    convergence test ends it where the Python loop's does."""
     from solvers.triplet_screening import burst, loops
     from solvers.triplet_screening.state import SCREEN_EVERY
 
@@ -1863,14 +1924,16 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
     calls = []
     real = burst.run_working_steps
 
-    def counted(run, eng, n):
+    def counted(run, eng, n, tol, n_test):
         calls.append(n)
-        return real(run, eng, n)
+        return real(run, eng, n, tol, n_test)
 
     monkeypatch.setattr(loops, "run_working_steps", counted)
     every = SCREEN_EVERY
     kw = dict(triplets=prob, active_set=True, screening=screening, diagonal=diagonal,
-              backoff=False)
+              backoff=False, refresh=refresh)
+    if refresh == "converged":
+        _cheap_refresh(monkeypatch)
     out = {}
     for enabled in (False, True):
         monkeypatch.setattr(burst, "ENABLED", enabled)
@@ -1881,7 +1944,7 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
         out[enabled] = (p, short, full)
         assert (len(calls) > 0) == enabled
         if enabled:
-            assert max(calls) == every - 1 and full.profile["pair_forms"] > 0
+            assert max(calls) == every and full.profile["pair_forms"] > 0
             assert full.profile["eig"] > 0 and full.profile["loss_pass"] > 0
         calls.clear()
     (p0, s0, f0), (p1, s1, f1) = out[False], out[True]
@@ -1892,7 +1955,9 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
     _same_trace(s0, s1)
     _same_trace(f0, f1)
     assert s1.stop_reason == "max_iter" and s1.n_iter == 23
-    assert f1.stop_reason == "converged" and f1.n_iter >= 2 * every
+    assert f1.stop_reason == "converged" and f1.history.iteration.size >= 3  # 2 refreshes
+    early = np.any(f1.history.iteration % every != 0) or np.any(p1.n_iter % every != 0)
+    assert early == (refresh == "converged")
     ts.solve(X, y, lam, tol=1e-6, callback=lambda state: None, **kw)
     assert not calls
 

@@ -269,19 +269,24 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
 
 @njit(cache=True)
 def _working_steps(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum,
-                   a2, step, hist, nh, sigma, max_halvings,
-                   n_steps):  # pragma: no cover - compiled
-    # The active set's iterations between two refreshes: n_steps steps of PGD.step on
-    # the working set (la, lb), nothing certified (the Python loop certifies at the
-    # refresh). State in and out as in _pgd_burst. Returns (steps taken, evaluations,
-    # x, P, G, A, asum, a2 (L-hat included), step, nh, finite?, cycles of eig, forms,
-    # loss); a non-finite objective ends the run with that step counted.
+                   a2, step, hist, nh, sigma, max_halvings, n_steps, tol,
+                   n_test):  # pragma: no cover - compiled
+    # The active set's iterations up to its next refresh: at most n_steps steps of
+    # PGD.step on the working set (la, lb), nothing certified (the Python loop certifies
+    # at the refresh). With tol >= 0 each of the first n_test steps but the last is
+    # followed by the working set's own test (_Run.work_converged: its reduced gap at the
+    # KKT dual point, relative, <= tol), which ends the run early. State in and out as
+    # in _pgd_burst.
+    # Returns (steps taken, converged?, evaluations, x, P, G, A, asum, a2 (L-hat
+    # included), step, nh, finite?, cycles of eig, forms, loss); a non-finite objective
+    # ends the run with that step counted.
     n_evals = 0
     c_eig = 0
     c_forms = 0
     c_loss = 0
     done = 0
     finite = True
+    conv = False
     while done < n_steps:
         x_new, P_new, G_new, A_new, s1, s2, step, ne, ce, cf, cl = _gll_step(
             src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
@@ -296,7 +301,14 @@ def _working_steps(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G
             break
         x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
         nh = _push_window(hist, nh, P)
-    return (done, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
+        if tol >= 0.0 and done < n_steps and done <= n_test:
+            c0 = _cycles()
+            D = dual_value(asum, a2, _plus_sq(A), gamma, lam)
+            c_eig += _cycles() - c0
+            if relative_gap(max(P - D, 0.0), P) <= tol:
+                conv = True
+                break
+    return (done, conv, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
             c_loss)
 
 
@@ -308,12 +320,16 @@ def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
             and mon.budget is None)
 
 
-def run_working_steps(run: _Run, eng: PGD, n_steps: int) -> None:
-    """Take ``n_steps`` iterations of ``eng`` on the active set's working set
-    (``run.work``) in one compiled call (:func:`_working_steps`): the same iterates, step
-    sizes and window as as many :meth:`PGD.step` calls, bit for bit (tested), and the
-    run's counters and profile as their evaluations leave them. Raises the engine's
-    error on a non-finite objective."""
+def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
+                      n_test: int) -> tuple[int, bool]:
+    """Take up to ``n_steps`` iterations of ``eng`` on the active set's working set
+    (``run.work``) in one compiled call (:func:`_working_steps`), ending early after one
+    of the first ``n_test`` steps (not the last) where the working set's own gap meets
+    ``tol`` (:meth:`._Run.work_converged`; ``tol < 0``: no test): the same iterates, step sizes
+    and window as as many :meth:`PGD.step` calls and tests, bit for bit (tested), and
+    the run's counters and profile as their evaluations leave them. Returns ``(steps
+    taken, ended by the test)``; raises the engine's error on a non-finite
+    objective."""
     sub = run.work
     hist, nh0 = eng.window()
     ev = eng.ev
@@ -324,9 +340,10 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int) -> None:
                          run.gamma, run.hinge, run.HL, run.lam, float(run.nL), x,
                          float(ev.P), G0, A0, float(ev.asum), float(ev.a2),
                          float(eng.step_size), hist, nh0, eng.sigma, eng.max_halvings,
-                         int(n_steps))
+                         int(n_steps), float(tol), int(n_test))
     tt, span = time.thread_time() - tt, max(_cycles_now() - c0, 1)
-    done, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms, c_loss = out
+    (done, conv, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
+     c_loss) = out
     taken = int(done) if finite else int(done) - 1  # the failed step moves nothing
     eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
                         a2=float(a2)), step, hist, nh, taken, n_evals)
@@ -340,6 +357,7 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int) -> None:
     if not finite:
         eng.k += 1
         raise nonfinite(eng.k, eng.step_size)
+    return int(done), bool(conv)
 
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:

@@ -63,7 +63,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     fields = mon.result_fields()
     run.finish_dynamic(int(fields["n_iter"]))
     if ps is not None and run.backoff:
-        ps.account(run.n_evals)
+        ps.account(run.n_evals, run.n_refresh if run.active_set else 0)
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
     data = prob.data
     if opts.want_alpha:
@@ -87,6 +87,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
                 "diagonal": prob.diagonal, "active_set": opts.active_set,
+                "refresh": "converged" if opts.confirm else "every10",
                 "method": opts.method, "backoff": opts.backoff,
                 "evaluation": opts.evaluation,
                 "dynamic": "adaptive" if opts.adaptive else "every10", "tol": opts.tol,
@@ -234,18 +235,27 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     # runs of iterations where nothing else happens go to the compiled loop (burst.py);
     # with an active set, the iterations between two refreshes
     use_burst = bursts_apply(run, opts, mon)
+    # the active set: steps since its last refresh, and the working set's own test
     steps_fast = aset and working_steps_apply(opts, mon)
+    confirm = aset and opts.confirm
+    since = 0
     it = 0
     while it < opts.max_iter:
         it += 1
+        conv = False
         if steps_fast:
-            # iterations it, ..., last - 1 take their step and nothing else (no refresh,
-            # no certificate, no round); iteration last (a refresh) goes on below
-            last = min(-(-it // opts.screen_every) * opts.screen_every, opts.max_iter)
-            if last > it:
-                run_working_steps(run, eng, last - it)
-                it = last
-        if use_burst:
+            # the steps up to the next refresh in one compiled call, which ends early
+            # when the working set's own test passes (the refresh then comes now)
+            n = min(opts.screen_every - since, opts.max_iter - it + 1)
+            n_test = run.early_refresh_steps(opts.screen_every) - since if confirm else 0
+            done, conv = run_working_steps(run, eng, n, opts.tol if confirm else -1.0,
+                                           n_test)
+            it += done - 1
+            since += done
+            M, ev = eng.x, eng.ev
+            can_pay = run.dynamic_on and run.can_pay(it)
+            Aneg = None
+        elif use_burst:
             reason, nxt, gap_r, D = run_burst(run, eng, mon, opts, it, gap_r, fused,
                                               bool(kinds))
             M = eng.x
@@ -267,21 +277,27 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                     dynamic_round(it, M, ev, gap_r, D, None, exact)
                 continue
             # ARM: a fused round may be armed at iteration `it`: the loop below runs it
-        pays = run.can_pay(it)
-        can_pay = run.dynamic_on and pays  # the other spheres' rounds, under their back-off
-        if fused and pays:  # fused rounds: their own pay test (arm_fused, the commit)
-            run.arm_fused(M, gap_r, it)
-        n_fused = run.fused_rounds
-        M = eng.step()
-        ev = eng.ev
-        if run.fused_rounds != n_fused:
-            eng.reset(ev)  # the reduced objective changed (its value at M did not)
-            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
-        Aneg = sph.halfspace_from(*eng.aux) if opts.rule == "linear" else None
-        refresh_now = it % opts.screen_every == 0 or it == opts.max_iter
+        if not steps_fast:
+            pays = run.can_pay(it)
+            can_pay = run.dynamic_on and pays  # the other spheres' rounds, under their back-off
+            if fused and pays:  # fused rounds: their own pay test (arm_fused, the commit)
+                run.arm_fused(M, gap_r, it)
+            n_fused = run.fused_rounds
+            M = eng.step()
+            ev = eng.ev
+            if run.fused_rounds != n_fused:
+                eng.reset(ev)  # the reduced objective changed (its value at M did not)
+                extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+            Aneg = sph.halfspace_from(*eng.aux) if opts.rule == "linear" else None
+            since += 1
         if aset:
-            if not refresh_now:
+            due = since >= opts.screen_every or it == opts.max_iter
+            if confirm and not (due or steps_fast) and \
+                    since <= run.early_refresh_steps(opts.screen_every):
+                conv = run.work_converged(ev, opts.tol)
+            if not (due or conv):
                 continue
+            since = 0
             ev = run.evaluate(M, run.unscr, margins=True)
             if run.full_primal(M, ev.P)[0] > run.best_P:
                 # The working set hid triplets whose loss grew (the reduced objective

@@ -128,6 +128,18 @@ RETEST = True
 #: ``theta``.
 CAND_SHARE = 0.1
 THETA_SAMPLE = 4096
+#: Cost of building the active set's working set (:func:`.kernels._work_set`, a pass
+#: over the remaining triplets at each refresh) in loss-pass visits per triplet: 2.9 ns
+#: against 1.3 ns a visit on digits (PCA 16, k = 10; 1,936 refreshes over 179,700
+#: triplets, 1.0 G loss-pass visits).
+WORKSET_WEIGHT = 2.0
+#: Cost of a refresh beyond its passes (the certificate, the history row, the working
+#: set's arrays and the Python around them) in loss-pass visits: about 150 us a
+#: refresh on digits (PCA 16, k = 10) with RRPB.
+REFRESH_OVERHEAD = 100_000
+#: Cost of the Gram route's products over the points (:class:`.pairs._Forms`, BLAS) in
+#: loss-pass visits per multiply-add: 24 us for 2 x 460,000 on digits (PCA 16).
+GRAM_WEIGHT = 0.02
 #: Cost of a re-test in loss-pass visits per candidate looked at and per triplet
 #: re-tested (a gather of two pair forms and the rule).
 CAND_WEIGHT = 0.5
@@ -187,7 +199,7 @@ class PathScreen:
         # cost accounting (reported by the path) and the back-off state
         self.visited = 0
         self._last_cost = 0.0
-        self._evals = 0                   # evaluations of the last solve
+        self._evals: float = 0            # passes of the last solve (:meth:`account`)
         self._probe: _Sub | None = None   # the sample the share is estimated on
         self._n_acc = 0
         self.advanced = False
@@ -393,7 +405,7 @@ class PathScreen:
         gain, cost = self.gain(1.0), PATH_PAY_MARGIN * self.pass_cost(1.0)
         if gain < cost:
             return (f"path screening skipped at this lambda: at most {gain:,.0f} triplet "
-                    f"visits of loss passes and pair forms to save ({evals} evaluation(s) "
+                    f"visits of loss passes and pair forms to save ({evals:.3g} evaluation(s) "
                     f"at the last lambda) against about {cost:,.0f} for the pass (its cost "
                     f"x {PATH_PAY_MARGIN:g})")
         if n_t <= PROBE_MIN:
@@ -410,13 +422,24 @@ class PathScreen:
             return None
         return (f"path screening skipped at this lambda: about {gain:,.0f} triplet visits "
                 f"of loss passes and pair forms to save ({share:.0%} of a sample of "
-                f"{SAMPLE:,} triplets screened, {evals} evaluation(s) at the last lambda) "
+                f"{SAMPLE:,} triplets screened, {evals:.3g} evaluation(s) at the last lambda) "
                 f"against about {cost:,.0f} for the pass (its cost x {PATH_PAY_MARGIN:g})")
 
-    def account(self, n_evals: int) -> None:
-        """After each lambda: the evaluations its solve ran (what :meth:`skip`
-        predicts with) and whether :meth:`advance` screened at it."""
-        self._evals = int(n_evals)
+    def account(self, n_evals: int, n_refresh: int = 0) -> None:
+        """After each lambda: what its solve ran, as the number of passes over all the
+        remaining triplets that :meth:`skip` predicts with, and whether :meth:`advance`
+        screened at it. Without an active set that is its ``n_evals`` evaluations. With
+        one, ``n_refresh`` of them were refreshes (a loss pass over the remaining
+        triplets, and the working set built from them: ``1 + WORKSET_WEIGHT`` passes);
+        the others went over the working set, which a screened triplet would have been
+        in if it was screened into L-hat (positive loss): they count as the L-hat share
+        of the triplets screened at this lambda."""
+        if n_refresh:
+            share_L = self.nL / max(self.nL + self.nR, 1)
+            self._evals = (n_refresh * (1.0 + WORKSET_WEIGHT)
+                           + (n_evals - n_refresh) * share_L)
+        else:
+            self._evals = n_evals
         if self.advanced:
             self.advanced = False
             self._n_acc += 1

@@ -112,6 +112,7 @@ def path(
     compare: Any = (),
     diagonal: bool = False,
     active_set: bool = False,
+    refresh: str = PARAMS.default("refresh"),
     method: str = "auto",
     dynamic: str = PARAMS.default("dynamic"),
     backoff: bool = True,
@@ -137,7 +138,7 @@ def path(
 
     Parameters
     ----------
-    X, y, triplets, k, loss, gamma, diagonal, active_set, method, dynamic, backoff,
+    X, y, triplets, k, loss, gamma, diagonal, active_set, refresh, method, dynamic, backoff,
     evaluation, tol, max_iter
         As in :func:`solve`.
     ratio : float in (0, 1)
@@ -236,7 +237,8 @@ def path(
                  backoff=check_bool(backoff, "backoff"),
                  adaptive=check_choice(dynamic, "dynamic", PARAMS["dynamic"].choices)
                  == "adaptive",
-                 evaluation=PARAMS["evaluation"].validate(evaluation))
+                 evaluation=PARAMS["evaluation"].validate(evaluation),
+                 confirm=PARAMS["refresh"].validate(refresh) == "converged")
     # RRPB with the sphere rule screens with state carried along the path: one fused pass
     # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
     ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening,
@@ -341,7 +343,8 @@ def path(
                 "grid": "geometric" if grid is None else "given",
                 "screening": "+".join(kinds) or "none", "rule": rule,
                 "range_screening": range_screening, "diagonal": prob.diagonal,
-                "active_set": active_set, "method": method, "dynamic": dynamic,
+                "active_set": active_set, "refresh": PARAMS["refresh"].validate(refresh),
+                "method": method, "dynamic": dynamic,
                 "evaluation": opts.evaluation, "warm_start": warm_start, "tol": tol,
                 "max_iter": max_iter, "n_triplets": prob.n_triplets},
     )

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..base import relative_gap
 from . import spheres as sph
 from .kernels import (
     _apply_codes,
@@ -20,7 +21,15 @@ from .kernels import (
     _sphere_rule,
 )
 from .pairs import BLOCK_ROW, _Eval, _Sub, kkt_alpha
-from .pathscreen import PAIR_WEIGHT, PAY_MARGIN, PathScreen, visits_saved
+from .pathscreen import (
+    GRAM_WEIGHT,
+    PAIR_WEIGHT,
+    PAY_MARGIN,
+    REFRESH_OVERHEAD,
+    WORKSET_WEIGHT,
+    PathScreen,
+    visits_saved,
+)
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
@@ -147,6 +156,7 @@ class _Run:
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
         self.loss_visits = 0
         self.n_evals = 0
+        self.n_refresh = 0
         #: seconds per part: loss passes over the remaining triplets, per-pair forms and
         #: weighted sums, d x d eigendecompositions, screening (rules, status updates,
         #: compaction, the screened-triplet check)
@@ -220,6 +230,7 @@ class _Run:
         self.visits += sub.idx.size
         self.loss_visits += sub.idx.size
         self.n_evals += 1
+        self.n_refresh += bool(margins)  # the active set's refreshes ask for margins
         pc = time.thread_time
         n = sub.idx.size
         mout = np.empty(n if margins else 0)
@@ -299,6 +310,32 @@ class _Run:
         ap2 = sph.pos_sq_norm(ev.A)
         self.prof["eig"] += time.thread_time() - t0
         return sph.dual_value(ev.asum, ev.a2, ap2, self.gamma, self.lam)
+
+    def early_refresh_steps(self, every: int) -> int:
+        """The most steps since the last refresh after which an early refresh (the working
+        set solved, :meth:`work_converged`) still pays: it replaces the steps left to the
+        scheduled one (``every``), so it runs while they would cost at least the refresh
+        (a loss pass over the remaining triplets and the working set built from them,
+        ``WORKSET_WEIGHT`` visits a triplet, and ``REFRESH_OVERHEAD``). A step costs a
+        loss pass over the working set, its pair forms and sums (``PAIR_WEIGHT`` a pair
+        and dimension, twice) and the route's products over the points (``GRAM_WEIGHT`` a
+        multiply-add, ``2 n d^2`` on the Gram route); counts, not clocks."""
+        unscr, work = self.unscr, self.work
+        refresh = unscr.pass_visits + WORKSET_WEIGHT * unscr.idx.size + REFRESH_OVERHEAD
+        d = self.data.d
+        step = work.pass_visits + 2.0 * PAIR_WEIGHT * d * work.pairs.size
+        if work.forms.mode == "gram":
+            step += 2.0 * GRAM_WEIGHT * self.data.n * d * d
+        return every - math.ceil(refresh / max(step, 1.0))
+
+    def work_converged(self, ev: _Eval, tol: float) -> bool:
+        """Whether the active set's working set (with the folded L-hat) is solved to
+        ``tol`` at ``ev``'s iterate: its reduced gap ``ev.P - D`` at the KKT dual point,
+        relative to ``ev.P`` as every stopping rule takes it (one eigendecomposition,
+        timed as one). When the working set holds every remaining triplet with positive
+        loss there, this is the full certificate's test."""
+        D = self.dual_value(ev)
+        return bool(relative_gap(max(ev.P - D, 0.0), ev.P) <= tol)
 
     def extra(self, M: np.ndarray) -> float:
         """``P(M) - P~(M)`` over the screened triplets (>= 0)."""
@@ -685,5 +722,8 @@ class _Opts:
     adaptive: bool = True
     #: the loss pass over all triplets (PARAMS "evaluation": "triplets" or "sorted")
     evaluation: str = "triplets"
+    #: active set: also refresh (and certify) when the working set is solved (PARAMS
+    #: "refresh" == "converged"; :func:`.loops._pgd_loop`)
+    confirm: bool = False
     #: shared along a path: whether dynamic screening paid on the previous lambdas
     dynamic: dict = field(default_factory=dict)

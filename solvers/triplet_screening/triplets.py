@@ -39,6 +39,11 @@ PARAMS = ParamSpecs(
     ParamSpec("rule", "sphere", "screening rule", choices=("sphere", "linear", "sdls")),
     ParamSpec("diagonal", False, "diagonal metric"),
     ParamSpec("active_set", False, "active-set heuristic (baseline)"),
+    ParamSpec("refresh", "every10", "active set: when its working set is refreshed and the "
+              "solve certified: 'every10' (every 10 iterations, Weinberger et al.'s schedule "
+              "as the paper uses it) or 'converged' (also as soon as the working set's own "
+              "problem meets tol, when that refresh costs less than the steps it saves)",
+              choices=("every10", "converged")),
     ParamSpec("method", "auto", "optimiser (auto: pgd for the smoothed hinge, dual for the "
               "hinge)", choices=("auto", "pgd", "dual")),
     ParamSpec("dynamic", "adaptive", "schedule of dynamic screening rounds: 'adaptive' "

@@ -93,6 +93,7 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
            screening: str = _specs().default("screening"), rule: str = _specs().default("rule"),
            diagonal: bool = _specs().default("diagonal"),
            active_set: bool = _specs().default("active_set"),
+           refresh: str = _specs().default("refresh"),
            method: str = _specs().default("method"),
            dynamic: str = _specs().default("dynamic"),
            backoff: bool = _specs().default("backoff"),
@@ -103,7 +104,8 @@ def _solve(problem: Problem, *, tol: float, max_iter: int, init=None, callback=N
     lam = _lam(prob, lam_rel)
     return ts.solve(problem.data["X"], problem.data["y"], lam, triplets=prob, loss=loss,
                     gamma=gamma, screening=None if screening == "none" else screening,
-                    rule=rule, diagonal=diagonal, active_set=active_set, method=method,
+                    rule=rule, diagonal=diagonal, active_set=active_set, refresh=refresh,
+                    method=method,
                     dynamic=dynamic, backoff=backoff, evaluation=evaluation, tol=tol,
                     max_iter=max_iter, init=init,
                     callback=callback)
@@ -166,6 +168,7 @@ ENTRY = ModelEntry(
         ui_param(_specs()["rule"]),
         ui_param(_specs()["diagonal"]),
         ui_param(_specs()["active_set"]),
+        ui_param(_specs()["refresh"]),
         ui_param(_specs()["method"]),
         ui_param(_specs()["dynamic"]),
         ui_param(_specs()["backoff"]),

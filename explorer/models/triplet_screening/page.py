@@ -299,7 +299,9 @@ def path_section(problem, res, c) -> None:
         + _STOPS.get(pr.terminated_by, pr.terminated_by) + "), "
         f"{pr.total_iterations} iterations, {stored['elapsed']:.2f} s "
         "(the per-sphere comparison included); "
-        + ("active-set method (working set refreshed every 10 iterations), "
+        + ("active-set method (working set refreshed every 10 iterations"
+           + (" and as soon as it is solved, when that pays"
+              if pr.params.get("refresh") == "converged" else "") + "), "
            if pr.params.get("active_set") else "")
         + f"ratio {ratio:g}; each λ started "
         + ("from the path extrapolated in log λ (secant)"
@@ -363,7 +365,7 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
     """``ts.path`` for the page's problem from λ_max down the ``ratio`` grid to the current
     λ exactly (:func:`ts.geometric_grid`, at most ``n_lambdas`` values), with a time budget
     (``active_set``, ``method``, ``backoff``: the sidebar's unless given; the sidebar's
-    loss pass ``evaluation``)."""
+    active-set ``refresh`` and loss pass ``evaluation``)."""
     prob, lam, lmax = _setup(problem, c)
     p = c.params
     t0 = time.perf_counter()
@@ -381,7 +383,8 @@ def _run_path(problem, c, *, ratio: float, n_lambdas: int, screening, compare=()
                  active_set=bool(p["active_set"]) if active_set is None else active_set,
                  method=p["method"] if method is None else method,
                  backoff=bool(p["backoff"]) if backoff is None else backoff,
-                 evaluation=p["evaluation"], warm_start=warm_start, tol=c.tol,
+                 refresh=p["refresh"], evaluation=p["evaluation"], warm_start=warm_start,
+                 tol=c.tol,
                  max_iter=c.max_iter, termination=termination, callback=progress)
     bar.empty()
     return pr, time.perf_counter() - t0
