@@ -1353,6 +1353,42 @@ def test_path_retest_equals_the_full_pass_on_random_paths(monkeypatch, k, diagon
     assert n_ret >= 10 and n_full >= 4   # a full pass also after re-tests (3 paths)
 
 
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_folded_L_follows_changing_counts(diagonal):
+    """The folded ``H_L`` (:meth:`PathScreen.folded_L`) after random changes of the L-hat
+    pair counts (a few pairs, many pairs, none, all back to zero) is the sum of
+    ``cnt_p F_p F_p^T`` over all pairs to rounding, the fold of all counts bit for bit
+    every ``FOLD_EVERY``-th time, and a fresh array each time."""
+    from solvers.triplet_screening import pathscreen
+    from solvers.triplet_screening.pathscreen import FOLD_EVERY, PathScreen
+
+    X, y = _data(12, n=40)
+    data = ts.TripletProblem(X, y, k=math.inf, diagonal=diagonal).data
+    ps = PathScreen(data, 0.05, 10)
+    rng = np.random.default_rng(3)
+    seen = {"few": 0, "many": 0}
+    for _ in range(40):
+        kind = rng.choice(["few", "many", "none", "zero"], p=[0.6, 0.2, 0.15, 0.05])
+        if kind == "few":
+            pick = rng.choice(data.n_pairs, size=rng.integers(1, 8), replace=False)
+            ps.cnt[pick] = np.maximum(ps.cnt[pick] + rng.integers(-3, 4, pick.size), 0)
+        elif kind == "many":
+            ps.cnt[:] = rng.integers(0, 5, data.n_pairs)
+        elif kind == "zero":
+            ps.cnt[:] = 0.0
+        ps.nL = int(ps.cnt.sum() > 0)
+        exact = data.assemble(ps.cnt) if ps.nL else data.zeros()
+        H = ps.folded_L()
+        scale = max(float(np.abs(exact).max()), 1.0)
+        np.testing.assert_allclose(H, exact, rtol=0, atol=1e-12 * scale)
+        if ps.nL and ps._folds % FOLD_EVERY == 0:
+            np.testing.assert_array_equal(H, exact)
+        if kind in seen:
+            seen[kind] += 1
+        H[...] = np.nan                      # the caller's copy: the state is untouched
+    assert min(seen.values()) > 0 and pathscreen.FOLD_EVERY > 1
+
+
 def test_active_set_path_same_with_and_without_retest(monkeypatch):
     """The active-set path with RRPB is the same, bit for bit, whether path screening
     re-tests only the candidates or runs the full pass at every lambda."""
