@@ -141,39 +141,38 @@ def _round_due(adaptive, gap_r, lam, last_r, done, every):  # pragma: no cover -
 
 
 @njit(cache=True, inline="always")
-def _gll_step(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
-              sigma, max_halvings):  # pragma: no cover - compiled
-    # The step of PGD.step from the iterate x (reduced objective P, gradient G) with the
-    # GLL window hist[:nh]: halve the step until the projected trial point passes the
-    # non-monotone test, evaluate it over the triplets (la, lb), then the paper's BB
-    # step. Returns (x_new, P_new, G_new, A_new, sum alpha, sum alpha^2 (without
-    # L-hat), the next step, evaluations, cycles of eig, forms, loss). A non-finite
-    # P_new is the caller's to report (its step is then the halved one, as in PGD).
+def _gll_step(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2,
+              step, hist, nh, sigma, max_halvings, counts):  # pragma: no cover - compiled
+    # The step of PGD.step from the iterate x (reduced objective P, gradient G, its A,
+    # sum alpha and sum alpha^2 with L-hat) with the GLL window hist[:nh]: halve the step
+    # until the projected trial point passes the non-monotone test, evaluate it over the
+    # triplets (la, lb), then the paper's BB step and the window. Returns the new state
+    # (x, P, G, A, asum, a2, step, nh) and whether P is finite; counts += (evaluations,
+    # cycles of eig, forms, loss). With a non-finite P the state is the old one but the
+    # step (the halved one, as in PGD), and the caller reports it.
     ref = hist[0]
     for k in range(1, nh):
         ref = max(ref, hist[k])
     scale = 1e-12 * max(1.0, abs(P))
-    n_evals = 0
-    c_eig = 0
-    c_forms = 0
-    c_loss = 0
     for _ in range(max_halvings):
         c0 = _cycles()
         x_new = _pm(x - step * G)[0]
-        c_eig += _cycles() - c0
+        counts[1] += _cycles() - c0
         loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
             src, x_new, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
-        c_forms += cf
-        c_loss += cl
+        counts[2] += cf
+        counts[3] += cl
         P_new = _reduced_primal(loss, lam, mm, gamma, nL, mh)
-        n_evals += 1
+        counts[0] += 1
         dec, sy, yy, ss = step_products(x, x_new, G, G_new)
         if accepts(P_new, ref, sigma, dec, scale):
             break
         step *= 0.5
-    if np.isfinite(P_new):
-        step = bb_step(sy, yy, ss, step)
-    return x_new, P_new, G_new, A_new, s1, s2, step, n_evals, c_eig, c_forms, c_loss
+    if not np.isfinite(P_new):
+        return x, P, G, A, asum, a2, step, nh, False
+    step = bb_step(sy, yy, ss, step)
+    nh = _push_window(hist, nh, P_new)
+    return x_new, P_new, G_new, A_new, s1 + nL, s2 + nL, step, nh, True
 
 
 @njit(cache=True, inline="always")
@@ -210,10 +209,7 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
     fused, dyn_on, backoff, v_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
     n_rec = 0
     n_steps = 0
-    n_evals = 0
-    c_eig = 0
-    c_forms = 0
-    c_loss = 0
+    counts = np.zeros(4)  # evaluations, cycles of eig, forms, loss (_gll_step)
     got_M = False
     got_D = False
     D = best[1]
@@ -227,23 +223,17 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
                 dgb_radius(gap_r, lam) <= FUSED_SHRINK * last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
-        x_new, P_new, G_new, A_new, s1, s2, step, ne, ce, cf, cl = _gll_step(
-            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
-            sigma, max_halvings)
-        n_evals += ne
-        c_eig += ce
-        c_forms += cf
-        c_loss += cl
+        x, P, G, A, asum, a2, step, nh, finite = _gll_step(
+            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2,
+            step, hist, nh, sigma, max_halvings, counts)
         n_steps += 1
-        if not np.isfinite(P_new):
+        if not finite:
             reason = NONFINITE
             break
-        x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
-        nh = _push_window(hist, nh, P)
         # the certificate of _certify and _record
         c0 = _cycles()
         ap2 = _plus_sq(A)
-        c_eig += _cycles() - c0
+        counts[1] += _cycles() - c0
         D = dual_value(asum, a2, ap2, gamma, lam)
         inside = n_reg == 0 or _inside_all(C, rr, cn, x.reshape(-1), n_reg)
         if not (inside and np.isfinite(D)):
@@ -263,8 +253,8 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
         if rounds and can_pay and _round_due(adaptive, gap_r, lam, last_r, it - 1, every):
             reason = ROUND
             break
-    return (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D,
-            got_M, got_D, c_eig, c_forms, c_loss)
+    return (reason, n_rec, n_steps, counts[0], x, P, G, A, asum, a2, step, nh, gap_r, D,
+            got_M, got_D, counts[1], counts[2], counts[3])
 
 
 @njit(cache=True)
@@ -280,36 +270,41 @@ def _working_steps(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G
     # Returns (steps taken, converged?, evaluations, x, P, G, A, asum, a2 (L-hat
     # included), step, nh, finite?, cycles of eig, forms, loss); a non-finite objective
     # ends the run with that step counted.
-    n_evals = 0
-    c_eig = 0
-    c_forms = 0
-    c_loss = 0
+    counts = np.zeros(4)  # evaluations, cycles of eig, forms, loss (_gll_step)
     done = 0
     finite = True
     conv = False
     while done < n_steps:
-        x_new, P_new, G_new, A_new, s1, s2, step, ne, ce, cf, cl = _gll_step(
-            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, step, hist, nh,
-            sigma, max_halvings)
-        n_evals += ne
-        c_eig += ce
-        c_forms += cf
-        c_loss += cl
+        x, P, G, A, asum, a2, step, nh, finite = _gll_step(
+            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2,
+            step, hist, nh, sigma, max_halvings, counts)
         done += 1
-        if not np.isfinite(P_new):
-            finite = False
+        if not finite:
             break
-        x, P, G, A, asum, a2 = x_new, P_new, G_new, A_new, s1 + nL, s2 + nL
-        nh = _push_window(hist, nh, P)
         if tol >= 0.0 and done < n_steps and done <= n_test:
             c0 = _cycles()
             D = dual_value(asum, a2, _plus_sq(A), gamma, lam)
-            c_eig += _cycles() - c0
+            counts[1] += _cycles() - c0
             if relative_gap(max(P - D, 0.0), P) <= tol:
                 conv = True
                 break
-    return (done, conv, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
-            c_loss)
+    return (done, conv, counts[0], x, P, G, A, asum, a2, step, nh, finite, counts[1],
+            counts[2], counts[3])
+
+
+def _hand_back(run: _Run, eng: PGD, sub, state: tuple, n_steps: int,
+               n_evals: float) -> None:
+    """After a compiled loop's ``n_steps`` steps and ``n_evals`` evaluations over ``sub``:
+    the engine as after as many :meth:`PGD.step` calls (``state = (x, P, G, A, asum, a2,
+    step, window, n)``; the loss alone is not kept: nothing reads it after the step) and
+    the run's work counters."""
+    x, P, G, A, asum, a2, step, hist, nh = state
+    eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
+                        a2=float(a2)), step, hist, nh, n_steps, int(n_evals))
+    n = sub.idx.size
+    run.visits += n * int(n_evals)
+    run.loss_visits += n * int(n_evals)
+    run.n_evals += int(n_evals)
 
 
 def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
@@ -345,12 +340,7 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
     (done, conv, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
      c_loss) = out
     taken = int(done) if finite else int(done) - 1  # the failed step moves nothing
-    eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
-                        a2=float(a2)), step, hist, nh, taken, n_evals)
-    n = sub.idx.size
-    run.visits += n * int(n_evals)
-    run.loss_visits += n * int(n_evals)
-    run.n_evals += int(n_evals)
+    _hand_back(run, eng, sub, (x, P, G, A, asum, a2, step, hist, nh), taken, n_evals)
     for key, c in zip(("eig", "pair_forms", "loss_pass"), (c_eig, c_forms, c_loss),
                       strict=True):
         run.prof[key] += tt * min(c / span, 1.0)
@@ -442,15 +432,8 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     t1, c1 = mon.elapsed(), _cycles_now()
     (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D, got_M, got_D,
      c_eig, c_forms, c_loss) = out
-    # the engine, as after as many PGD.step calls (the loss alone is not kept: nothing
-    # reads it after the step)
-    eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
-                        a2=float(a2)), step, hist, nh, n_steps, n_evals)
-    # the run: counters, profile (thread time split by the cycles of each part)
-    n = sub.idx.size
-    run.visits += n * int(n_evals)
-    run.loss_visits += n * int(n_evals)
-    run.n_evals += int(n_evals)
+    _hand_back(run, eng, sub, (x, P, G, A, asum, a2, step, hist, nh), n_steps, n_evals)
+    # the run's profile (thread time split by the cycles of each part), certificates
     reason = _bring_back(run, mon, it, int(reason), rows[:n_rec], best, best_M, best_A,
                          got_M, got_D, dual_M, (t0, c0, tt, t1, c1), (c_eig, c_forms, c_loss))
     if reason == NONFINITE:
