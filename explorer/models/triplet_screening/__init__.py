@@ -187,6 +187,7 @@ ENTRY = ModelEntry(
     # the dual method's compiled loop for a diagonal metric (the hinge's default method);
     # the loss of screened triplets outside the spheres, which CDGB without back-off
     # evaluates
-    warm_combos=({"loss": "hinge", "diagonal": True}, {"screening": "cdgb", "backoff": False}),
+    warm_combos=({"loss": "hinge", "diagonal": True}, {"screening": "cdgb", "backoff": False},
+                 {"active_set": True, "diagonal": True}),
     tiny={"n": 15, "d": 3, "classes": 3, "informative": 2, "k": 3},
 )
