@@ -447,6 +447,26 @@ def epoch_sparse(indptr, indices, data, y, sqn, W, A, order, C, exact, inner_eps
     return inner_steps, visited
 
 
+@njit(cache=True, inline="always")
+def _row_hinge_counts(s, yi, A, i, C, hinge, asum, n_zero, n_c):  # pragma: no cover
+    # Row i's share of hinge_and_counts from its scores s (k), added to the running
+    # sums and counts in the order of the whole pass (dense and sparse alike)
+    sy = s[yi]
+    for j in range(s.shape[0]):
+        if j == yi:
+            continue
+        h = 1.0 - (sy - s[j])
+        if h > 0.0:
+            hinge += h
+        a = A[i, j]
+        asum += a
+        if a <= 0.0:
+            n_zero += 1
+        elif a >= C:
+            n_c += 1
+    return hinge, asum, n_zero, n_c
+
+
 @njit(cache=True)
 def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
     # sum of the WW hinge terms from the scores S = X W, sum(alpha), and the
@@ -457,20 +477,8 @@ def hinge_and_counts(S, y, A, C):  # pragma: no cover - compiled
     n_zero = 0
     n_c = 0
     for i in range(n):
-        yi = y[i]
-        sy = S[i, yi]
-        for j in range(k):
-            if j == yi:
-                continue
-            h = 1.0 - (sy - S[i, j])
-            if h > 0.0:
-                hinge += h
-            a = A[i, j]
-            asum += a
-            if a <= 0.0:
-                n_zero += 1
-            elif a >= C:
-                n_c += 1
+        hinge, asum, n_zero, n_c = _row_hinge_counts(S[i], y[i], A, i, C, hinge, asum,
+                                                     n_zero, n_c)
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
 
 
@@ -499,20 +507,8 @@ def hinge_and_counts_sparse(indptr, indices, data, y, W, A, C):  # pragma: no co
     n_c = 0
     for i in range(n):
         _row_scores_sparse(indptr, indices, data, W, i, s)
-        yi = y[i]
-        sy = s[yi]
-        for j in range(k):
-            if j == yi:
-                continue
-            h = 1.0 - (sy - s[j])
-            if h > 0.0:
-                hinge += h
-            a = A[i, j]
-            asum += a
-            if a <= 0.0:
-                n_zero += 1
-            elif a >= C:
-                n_c += 1
+        hinge, asum, n_zero, n_c = _row_hinge_counts(s, y[i], A, i, C, hinge, asum, n_zero,
+                                                     n_c)
     return hinge, asum, n_zero, n * (k - 1) - n_zero - n_c, n_c
 
 
