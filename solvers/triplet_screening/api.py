@@ -208,7 +208,7 @@ def solve(
     opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
                  max_iter=max_iter, callback=callback, backoff=backoff,
                  adaptive=v["dynamic"] == "adaptive", evaluation=v["evaluation"],
-                 confirm=v["refresh"] == "converged")
+                 refresh=v["refresh"])
     with single_threaded_blas():
         res, _ = _run_solve(prob, lam, M0, opts, ref, step0, carry=carry, alpha0=alpha0)
     return res

@@ -87,7 +87,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
                 "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
                 "diagonal": prob.diagonal, "active_set": opts.active_set,
-                "refresh": "converged" if opts.confirm else "every10",
+                "refresh": opts.refresh,
                 "method": opts.method, "backoff": opts.backoff,
                 "evaluation": opts.evaluation,
                 "dynamic": "adaptive" if opts.adaptive else "every10", "tol": opts.tol,
@@ -161,8 +161,13 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
     Runs of iterations with no screening event in between go to one compiled call
     (:mod:`.burst`, same iterates bit for bit) when the solve allows it
-    (:func:`.burst.bursts_apply`). Returns the best certified iterate (lowest full
-    primal seen) and the last step.
+    (:func:`.burst.bursts_apply`). With an active set, the working set is refreshed
+    and the iterate certified every ``screen_every`` steps, and with
+    ``refresh="converged"`` also after a step where the working set's own problem meets
+    ``tol`` while that pays (:meth:`._Run.work_converged`,
+    :meth:`._Run.early_refresh_steps`); the steps in between go to one compiled call
+    (:func:`.burst.run_working_steps`) when :func:`.burst.working_steps_apply`. Returns
+    the best certified iterate (lowest full primal seen) and the last step.
     """
     lam = run.lam
     cb = opts.callback is not None
@@ -237,7 +242,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     use_burst = bursts_apply(run, opts, mon)
     # the active set: steps since its last refresh, and the working set's own test
     steps_fast = aset and working_steps_apply(opts, mon)
-    confirm = aset and opts.confirm
+    confirm = aset and opts.refresh == "converged"
     since = 0
     it = 0
     while it < opts.max_iter:

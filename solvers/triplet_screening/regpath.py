@@ -238,7 +238,7 @@ def path(
                  adaptive=check_choice(dynamic, "dynamic", PARAMS["dynamic"].choices)
                  == "adaptive",
                  evaluation=PARAMS["evaluation"].validate(evaluation),
-                 confirm=PARAMS["refresh"].validate(refresh) == "converged")
+                 refresh=PARAMS["refresh"].validate(refresh))
     # RRPB with the sphere rule screens with state carried along the path: one fused pass
     # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
     ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening,
@@ -343,7 +343,7 @@ def path(
                 "grid": "geometric" if grid is None else "given",
                 "screening": "+".join(kinds) or "none", "rule": rule,
                 "range_screening": range_screening, "diagonal": prob.diagonal,
-                "active_set": active_set, "refresh": PARAMS["refresh"].validate(refresh),
+                "active_set": active_set, "refresh": opts.refresh,
                 "method": method, "dynamic": dynamic,
                 "evaluation": opts.evaluation, "warm_start": warm_start, "tol": tol,
                 "max_iter": max_iter, "n_triplets": prob.n_triplets},

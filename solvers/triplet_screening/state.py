@@ -722,8 +722,8 @@ class _Opts:
     adaptive: bool = True
     #: the loss pass over all triplets (PARAMS "evaluation": "triplets" or "sorted")
     evaluation: str = "triplets"
-    #: active set: also refresh (and certify) when the working set is solved (PARAMS
-    #: "refresh" == "converged"; :func:`.loops._pgd_loop`)
-    confirm: bool = False
+    #: the active set's refresh schedule (PARAMS "refresh": "every10" or "converged",
+    #: also when the working set is solved; :func:`.loops._pgd_loop`)
+    refresh: str = "every10"
     #: shared along a path: whether dynamic screening paid on the previous lambdas
     dynamic: dict = field(default_factory=dict)
