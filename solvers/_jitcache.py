@@ -11,15 +11,41 @@ of every ``.py`` file under ``solvers/`` (but the cvxpy references) added to the
 numba checks, so an edit anywhere in the solvers compiles anew, and unchanged sources
 keep their cache.
 
+**Symbols unique across processes.** numba names a compiled function's machine code
+by its qualified name, its argument types and a *per-process counter*
+(``FunctionIdentity._unique_ids``, the ``v<uid>`` ABI tag), and gives the callee copies
+linked into a caller ``linkonce_odr`` linkage: the JIT linker keeps the first
+definition of a name loaded into a process and resolves every later one to it. Closures
+made by one factory share a qualified name (numba's ``np.sort`` and ``np.argsort`` are
+both ``make_quicksort_impl.<locals>.run_quicksort1`` on a float array), so two cache
+entries written by *different* processes (a warm-up and a test run, or forked sweep
+workers, whose counters start equal) can define one symbol name with two bodies, and a
+process that loads both runs the first-loaded body in the other kernel too: the Walrus
+block's sort became the triplet rule's argsort (wrong blocks), or the reverse (indices
+read from floats: a segmentation fault). This is numba issue #10486, open in the numba
+this project uses. :func:`install` replaces the counter by 63-bit random numbers drawn
+from the operating system on every call (a forked child draws its own), so names from
+different processes no longer meet, and adds the uid scheme to the cache stamp, so an
+entry written by a process with sequential uids is never loaded by one with random
+uids. A process that had compiled numba code before :func:`install` ran (its earlier
+functions carry sequential uids that a kernel of ours could link in) keeps its kernels
+in a private cache folder of its own instead of the shared one.
+
 This relies on numba's list of cache locator classes (``CacheImpl._locator_classes``,
-whose locators numba documents for ``NUMBA_CACHE_LOCATOR_CLASSES``); if a numba
-release changes it, :func:`install` does nothing and numba's own keys apply.
+whose locators numba documents for ``NUMBA_CACHE_LOCATOR_CLASSES``) and on
+``FunctionIdentity._unique_ids``; if a numba release changes either, :func:`install`
+does nothing and numba's own keys apply.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
+import os
+import secrets
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +69,67 @@ def sources_hash(root: Path = ROOT, skip: tuple[str, ...] = SKIP) -> str:
     return h.hexdigest()[:16]
 
 
+#: The uid scheme in the cache stamp (entries of different schemes never meet).
+UID_SCHEME = "uid-random-63"
+
+
+class RandomIds:
+    """An endless iterator of random 63-bit integers, drawn from ``os.urandom`` on every
+    call: numba's function uids without a counter that forked or separately started
+    processes share (see the module docstring)."""
+
+    def __iter__(self) -> RandomIds:
+        return self
+
+    def __next__(self) -> int:
+        return secrets.randbits(63)
+
+
+def _uids_before() -> int | None:
+    """How many uids numba's counter had handed out, or ``None`` when it is not numba's
+    sequential counter (already replaced, or a numba that changed it)."""
+    from numba.core.bytecode import FunctionIdentity
+
+    ids = FunctionIdentity._unique_ids
+    text = repr(ids)
+    if type(ids).__name__ != "count" or not text.startswith("count("):
+        return None
+    return int(text[len("count("):-1].split(",")[0]) - 1
+
+
+def random_uids() -> bool:
+    """Replace numba's sequential function uids by :class:`RandomIds` (idempotent).
+    Returns whether uids are random in this process."""
+    try:
+        from numba.core.bytecode import FunctionIdentity
+    except ImportError:
+        return False
+    if isinstance(FunctionIdentity._unique_ids, RandomIds):
+        return True
+    if _uids_before() is None:
+        return False
+    FunctionIdentity._unique_ids = RandomIds()
+    return True
+
+
+#: Set once by :func:`install`: numba had compiled functions (with sequential uids)
+#: before the uids were made random, or they could not be: this process's kernels then
+#: go to a private cache folder (see the module docstring).
+_private: str | None = None
+
+
+def _private_dir() -> str:
+    global _private
+    if _private is None:
+        _private = tempfile.mkdtemp(prefix=f"dualscope-numba-{os.getpid()}-")
+        atexit.register(shutil.rmtree, _private, ignore_errors=True)
+    return _private
+
+
 @functools.lru_cache(maxsize=1)
 def _stamp() -> str:
     # once per process: the sources of an imported package do not change under it
-    return sources_hash()
+    return f"{sources_hash()}-{UID_SCHEME}"
 
 
 def _inside(py_file: str, root: Path = ROOT) -> bool:
@@ -72,6 +155,10 @@ def install() -> bool:
         if getattr(cls, "_dualscope", False):
             return True
     fallbacks = tuple(classes)
+    before = _uids_before()
+    shared = random_uids() and before == 0
+    if not shared:
+        _private_dir()
 
     class SolversLocator(base):
         """numba's locator for a function of ``solvers/`` (the first that applies), with
@@ -83,9 +170,14 @@ def install() -> bool:
             self._inner = inner
 
         def ensure_cache_path(self) -> None:
-            self._inner.ensure_cache_path()
+            if _private is None:
+                self._inner.ensure_cache_path()
+            else:
+                os.makedirs(self.get_cache_path(), exist_ok=True)
 
         def get_cache_path(self) -> str:
+            if _private is not None:
+                return os.path.join(_private, Path(self._inner.get_cache_path()).name)
             return self._inner.get_cache_path()
 
         def get_source_stamp(self) -> Any:

@@ -1,0 +1,125 @@
+"""A numba cache written by several processes never serves one kernel's code to another.
+
+numba names compiled code by qualified name, argument types and a per-process uid, and
+links callee copies with ``linkonce_odr`` linkage, so the first definition of a name
+loaded into a process wins (numba issue #10486). Two processes that start from the same
+state (forked workers; a warm-up and a test run) hand out the same uids, and numba's
+``np.sort`` and ``np.argsort`` closures share a qualified name: the Walrus block (a sort)
+and the triplet rule's orthant bound (an argsort) then define one symbol with two bodies.
+These tests build exactly that cache, deterministically, and check that every kernel
+still returns what a fresh single-process cache returns, in both load orders
+(``solvers._jitcache`` makes the uids random per process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Two kernel families: the Walrus block (np.sort inside, via prox.sort_prefix) and the
+# triplet rule's orthant bounds (np.argsort inside). Each returns a JSON-able result.
+SCRIPT = r"""
+import json, os, re, sys
+import numpy as np
+
+def walrus():
+    from solvers import wwsvm
+    v = np.random.default_rng(3).normal(size=80) + 1.0   # ~ 67 positives: np.sort path
+    return wwsvm.solve_subproblem(v, 0.001).tolist()
+
+def orthant():
+    from solvers.triplet_screening import spheres
+    rng = np.random.default_rng(4)
+    S = rng.random((60, 40))
+    pa = np.arange(0, 30, dtype=np.int64)
+    pb = np.arange(30, 60, dtype=np.int64)
+    lo, hi = spheres.orthant_bounds(S, pa, pb, rng.random(40), 0.3)
+    return [lo.tolist(), hi.tolist()]
+
+KERNELS = {"walrus": walrus, "orthant": orthant}
+
+def quicksort_uid():
+    # the uid in the name of the float-array quicksort this process compiled last
+    from numba.core.registry import cpu_target
+    lib = cpu_target.target_context.codegen()
+    uids = []
+    import solvers._wwsvm_kernels as W
+    import solvers.triplet_screening.kernels as T
+    for disp in (W.walrus_block, T._orthant_bounds):
+        for cres in disp.overloads.values():
+            ir = str(cres.library._final_module)
+            uids += [int(u) for u in re.findall(r"run_quicksort1B\d+v(\d+)B", ir)]
+    return max(uids) if uids else None
+
+mode = sys.argv[1]
+if mode == "write":
+    # a parent that imported everything, then forked children: equal uid counters
+    import numba
+    import solvers, solvers._wwsvm_kernels, solvers.triplet_screening.kernels  # noqa
+    from numba.core.bytecode import FunctionIdentity
+    real = numba.config.CACHE_DIR
+
+    def child(name, pad, report):
+        pid = os.fork()
+        if pid == 0:
+            for _ in range(pad):
+                next(FunctionIdentity._unique_ids)
+            KERNELS[name]()
+            with open(report, "w") as f:
+                json.dump(quicksort_uid(), f)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        with open(report) as f:
+            return json.load(f)
+
+    tmp = sys.argv[2]
+    # dry run: where does each family's quicksort land? (then the cache is emptied:
+    # the dispatchers fixed their cache folder at import, so the dry run wrote there)
+    ua = child("walrus", 0, os.path.join(tmp, "ua"))
+    ub = child("orthant", 0, os.path.join(tmp, "ub"))
+    for dirpath, _, files in os.walk(real):
+        for f in files:
+            os.unlink(os.path.join(dirpath, f))
+    d = ub - ua
+    # sequential uids: pad the earlier one so both quicksorts get the same uid;
+    # random uids: the difference means nothing (pad nothing)
+    pad_a, pad_b = (d, 0) if 0 <= d < 10_000 else ((0, -d) if -10_000 < d < 0 else (0, 0))
+    ra = child("walrus", pad_a, os.path.join(tmp, "ra"))
+    rb = child("orthant", pad_b, os.path.join(tmp, "rb"))
+    print(json.dumps({"dry": [ua, ub], "real": [ra, rb]}))
+else:
+    out = {name: KERNELS[name]() for name in sys.argv[2:]}
+    print(json.dumps(out))
+"""
+
+
+def _run(cache: Path, *args: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", SCRIPT, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (
+        f"{args}: exit {done.returncode} (a negative code is a signal: -11 = segfault)\n"
+        f"{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(900)
+def test_forked_writers_never_share_a_symbol_with_two_bodies(tmp_path):
+    shared = tmp_path / "shared"
+    written = _run(shared, "write", str(tmp_path))
+    ra, rb = written["real"]
+    # the cached quicksorts of the two families carry different names
+    assert ra != rb, written
+    fresh = _run(tmp_path / "fresh", "read", "walrus", "orthant")
+    for order in (["orthant", "walrus"], ["walrus", "orthant"]):
+        got = _run(shared, "read", *order)
+        assert got == fresh, f"load order {order}: cached kernels differ from a fresh build"
