@@ -792,6 +792,22 @@ def _configure_bench(b: argparse.ArgumentParser) -> None:
 
 
 #: The subcommands, in help order. Append a :class:`Subcommand` to add one.
+def _configure_warmup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("models", nargs="*", metavar="MODEL", help="only these models")
+    p.add_argument("--verify", action="store_true",
+                   help="then check every kernel family against its numpy reference")
+    p.add_argument("--clear", action="store_true",
+                   help="first delete the solvers' numba cache files (they compile anew)")
+
+
+def _cmd_warmup(ns: argparse.Namespace) -> int:
+    from . import warmup
+
+    argv = list(ns.models) + (["--verify"] if ns.verify else []) + (
+        ["--clear"] if ns.clear else [])
+    return warmup.main(argv)
+
+
 SUBCOMMANDS: list[Subcommand] = [
     Subcommand("app", "launch the Streamlit dashboard (on 127.0.0.1 unless --host)",
                _configure_app, cmd_app),
@@ -806,7 +822,7 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("bench", "benchmark: vs cvxpy and vs the paper's baseline",
                _configure_bench, cmd_bench, outputs=("json",)),
     Subcommand("warmup", "compile every model's numba kernels (once, after install)",
-               lambda p: None, lambda ns: __import__("explorer.warmup").warmup.main([])),
+               _configure_warmup, _cmd_warmup),
 ]
 
 

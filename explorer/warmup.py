@@ -129,7 +129,12 @@ def _run_background(first: str | None, preload_modules: bool = False) -> None:
         order.insert(0, first)
     try:
         warm(order, quiet=False)
-        _status["state"] = "done"
+        bad = verify_report(print_to=None)
+        if bad:
+            _status["state"] = "failed: " + bad
+            print(f"dualscope: {bad}", file=sys.stderr, flush=True)
+        else:
+            _status["state"] = "done"
     except BaseException as exc:  # a daemon thread: record, never crash the app
         _status["state"] = f"failed: {type(exc).__name__}: {exc}"
 
@@ -158,14 +163,63 @@ def status() -> dict[str, Any]:
     return dict(_status)
 
 
+def verify_report(print_to: Any = sys.stdout) -> str:
+    """Run every kernel family's known-answer check (:mod:`solvers.kernel_checks`).
+
+    Prints one line per family to ``print_to`` (nothing when ``None``) and returns ""
+    when every check passed, else one line naming the bad kernels and the cache folder.
+    """
+    from solvers import _jitcache, kernel_checks
+
+    checks = kernel_checks.verify()
+    by_family: dict[str, list[Any]] = {}
+    for c in checks:
+        by_family.setdefault(c.family, []).append(c)
+    for fam, cs in by_family.items():
+        bad = [c for c in cs if not c.ok]
+        if print_to is not None:
+            if bad:
+                print(f"verify {fam}: BAD " + "; ".join(f"{c.kernel}: {c.message}"
+                                                      for c in bad), file=print_to)
+            else:
+                worst = max(c.error / max(c.tol, 1e-300) if c.tol else c.error for c in cs)
+                print(f"verify {fam}: {len(cs)} checks ok (worst {worst:.2g} of tolerance)",
+                      file=print_to)
+    bad = kernel_checks.failures(checks)
+    if not bad:
+        return ""
+    dirs = ", ".join(_jitcache.cache_dirs()) or "in memory"
+    return ("compiled kernels failed their known-answer check ("
+            + ", ".join(f"{c.family}.{c.kernel}" for c in bad)
+            + f"); numba cache: {dirs}; clear it with `dualscope warmup --clear`")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``dualscope warmup [MODEL ...]``: compile every model's kernels into the cache."""
-    names = list(argv if argv is not None else sys.argv[1:]) or None
+    """``dualscope warmup [MODEL ...] [--verify] [--clear]``: compile every model's
+    kernels into the cache; ``--clear`` first deletes the solvers' cache files,
+    ``--verify`` then checks every kernel family against its numpy reference."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    verify_after = "--verify" in args
+    clear_first = "--clear" in args
+    names = [a for a in args if a not in ("--verify", "--clear")] or None
+    if clear_first:
+        from solvers import _jitcache
+
+        n = _jitcache.clear()
+        print(f"warmup: removed {n} cache file(s) from "
+              f"{', '.join(_jitcache.cache_dirs())}", flush=True)
     t0 = time.perf_counter()
     seconds = warm(names, progress=lambda s: print("warmup " + s, flush=True))
     print(f"warmup: {len(seconds)} model(s) in {time.perf_counter() - t0:.1f} s "
           "(numba kernels compiled into the on-disk cache)", flush=True)
-    return 0 if not _status["errors"] else 1
+    status = 0 if not _status["errors"] else 1
+    if verify_after:
+        bad = verify_report()
+        if bad:
+            print(f"dualscope: {bad}", file=sys.stderr, flush=True)
+            return 1
+        print("verify: every kernel family matches its numpy reference", flush=True)
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -198,3 +198,51 @@ def install() -> bool:
 
     classes.insert(0, SolversLocator)
     return True
+
+
+def _kernel_modules() -> list[Any]:
+    """Every module of this package that defines compiled functions (imported here)."""
+    import importlib
+
+    names = ["base", "prox", "_wwsvm_kernels", "_caso_kernels", "_mtmkl_kernels",
+             "_robust_mtl_kernels", "triplet_screening.kernels", "triplet_screening.burst",
+             "triplet_screening.triplets", "triplet_screening.pairs",
+             "triplet_screening.pathscreen", "triplet_screening.spheres",
+             "triplet_screening.state", "triplet_screening.rules"]
+    out = []
+    for n in names:
+        try:
+            out.append(importlib.import_module(f"{__package__}.{n}"))
+        except ImportError:  # pragma: no cover - a module renamed: skip it
+            continue
+    return out
+
+
+def cache_dirs() -> list[str]:
+    """The folders that hold this package's compiled functions in this process."""
+    dirs: set[str] = set()
+    for mod in _kernel_modules():
+        for obj in vars(mod).values():
+            cache = getattr(obj, "_cache", None)
+            locator = getattr(getattr(cache, "_impl", None), "locator", None)
+            if locator is not None and getattr(obj, "py_func", None) is not None:
+                dirs.add(locator.get_cache_path())
+    return sorted(dirs)
+
+
+def clear() -> int:
+    """Delete this package's cache files (every source version); returns how many.
+
+    Only files of this package's functions are removed: numba names them
+    ``<module>.<function>-<line>.py<ver>.nbi|nbc`` in the folders :func:`cache_dirs`
+    lists (``__pycache__`` beside the sources, or under ``NUMBA_CACHE_DIR``).
+    """
+    n = 0
+    for mod in _kernel_modules():
+        stem = mod.__name__.rsplit(".", 1)[-1] + "."
+        for folder in cache_dirs():
+            for f in Path(folder).glob(stem + "*"):
+                if f.suffix in (".nbi", ".nbc") and f.is_file():
+                    f.unlink(missing_ok=True)
+                    n += 1
+    return n

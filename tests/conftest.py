@@ -25,3 +25,63 @@ settings.register_profile(
                            HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# ---------------------------------------------------------------------------
+# Nothing a test module starts or patches outlives it
+# ---------------------------------------------------------------------------
+
+import sys  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+
+_SIMPLE = (bool, int, float, str, bytes, tuple, frozenset, type(None))
+
+
+def _switches() -> dict[tuple[str, str], object]:
+    """Every upper-case module global of the project with a plain value: the constants
+    and switches that compiled code or solvers read (a test must not leave one patched)."""
+    out: dict[tuple[str, str], object] = {}
+    for name, mod in list(sys.modules.items()):
+        if mod is None or name.split(".")[0] not in ("solvers", "explorer"):
+            continue
+        for key, val in list(vars(mod).items()):
+            if key.isupper() and isinstance(val, _SIMPLE):
+                out[(name, key)] = val
+    return out
+
+
+#: Process-wide singletons of libraries, started once on first use and kept by design
+#: (not a cluster, a server or a pool that a test forgot): distributed's offload thread.
+_SINGLETONS = ("Dask-Offload",)
+
+
+def _threads() -> dict[int, str]:
+    return {t.ident or 0: t.name for t in threading.enumerate()
+            if not t.name.startswith(_SINGLETONS)}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _module_leaves_no_threads_or_patches(request):
+    """After each test module: no thread it started is still alive (a grace of a few
+    seconds for pools shutting down) and no project constant or switch differs."""
+    threads = _threads()
+    switches = _switches()
+    yield
+    changed = [f"{m}.{k}: {switches[(m, k)]!r} -> {v!r}" for (m, k), v in _switches().items()
+               if (m, k) in switches and switches[(m, k)] != v]
+    deadline = time.monotonic() + 10.0
+    while True:
+        left = {i: n for i, n in _threads().items() if i not in threads}
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    problems = []
+    if changed:
+        problems.append("module state left patched: " + "; ".join(changed))
+    if left:
+        problems.append("threads left running: " + ", ".join(sorted(left.values())))
+    if problems:
+        pytest.fail(f"{request.module.__name__}: " + " | ".join(problems), pytrace=False)

@@ -472,6 +472,9 @@ def test_a_lost_scheduler_keeps_the_finished_rows_and_says_how_to_resume(tmp_pat
         client.close()
         with contextlib.suppress(TimeoutError):  # its worker waits for the scheduler
             cluster.close(timeout=1)
+        # a close that timed out leaves the cluster's event-loop thread running (it kept
+        # Dask threads alive beside later tests' kernels): stop it
+        cluster._loop_runner.stop()
     msg = str(lost.value)
     assert lost.value.address.startswith("inproc://") and lost.value.address in msg
     assert f"finished row(s) are kept in {out}" in msg and "rerun the same command" in msg

@@ -157,5 +157,13 @@ def _quiet_numerics() -> Iterator[list[warnings.WarningMessage]]:
 
 
 def run_chain(chain: Chain) -> list[dict[str, Any]]:
-    """All rows of ``chain`` (the function every backend runs)."""
+    """All rows of ``chain`` (the function the worker backends run).
+
+    A worker first checks, once per process, the compiled kernels the chain's model
+    runs against their numpy references (:func:`solvers.kernel_checks.ensure_verified`):
+    a worker whose kernels came from a bad cache raises instead of writing rows.
+    """
+    from solvers import kernel_checks
+
+    kernel_checks.ensure_verified(kernel_checks.families_for(chain.model))
     return list(iter_chain(chain))
