@@ -101,10 +101,13 @@ else:
 
 
 def _run(cache: Path, *args: str) -> dict:
+    """Run SCRIPT with ``args`` (or, with ``("-", source)``, that source) in a fresh
+    interpreter on the cache folder ``cache``; its last stdout line is JSON."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, "-c", SCRIPT, *args], cwd=ROOT, env=env,
+    code, rest = (args[1], []) if args[:1] == ("-",) else (SCRIPT, list(args))
+    done = subprocess.run([sys.executable, "-c", code, *rest], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (
         f"{args}: exit {done.returncode} (a negative code is a signal: -11 = segfault)\n"
@@ -123,3 +126,59 @@ def test_forked_writers_never_share_a_symbol_with_two_bodies(tmp_path):
     for order in (["orthant", "walrus"], ["walrus", "orthant"]):
         got = _run(shared, "read", *order)
         assert got == fresh, f"load order {order}: cached kernels differ from a fresh build"
+
+
+# Every kernel family's known-answer outputs and a small solve of every model (but the
+# triplet path, whose kernels compile for a minute: the test above covers its family),
+# as digests of the exact bits.
+OUTPUTS = r"""
+import hashlib, json, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+from solvers import kernel_checks
+from explorer import registry
+
+def digest(x):
+    h = hashlib.sha256()
+    for a in (x if isinstance(x, (list, tuple)) else [x]):
+        h.update(np.ascontiguousarray(np.asarray(a, dtype=float)).tobytes())
+    return h.hexdigest()[:16]
+
+out = {}
+for fam, check in kernel_checks.CHECKS.items():
+    for i, (name, got, _, _) in enumerate(check()):
+        out[f"{fam}.{name}.{i}"] = digest(got)
+for entry in registry.entries():
+    if entry.name == "triplet_screening":  # its whole compiled path takes a minute
+        continue
+    problem = entry.datasets[entry.default_dataset](seed=0)
+    res = entry.solve(problem, tol=1e-4, max_iter=60, init=None, callback=None,
+                      **entry.default_params())
+    out[entry.name] = digest([res.primal, res.dual, res.gap])
+bad = [c for c in kernel_checks.verify() if not c.ok]
+out["failures"] = [f"{c.family}.{c.kernel}" for c in bad]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.timeout(900)
+def test_a_cache_written_beside_a_warmup_gives_fresh_build_results(tmp_path):
+    """A warm-up compiles into an empty cache while another process compiles and runs
+    every kernel family into the same cache; afterwards a process loading that cache
+    computes the same bits as a process with a fresh cache of its own."""
+    shared = tmp_path / "shared"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(NUMBA_CACHE_DIR=str(shared), PYTHONPATH=str(ROOT))
+    warm = subprocess.Popen([sys.executable, "-m", "explorer.warmup", "wwsvm", "caso",
+                             "mtmkl", "robust_mtl"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        beside = _run(shared, "-", OUTPUTS)
+    finally:
+        _, err = warm.communicate(timeout=600)
+    assert warm.returncode == 0, err[-2000:]
+    again = _run(shared, "-", OUTPUTS)
+    fresh = _run(tmp_path / "fresh", "-", OUTPUTS)
+    assert fresh["failures"] == []
+    assert beside == fresh
+    assert again == fresh
