@@ -177,6 +177,12 @@ def check_matrix_or_sparse(a: Any, name: str, *, n_rows: int | None = None,
     ):
         raise TypeError(f"{name} must contain real numbers, got dtype {a.dtype}")
     X = sp.csr_matrix(a, dtype=np.float64, copy=False)
+    # compiled kernels index with indptr / indices: their bounds and order are checked
+    # here, in full (a matrix whose arrays were edited after construction included)
+    try:
+        X.check_format(full_check=True)
+    except ValueError as exc:
+        raise ValueError(f"{name} is not a valid sparse matrix: {exc}") from None
     if not X.has_canonical_format:
         X = X.copy()  # never modify the caller's matrix
         X.sum_duplicates()  # also sorts the indices
@@ -193,6 +199,37 @@ def check_matrix_or_sparse(a: Any, name: str, *, n_rows: int | None = None,
     X.indptr = np.ascontiguousarray(X.indptr)
     X.data = np.ascontiguousarray(X.data)
     return X
+
+
+def check_index_array(a: Any, name: str, upper: int) -> np.ndarray:
+    """A contiguous 1-D ``int32`` / ``int64`` array of indices in ``[0, upper)`` (other
+    integer dtypes become ``int64``; ``int32`` and ``int64`` input is not copied when
+    contiguous).
+
+    For arrays that compiled kernels index with: a value outside the range would read
+    or write outside an array there (the kernels are compiled without bounds checks).
+
+    Raises
+    ------
+    TypeError
+        ``a`` does not hold integers.
+    ValueError
+        ``a`` is not 1-D, or an entry lies outside ``[0, upper)`` (the message names
+        ``name``, the first bad position and value).
+    """
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D index array, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must contain integer indices, got dtype {arr.dtype}")
+    if arr.dtype not in (np.int32, np.int64):
+        arr = arr.astype(np.int64)
+    arr = np.ascontiguousarray(arr)
+    if arr.size and (arr.min() < 0 or arr.max() >= upper):
+        bad = np.flatnonzero((arr < 0) | (arr >= upper))
+        raise ValueError(f"{name} must index 0..{upper - 1}, got {int(arr[bad[0]])} at "
+                         f"position {int(bad[0])}")
+    return arr
 
 
 def check_vector(a: Any, name: str, *, size: int | None = None) -> np.ndarray:

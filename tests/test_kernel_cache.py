@@ -182,3 +182,41 @@ def test_a_cache_written_beside_a_warmup_gives_fresh_build_results(tmp_path):
     assert fresh["failures"] == []
     assert beside == fresh
     assert again == fresh
+
+
+# ------------------------------------------------- index arrays checked at the boundary
+
+def test_a_sparse_matrix_with_edited_indices_is_refused_naming_it():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from solvers import wwsvm
+
+    X = sp.random(40, 6, density=0.5, format="csr", random_state=0)
+    y = np.arange(40) % 3
+    X.indices[3] = 60  # beyond the 6 columns: read outside the data in a kernel
+    with pytest.raises(ValueError, match="X is not a valid sparse matrix"):
+        wwsvm.solve(X, y)
+    X = sp.random(40, 6, density=0.5, format="csr", random_state=0)
+    X.indptr[5] = X.indptr[6] + 3  # not non-decreasing
+    with pytest.raises(ValueError, match="X is not a valid sparse matrix"):
+        wwsvm.solve(X, y)
+
+
+def test_orthant_bounds_checks_its_pair_indices():
+    import numpy as np
+
+    from solvers.triplet_screening import spheres
+
+    S = np.random.default_rng(0).random((10, 4))
+    q = np.full(4, 0.5)
+    ok = spheres.orthant_bounds(S, np.array([0, 9]), np.array([1, 2]), q, 0.1)
+    assert np.all(ok[0] <= ok[1])
+    with pytest.raises(ValueError, match=r"pa must index 0\.\.9, got 10 at position 1"):
+        spheres.orthant_bounds(S, np.array([0, 10]), np.array([1, 2]), q, 0.1)
+    with pytest.raises(ValueError, match="pb must index"):
+        spheres.orthant_bounds(S, np.array([0, 1]), np.array([-1, 2]), q, 0.1)
+    with pytest.raises(TypeError, match="pa must contain integer"):
+        spheres.orthant_bounds(S, np.array([0.0, 1.0]), np.array([1, 2]), q, 0.1)
+    with pytest.raises(ValueError, match="same length"):
+        spheres.orthant_bounds(S, np.array([0, 1]), np.array([1]), q, 0.1)

@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from .. import prox
+from ..validation import check_index_array
 from .kernels import _orthant_bounds
 
 __all__: list[str] = []
@@ -464,7 +465,18 @@ def rrpb_ranges(h0, hn, m0n, lam0, eps, gamma):
 
 
 def orthant_bounds(S, pa, pb, q, r2):
-    """Appendix B: exact bounds of ``<x, h_t>`` over ``{||x - q|| <= r, x >= 0}``."""
+    """Appendix B: exact bounds of ``<x, h_t>`` over ``{||x - q|| <= r, x >= 0}``.
+
+    ``h_t = S[pa[t]] - S[pb[t]]``; ``pa`` and ``pb`` are checked to index rows of ``S``
+    (the compiled loop reads ``S`` at them without bounds checks).
+    """
+    S = np.ascontiguousarray(S, dtype=float)
+    pa = check_index_array(pa, "pa", S.shape[0])
+    pb = check_index_array(pb, "pb", S.shape[0])
+    if pa.shape != pb.shape:
+        raise ValueError(f"pa and pb must have the same length, got {pa.shape} and {pb.shape}")
+    if np.shape(q) != (S.shape[1],):
+        raise ValueError(f"q must have shape ({S.shape[1]},), got {np.shape(q)}")
     lo = np.empty(pa.shape[0])
     hi = np.empty(pa.shape[0])
     if pa.shape[0]:
