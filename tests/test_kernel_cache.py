@@ -220,3 +220,34 @@ def test_orthant_bounds_checks_its_pair_indices():
         spheres.orthant_bounds(S, np.array([0.0, 1.0]), np.array([1, 2]), q, 0.1)
     with pytest.raises(ValueError, match="same length"):
         spheres.orthant_bounds(S, np.array([0, 1]), np.array([1]), q, 0.1)
+
+
+# ------------------------------------------------------- consumers of a failed check
+
+def test_pages_do_not_solve_after_a_failed_kernel_check(monkeypatch):
+    from explorer import registry, warmup
+    from explorer.ui import solve
+
+    monkeypatch.setitem(warmup._status, "state", "failed: compiled kernels failed their "
+                        "known-answer check (wwsvm.walrus_block)")
+    entry = registry.get("wwsvm")
+    with pytest.raises(RuntimeError, match=r"known-answer check \(wwsvm.walrus_block\)"):
+        solve.solve_with_warm_start(entry, None, None)
+
+
+def test_a_failed_check_is_named_by_verify_report_and_ensure_verified(monkeypatch):
+    from explorer import warmup
+    from solvers import kernel_checks
+
+    def broken():
+        return [("walrus_block", [1.0, 2.0], [1.0, 2.5], 1e-10)]
+
+    monkeypatch.setitem(kernel_checks.CHECKS, "wwsvm", broken)
+    monkeypatch.setattr(kernel_checks, "_verified", {})
+    line = warmup.verify_report(print_to=None)
+    assert line.startswith("compiled kernels failed their known-answer check (wwsvm."
+                           "walrus_block)") and "dualscope warmup --clear" in line
+    with pytest.raises(RuntimeError, match=r"wwsvm.walrus_block: differs from the numpy "
+                                           r"reference by 0.5"):
+        kernel_checks.ensure_verified(["wwsvm"])
+    assert kernel_checks.families_for("wwsvm") == ["base", "prox", "wwsvm"]

@@ -64,8 +64,16 @@ def solve_with_warm_start(entry: ModelEntry, problem: Problem, c: Any,
 
     A previous result that does not fit (another method's state, other shapes) makes
     the solver raise :class:`solvers.base.IncompatibleWarmStart`; the page then solves
-    from a cold start (the badge says so).
+    from a cold start (the badge says so). When the background warm-up found a kernel
+    that fails its known-answer check, this raises ``RuntimeError`` with that finding
+    (the page shows it as a message) instead of solving.
     """
+    from .. import warmup
+
+    state = warmup.status()["state"]
+    if state.startswith("failed: compiled kernels"):
+        # the background warm-up's known-answer check failed: no solve from bad code
+        raise RuntimeError(state.removeprefix("failed: "))
     last = page_state(entry.name).last
     init = None
     if last is not None and last.problem_key == c.problem_key(entry):
