@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CHECKS", "KernelCheck", "ensure_verified", "failures", "families_for", "verify"]
+__all__ = ["CHECKS", "KernelCheck", "ensure_verified", "failures", "families_for", "known_failures",
+           "verify"]
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,18 @@ def verify(families: list[str] | None = None) -> list[KernelCheck]:
                                    f"{type(exc).__name__}: {exc}"))
             continue
         out += [_compare(name, k, g, e, t) for k, g, e, t in rows]
+    _found.update((c.family, c.kernel) for c in out if not c.ok)
     return out
+
+
+#: (family, kernel) of every check that failed in this process (kernels stay loaded).
+_found: set[tuple[str, str]] = set()
+
+
+def known_failures() -> list[str]:
+    """``family.kernel`` of every check that failed in this process so far (a kernel
+    loaded from a bad cache stays in the process: callers refuse to solve)."""
+    return sorted(f"{f}.{k}" for f, k in _found)
 
 
 def failures(checks: list[KernelCheck] | None = None) -> list[KernelCheck]:

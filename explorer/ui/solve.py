@@ -68,12 +68,13 @@ def solve_with_warm_start(entry: ModelEntry, problem: Problem, c: Any,
     that fails its known-answer check, this raises ``RuntimeError`` with that finding
     (the page shows it as a message) instead of solving.
     """
-    from .. import warmup
+    from solvers import kernel_checks
 
-    state = warmup.status()["state"]
-    if state.startswith("failed: compiled kernels"):
-        # the background warm-up's known-answer check failed: no solve from bad code
-        raise RuntimeError(state.removeprefix("failed: "))
+    bad = kernel_checks.known_failures()
+    if bad:  # the background warm-up's known-answer check failed: no solve from bad code
+        raise RuntimeError("compiled kernels failed their known-answer check ("
+                           + ", ".join(bad) + "); restart the app after "
+                           "`dualscope warmup --clear`")
     last = page_state(entry.name).last
     init = None
     if last is not None and last.problem_key == c.problem_key(entry):
