@@ -112,6 +112,7 @@ __all__ = [
     "dual_objective",
     "primal_objective",
     "solve",
+    "solve_ipm",
     "solve_subproblem",
     "solve_subproblem_iterative",
     "weights_from_dual",
@@ -726,6 +727,52 @@ def solve(
                       stopping, ratio, init, callback, v, bias)
 
 
+def solve_ipm(
+    X: Any,
+    y: Any,
+    C: float = PARAMS.default("C"),
+    *,
+    tol: float = PARAMS.default("tol"),
+    max_iter: int = PARAMS.default("max_iter"),
+    stopping: str = PARAMS.default("stopping"),
+    ratio: float = PARAMS.default("ratio"),
+    fit_intercept: bool = PARAMS.default("fit_intercept"),
+    intercept_scaling: float = PARAMS.default("intercept_scaling"),
+    callback=None,
+) -> WWSVMResult:
+    r"""Train a Weston–Watkins SVM by the primal interior-point method alone.
+
+    The same problem and certificate as :func:`solve` (``method="ipm"``), with only the
+    parameters this method honours: it has no sample order (``seed``), no shrinking,
+    no free-block steps and no warm start. Minimises
+    ``1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)`` as the
+    QP ``min 1/2 ||W||^2 + C 1^T xi`` s.t. ``(w_{y_i} - w_j)^T x_i + xi_ij >= 1``,
+    ``xi >= 0`` by Mehrotra's predictor-corrector (Nocedal & Wright 2006, Alg. 16.4),
+    its Newton systems reduced to ``(d k) x (d k)`` normal equations.
+
+    Parameters
+    ----------
+    X, y, C, tol, stopping, ratio, fit_intercept, intercept_scaling, callback
+        As in :func:`solve`.
+    max_iter : int
+        Maximum number of interior-point iterations.
+
+    Returns
+    -------
+    WWSVMResult
+        As :func:`solve`; ``result.method == "ipm"``.
+
+    Raises
+    ------
+    ValueError
+        When ``(d + fit_intercept) k`` exceeds the size of the Newton systems this
+        method accepts (use :func:`solve` with ``method="walrus"``).
+    """
+    return solve(X, y, C, method="ipm", tol=tol, max_iter=max_iter, stopping=stopping,
+                 ratio=ratio, fit_intercept=fit_intercept,
+                 intercept_scaling=intercept_scaling, callback=callback)
+
+
 def _split_bias(W: np.ndarray, bias: float) -> tuple[np.ndarray, np.ndarray]:
     """``(W, intercept)`` from the weights on the augmented data (bias row last)."""
     if not bias:
@@ -759,158 +806,233 @@ def _result(mon: Any, method: str, v: Mapping[str, Any], W_aug: np.ndarray, bias
     )
 
 
-def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate, stopping,
-           ratio, init, callback, v, bias) -> WWSVMResult:
-    n, d = X.shape
-    k = int(classes.shape[0])
-    if init is None:
-        A = np.zeros((n, k))
-    else:
-        A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
-        A[np.arange(n), y] = 0.0
-    sqn = _row_sq_norms(X)
-    # k x d; for sparse X a view of a C-ordered d x k array, the sparse epoch's layout
-    Wt = (np.ascontiguousarray(_weights(A, X, y)).T if sp.issparse(X)
-          else np.ascontiguousarray(_weights(A, X, y).T))
-    order = np.arange(n, dtype=np.int64)
-    rng_state = np.array([seed], dtype=np.uint64)  # splitmix64 state of the sample order
-    exact = method == "walrus"
-    max_steps = _INNER_STEPS_PER_CLASS * max(k - 1, 1)
-    inner_eps = _INNER_EPS
-    skip = np.zeros(n, dtype=np.int64)
-    wait = np.zeros(n, dtype=np.int64)
-    cap = _SKIP_CAP if shrinking else 0
-    mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
-    first_gap = None
-    next_cert = 1
-    n_cert = 0
-    last_cert_epoch, last_gap = 0, None
-    next_accel, backoff, n_accel, accel_spent = _CERT_WARMUP, 1, 0, 0.0
-    inner_used = 4  # inner iterations of the last free-block step (its cost model)
-    # free-block steps once the free set is near the rank d(k-1) of its Gram matrix
-    max_dim = min(_ACCEL_MAX_DIM, int(_ACCEL_RANK_SLACK * d * (k - 1)) + 50)
-    last_dual = -math.inf
-    best = [math.inf, None]  # the lowest primal value seen and its W (d x k)
-    # polynomial-decay average of the epochs' W(alpha) (same layout as Wt)
-    Wavg = Wt.T.copy().T if sp.issparse(X) else Wt.copy()
-    avg_every, next_avg = 1, 0
+class _Best:
+    """The lowest primal value certified so far and its ``W`` (d x k): any ``W`` gives
+    an upper bound ``P(W)``, so the result reports the best candidate seen."""
 
-    def keep_best(primal: float, W_src: np.ndarray = Wt) -> float:
-        # any W gives an upper bound P(W): report the best W certified so far
-        if primal < best[0]:
-            best[0] = primal
-            best[1] = W_src.T.copy()
-        return best[0]
-    inner_total, visited_last = 0, 0
-    for epoch in range(1, max_iter + 1):
-        K.shuffle(order, rng_state)
-        inner, visited = _run_epoch(X, y, sqn, Wt, A, order, C, exact, inner_eps,
-                                    max_steps, skip, wait, cap)
-        inner_total += inner
-        visited_last = visited
+    def __init__(self) -> None:
+        self.primal = math.inf
+        self.W: np.ndarray | None = None
+
+    def keep(self, primal: float, W_src: np.ndarray) -> float:
+        """Record ``(primal, W_src.T)`` if it is the best so far; returns the best value."""
+        if primal < self.primal:
+            self.primal = primal
+            self.W = W_src.T.copy()
+        return self.primal
+
+
+class _Average:
+    """The polynomial-decay average of the epochs' ``W(alpha)`` (Shamir & Zhang 2013),
+    ``Wbar_t = beta_t Wbar_{t-1} + (1 - beta_t) W_t``, ``beta_t = 1 - c / (t + c - 1)``,
+    a second primal candidate of the certificate. It is evaluated at every certificate
+    while it wins, else at geometrically fewer (at most 1 in ``_AVG_MAX_SKIP``), and not
+    before epoch ``_CERT_WARMUP`` (earlier it lags far behind ``W(alpha)``)."""
+
+    def __init__(self, Wt: np.ndarray, sparse: bool) -> None:
+        self.W = Wt.T.copy().T if sparse else Wt.copy()  # the layout of Wt
+        self.every, self.next = 1, 0
+
+    def update(self, Wt: np.ndarray, epoch: int) -> None:
         beta = 1.0 - _AVG_DECAY / (epoch + _AVG_DECAY - 1.0)  # 0 at epoch 1
-        Wavg -= Wt  # Wavg = beta Wavg + (1 - beta) Wt, without a temporary
-        Wavg *= beta
-        Wavg += Wt
-        if epoch < next_cert and epoch < max_iter:
-            continue
-        n_cert += 1
-        primal, dual, counts, S = _certificate(Wt, A, X, y, C)
-        primal = keep_best(primal)
-        if epoch > _CERT_WARMUP and n_cert >= next_avg:
-            # (earlier the average lags far behind W(alpha)); evaluated at every
-            # certificate while it wins, else at geometrically fewer (at most 1 in 8)
-            p_avg = _primal_at(Wavg, X, y, C)
-            avg_every = 1 if p_avg < primal else min(2 * avg_every, _AVG_MAX_SKIP)
-            next_avg = n_cert + avg_every
-            primal = keep_best(p_avg, Wavg)
-        gap = max(primal - dual, 0.0)
-        if first_gap is None:
-            first_gap = gap if gap > 0 else 1.0
-        target = (tol * max(1.0, abs(primal)) if stopping == "relative_gap"
-                  else ratio * first_gap)
-        accel_gain = 0.0
-        p = counts[1]
-        epoch_flops = 2.0 * d * k * (visited_last + n / _CERT_MAX) + 1.0
-        if (accelerate and epoch >= next_accel and gap > target and 0 < p <= max_dim
-                and accel_spent + _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
-                <= _ACCEL_SHARE * epoch):
-            # (the steps' total cost, in epochs, stays below _ACCEL_SHARE x the sweeps')
-            if S is None:  # sparse X: the certificate did not form the scores
-                S = np.ascontiguousarray(X @ Wt.T)
-            step = _free_block_step(X, y, A, Wt, S, C, p)
-            accepted = False
-            cost_epochs = _accel_cost(p, min(p, n), d, 1) / epoch_flops
-            if step is not None:
-                ii, jj, new_vals, dWt, inner_used = step
-                cost_epochs = _accel_cost(p, min(p, n), d, inner_used) / epoch_flops
-                old_vals = A[ii, jj].copy()
-                A[ii, jj] = new_vals
-                Wt += dWt
-                cert = _certificate(Wt, A, X, y, C)
-                if cert[1] > dual + 1e-15 * abs(dual):
-                    accepted = True
-                    n_accel += 1
-                    accel_gain = cert[1] - dual
-                    # worth repeating soon if it gained more than the sweeps would
-                    # have in the epochs its cost buys
-                    sweep_rate = max(dual - last_dual, 0.0) / max(1, epoch - last_cert_epoch)
-                    good = accel_gain >= _ACCEL_GOOD * sweep_rate * max(1.0, cost_epochs)
-                    backoff = 1 if good else min(2 * backoff, _ACCEL_MAX_BACKOFF)
-                    primal, dual, counts, S = cert
-                    primal = keep_best(primal)
-                    wait[ii] = 0
-                    skip[ii] = 0
-                    gap = max(primal - dual, 0.0)
-                else:
-                    A[ii, jj] = old_vals
-                    Wt -= dWt
-            if not accepted:
-                backoff = min(2 * backoff, _ACCEL_MAX_BACKOFF)
-            accel_spent += cost_epochs
-            next_accel = epoch + backoff
-        stop_now = gap <= target
-        if n_cert % _RESYNC_EVERY == 0 or epoch == max_iter or stop_now:
-            # Recompute W(alpha) exactly (drops rounding drift of the incremental
-            # updates) before any decision to stop, so the final certificate is exact.
-            Wt[:] = _weights(A, X, y).T
-            primal, dual, counts, S = _certificate(Wt, A, X, y, C)
-            primal = keep_best(primal)
-            gap = max(primal - dual, 0.0)
-            target = (tol * max(1.0, abs(primal)) if stopping == "relative_gap"
-                      else ratio * first_gap)
-            stop_now = gap <= target
-        exact_w = stop_now or n_cert % _RESYNC_EVERY == 0 or epoch == max_iter
-        inner_eps = min(_INNER_EPS, _INNER_EPS_FACTOR * gap / max(1.0, abs(primal)))
-        if stopping == "gap_ratio":
-            # the Monitor stops on gap / max(1, |primal|) <= tol: the paper's rule
-            # expressed as that tolerance for this epoch's primal
-            mon.tol = target / max(1.0, abs(primal))
-        n_zero, n_free, n_c = counts
-        if mon.record(
-            epoch, primal, dual,
-            iterate=dict(zip(("W", "intercept"), _split_bias(best[1].copy(), bias),
-                             strict=True), alpha=A.copy()) if callback is not None else None,
-            n_zero=n_zero, n_free=n_free, n_at_C=n_c,
-            gap_ratio=gap / first_gap, inner_steps=inner_total, n_visited=visited_last,
-            accel_gain=accel_gain,
-        ) and exact_w:
-            break
-        if mon.stopped_by_callback:
-            Wt[:] = _weights(A, X, y).T
-            break
-        inner_total = 0
-        # next certificate: every epoch at first, then up to every _CERT_MAX epochs,
-        # earlier when the gap's geometric trend predicts the target sooner
+        self.W -= Wt  # W = beta W + (1 - beta) Wt, without a temporary
+        self.W *= beta
+        self.W += Wt
+
+    def offer(self, epoch: int, n_cert: int, primal: float, best: _Best, X: Any,
+              y: np.ndarray, C: float) -> float:
+        """The best primal after offering the average (when it is due)."""
+        if epoch <= _CERT_WARMUP or n_cert < self.next:
+            return primal
+        p_avg = _primal_at(self.W, X, y, C)
+        self.every = 1 if p_avg < primal else min(2 * self.every, _AVG_MAX_SKIP)
+        self.next = n_cert + self.every
+        return best.keep(p_avg, self.W)
+
+
+class _CertSchedule:
+    """When to certify: every epoch for the first ``_CERT_WARMUP`` epochs, then at most
+    every ``_CERT_MAX`` epochs, sooner when the gap's geometric trend predicts the
+    target. Also remembers the last certificate (epoch, gap, dual)."""
+
+    def __init__(self) -> None:
+        self.next, self.count = 1, 0
+        self.last_epoch, self.last_gap, self.last_dual = 0, None, -math.inf
+
+    def due(self, epoch: int, max_iter: int) -> bool:
+        return epoch >= self.next or epoch >= max_iter
+
+    def plan(self, epoch: int, gap: float, target: float, dual: float) -> None:
         every = 1
-        if epoch >= _CERT_WARMUP and last_gap is not None and gap > 0:
-            rate = math.log(max(last_gap, 1e-300) / max(gap, 1e-300)) / max(
-                1, epoch - last_cert_epoch)
+        if epoch >= _CERT_WARMUP and self.last_gap is not None and gap > 0:
+            rate = math.log(max(self.last_gap, 1e-300) / max(gap, 1e-300)) / max(
+                1, epoch - self.last_epoch)
             need = math.log(gap / max(target, 1e-300)) / rate if rate > 0 else math.inf
             every = int(min(_CERT_MAX, max(1.0, need / 2.0)))
-        last_cert_epoch, last_gap, last_dual = epoch, gap, dual
-        next_cert = epoch + every
-    return _result(mon, method, v, best[1], bias, A, first_gap, classes, n_cert, n_accel)
+        self.last_epoch, self.last_gap, self.last_dual = epoch, gap, dual
+        self.next = epoch + every
+
+
+class _Accel:
+    """The free-block (restricted Newton) steps of ``accelerate=True`` and their
+    back-off: tried once the free set is near the rank ``d (k - 1)`` of its Gram matrix,
+    while their modelled cost stays below ``_ACCEL_SHARE`` x the epochs run; a step that
+    gains less than ``_ACCEL_GOOD`` x what the sweeps would have at the same cost doubles
+    the pause (up to ``_ACCEL_MAX_BACKOFF`` epochs)."""
+
+    def __init__(self, enabled: bool, n: int, d: int, k: int) -> None:
+        self.enabled = enabled
+        self.n, self.d, self.k = n, d, k
+        self.next, self.backoff, self.count, self.spent = _CERT_WARMUP, 1, 0, 0.0
+        self.inner_used = 4  # inner iterations of the last step (its cost model)
+        self.max_dim = min(_ACCEL_MAX_DIM, int(_ACCEL_RANK_SLACK * d * (k - 1)) + 50)
+
+    def step(self, run: _Run, epoch: int, cert: tuple, gap: float, target: float,
+             visited: int) -> tuple[tuple, float]:
+        """Try a step when it is due; returns the (possibly new) certificate and the
+        dual gain (0 when no step was taken or it was rejected)."""
+        primal, dual, counts, S = cert
+        p, n, d = counts[1], self.n, self.d
+        epoch_flops = 2.0 * d * self.k * (visited + n / _CERT_MAX) + 1.0
+        if not (self.enabled and epoch >= self.next and gap > target and 0 < p <= self.max_dim
+                and self.spent + _accel_cost(p, min(p, n), d, self.inner_used) / epoch_flops
+                <= _ACCEL_SHARE * epoch):
+            return cert, 0.0
+        X, y, A, Wt = run.X, run.y, run.A, run.Wt
+        if S is None:  # sparse X: the certificate did not form the scores
+            S = np.ascontiguousarray(X @ Wt.T)
+        found = _free_block_step(X, y, A, Wt, S, run.C, p)
+        accepted, gain = False, 0.0
+        cost_epochs = _accel_cost(p, min(p, n), d, 1) / epoch_flops
+        if found is not None:
+            ii, jj, new_vals, dWt, self.inner_used = found
+            cost_epochs = _accel_cost(p, min(p, n), d, self.inner_used) / epoch_flops
+            old_vals = A[ii, jj].copy()
+            A[ii, jj] = new_vals
+            Wt += dWt
+            new = _certificate(Wt, A, X, y, run.C)
+            if new[1] > dual + 1e-15 * abs(dual):
+                accepted, gain = True, new[1] - dual
+                self.count += 1
+                # worth repeating soon if it gained more than the sweeps would have in
+                # the epochs its cost buys
+                sched = run.schedule
+                sweep_rate = max(dual - sched.last_dual, 0.0) / max(1, epoch - sched.last_epoch)
+                good = gain >= _ACCEL_GOOD * sweep_rate * max(1.0, cost_epochs)
+                self.backoff = 1 if good else min(2 * self.backoff, _ACCEL_MAX_BACKOFF)
+                cert = (run.best.keep(new[0], Wt), *new[1:])
+                run.wait[ii] = 0
+                run.skip[ii] = 0
+            else:
+                A[ii, jj] = old_vals
+                Wt -= dWt
+        if not accepted:
+            self.backoff = min(2 * self.backoff, _ACCEL_MAX_BACKOFF)
+        self.spent += cost_epochs
+        self.next = epoch + self.backoff
+        return cert, gain
+
+
+class _Run:
+    """The state of one dual BCD run (:func:`_solve`): the data, the dual ``A`` and
+    ``Wt = W(A)^T`` (k x d; for sparse ``X`` a view of a C-ordered d x k array, the
+    sparse epoch's layout), the sweeps' settings and the schedules."""
+
+    def __init__(self, X: Any, y: np.ndarray, k: int, C: float, method: str, seed: int,
+                 shrinking: bool, accelerate: bool, init: WWSVMResult | None) -> None:
+        n, d = X.shape
+        self.X, self.y, self.C = X, y, C
+        if init is None:
+            self.A = np.zeros((n, k))
+        else:
+            self.A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
+            self.A[np.arange(n), y] = 0.0
+        self.sqn = _row_sq_norms(X)
+        W = _weights(self.A, X, y)
+        self.Wt = np.ascontiguousarray(W).T if sp.issparse(X) else np.ascontiguousarray(W.T)
+        self.order = np.arange(n, dtype=np.int64)
+        self.rng_state = np.array([seed], dtype=np.uint64)  # splitmix64 state of the order
+        self.exact = method == "walrus"
+        self.max_steps = _INNER_STEPS_PER_CLASS * max(k - 1, 1)
+        self.inner_eps = _INNER_EPS
+        self.skip = np.zeros(n, dtype=np.int64)
+        self.wait = np.zeros(n, dtype=np.int64)
+        self.cap = _SKIP_CAP if shrinking else 0
+        self.best = _Best()
+        self.average = _Average(self.Wt, sp.issparse(X))
+        self.schedule = _CertSchedule()
+        self.accel = _Accel(accelerate, n, d, k)
+
+    def sweep(self, epoch: int) -> tuple[int, int]:
+        """One epoch over the samples in a fresh random order; updates the average.
+        Returns (inner steps, samples visited)."""
+        K.shuffle(self.order, self.rng_state)
+        out = _run_epoch(self.X, self.y, self.sqn, self.Wt, self.A, self.order, self.C,
+                         self.exact, self.inner_eps, self.max_steps, self.skip, self.wait,
+                         self.cap)
+        self.average.update(self.Wt, epoch)
+        return out
+
+    def certify(self, resync: bool = False) -> tuple:
+        """``(best primal, dual, counts, S)``; ``resync`` first recomputes ``W(A)``
+        exactly (dropping the rounding drift of the incremental updates)."""
+        if resync:
+            self.Wt[:] = _weights(self.A, self.X, self.y).T
+        primal, dual, counts, S = _certificate(self.Wt, self.A, self.X, self.y, self.C)
+        return self.best.keep(primal, self.Wt), dual, counts, S
+
+
+def _target(stopping: str, tol: float, ratio: float, primal: float, first_gap: float
+            ) -> float:
+    """The gap to reach: ``tol max(1, |P|)`` or the paper's ``ratio x`` first gap."""
+    return tol * max(1.0, abs(primal)) if stopping == "relative_gap" else ratio * first_gap
+
+
+def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate, stopping,
+           ratio, init, callback, v, bias) -> WWSVMResult:
+    """Dual block coordinate descent (the supplement's algorithm) with the certificate,
+    the averaged-W candidate and the free-block steps as scheduled by :class:`_Run`."""
+    run = _Run(X, y, int(classes.shape[0]), C, method, seed, shrinking, accelerate, init)
+    mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+    sched, first_gap, inner_total = run.schedule, None, 0
+    for epoch in range(1, max_iter + 1):
+        inner, visited = run.sweep(epoch)
+        inner_total += inner
+        if not sched.due(epoch, max_iter):
+            continue
+        sched.count += 1
+        primal, dual, counts, S = run.certify()
+        primal = run.average.offer(epoch, sched.count, primal, run.best, X, y, C)
+        gap = max(primal - dual, 0.0)
+        first_gap = first_gap if first_gap is not None else (gap if gap > 0 else 1.0)
+        target = _target(stopping, tol, ratio, primal, first_gap)
+        (primal, dual, counts, S), gain = run.accel.step(
+            run, epoch, (primal, dual, counts, S), gap, target, visited)
+        gap = max(primal - dual, 0.0)
+        resync = sched.count % _RESYNC_EVERY == 0 or epoch == max_iter
+        if resync or gap <= target:  # W(alpha) exact before any decision to stop
+            primal, dual, counts, S = run.certify(resync=True)
+            gap = max(primal - dual, 0.0)
+            target = _target(stopping, tol, ratio, primal, first_gap)
+        exact_w = resync or gap <= target
+        run.inner_eps = min(_INNER_EPS, _INNER_EPS_FACTOR * gap / max(1.0, abs(primal)))
+        if stopping == "gap_ratio":  # the paper's rule as the Monitor's tolerance
+            mon.tol = target / max(1.0, abs(primal))
+        iterate = None if callback is None else dict(
+            zip(("W", "intercept"), _split_bias(run.best.W.copy(), bias), strict=True),
+            alpha=run.A.copy())
+        if mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
+                      n_free=counts[1], n_at_C=counts[2], gap_ratio=gap / first_gap,
+                      inner_steps=inner_total, n_visited=visited, accel_gain=gain
+                      ) and exact_w:
+            break
+        if mon.stopped_by_callback:
+            run.Wt[:] = _weights(run.A, X, y).T
+            break
+        inner_total = 0
+        sched.plan(epoch, gap, target, dual)
+    return _result(mon, method, v, run.best.W, bias, run.A, first_gap, classes, sched.count,
+                   run.accel.count)
 
 
 # ---------------------------------------------------------------------------

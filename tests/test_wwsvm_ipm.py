@@ -58,3 +58,18 @@ def test_ipm_callback_stop_and_limits():
         wwsvm.solve(np.zeros((10, 1001)) + 1.0, np.arange(10) % 3, method="ipm")
     assert wwsvm.solve(np.ones((10, 40)), np.arange(10) % 3, method="auto",
                        stopping="gap_ratio", ratio=0.5).method == "walrus"
+
+
+def test_solve_ipm_is_the_ipm_method_with_its_own_parameters():
+    import inspect
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 4))
+    y = rng.integers(0, 3, size=120)
+    a = wwsvm.solve_ipm(X, y, C=3.0, tol=1e-8, fit_intercept=True)
+    b = wwsvm.solve(X, y, C=3.0, tol=1e-8, fit_intercept=True, method="ipm")
+    assert a.method == "ipm" and a.converged
+    np.testing.assert_array_equal(a.W, b.W)
+    np.testing.assert_array_equal(a.history.gap, b.history.gap)
+    honoured = set(inspect.signature(wwsvm.solve_ipm).parameters)
+    assert not honoured & {"seed", "shrinking", "accelerate", "init", "method"}
