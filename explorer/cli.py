@@ -662,11 +662,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 # -------------------------------------------------------------------------- app
 
 
-def app_path() -> Path:
-    """The Streamlit script inside the installed package."""
-    return Path(__file__).resolve().parent / "app_main.py"
-
-
 def app_command(args: argparse.Namespace) -> list[str]:
     """The ``streamlit run`` command line of ``dualscope app`` (binds to ``args.host``).
 

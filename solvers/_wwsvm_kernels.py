@@ -381,8 +381,9 @@ def epoch_sparse(indptr, indices, data, y, sqn, W, A, order, C, exact, inner_eps
     # stored d x k (row c holds the k weights of feature c), so each non-zero reads
     # and writes k adjacent numbers instead of k scattered ones. The block's set-up
     # and solve are written out in both epochs on purpose: sharing them through a
-    # helper, even one numba inlines, made the dense epoch 12-17 % slower (measured
-    # twice); the zero-row case, the row's scores and the skip rule are shared.
+    # helper, even one numba inlines, made the dense epoch slower (the CHANGELOG has
+    # the measurement); the zero-row case, the row's scores and the skip rule are
+    # shared.
     n = sqn.shape[0]
     k = W.shape[1]
     m = k - 1

@@ -441,9 +441,9 @@ def _primal_at(Wt: np.ndarray, X: Any, y: np.ndarray, C: float) -> float:
 def _accel_cost(p: int, n_samples_free: int, d: int, inner: int) -> float:
     """Cost of one free-block step in epoch-equivalent flops (Gram matrix, Cholesky).
 
-    Dense BLAS-3 runs about ``_BLAS3_SPEEDUP`` times more flops per second than
-    the sweeps (measured here: 16 ms for |F| = 547, d = 50 against 0.4 ms per epoch
-    of n = 5000, k = 10); a deterministic model keeps runs reproducible.
+    Dense BLAS-3 is counted as ``_BLAS3_SPEEDUP`` times more flops per second than the
+    sweeps (the ratio was measured on blobs, n = 5000, d = 50, k = 10; the benchmark
+    re-measures it); a deterministic model keeps runs reproducible.
     """
     flops = n_samples_free ** 2 * d + inner * (4.0 * p * p + p ** 3 / 3.0)
     return flops / _BLAS3_SPEEDUP + 8.0 * p * d

@@ -15,7 +15,7 @@ from typing import Any
 __all__ = ["MEMORY_LIMIT", "TIME_LIMIT", "WORK_LIMIT", "cost_guard", "cost_message",
            "default_guard"]
 
-#: bytes a page may allocate without asking (~2 GB on the reference 2-core machine)
+#: bytes a page may allocate without asking (2 GB)
 MEMORY_LIMIT = 2 * 10**9
 #: estimated seconds of one solve above which the page asks
 TIME_LIMIT = 30.0

@@ -50,8 +50,8 @@ def _reference(problem: Problem, **params):
 
 def _cost(problem: Problem) -> int:
     # cvxpy/Clarabel: the nuclear norm becomes a (d + m) x (d + m) PSD cone, the losses
-    # sum_i n_i cone entries; the PSD cone dominates (about 4 s at d + m = 50,
-    # about 50 s at d + m = 100 on the reference machine).
+    # sum_i n_i cone entries; the PSD cone dominates: the size counted is its entries
+    # plus the samples.
     Xs = problem.data["Xs"]
     d, m = Xs[0].shape[1], len(Xs)
     n = sum(X.shape[0] for X in Xs)
