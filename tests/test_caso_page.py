@@ -13,8 +13,10 @@ def _subplot_titles(at: AppTest) -> list[str]:
             for a in s.get("layout", {}).get("annotations", [])]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def page() -> AppTest:
+    """A fresh page per test: a test that moves a control never changes what another
+    test sees, in any order."""
     return pk.loaded("caso")
 
 

@@ -7,8 +7,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def page() -> AppTest:
+    """A fresh page per test: a test that moves a control never changes what another
+    test sees, in any order."""
     return pk.loaded("mtmkl")
 
 

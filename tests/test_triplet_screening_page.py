@@ -20,8 +20,10 @@ def _int(s: str) -> int:
     return int(s.replace(",", ""))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def page() -> AppTest:
+    """A fresh page per test: a test that moves a control never changes what another
+    test sees, in any order."""
     # the page's default: back-off off, so the screening sets show
     at = pk.model_page("triplet_screening")
     at.run()
