@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from .fileio import write_atomic
+
 __all__ = ["FORMAT", "RUN_KEY", "SavedModel", "from_fitted", "load_model", "save_model"]
 
 #: Marker of a saved dualscope model.
@@ -228,12 +230,13 @@ class SavedModel:
         return buf.getvalue()
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write ``.npz`` or ``.json`` (from the extension)."""
+        """Write ``.npz`` or ``.json`` (from the extension), atomically
+        (:func:`solvers.fileio.write_atomic`)."""
         p = Path(path).expanduser()
         ext = p.suffix.lower()
         if ext not in (".npz", ".json"):
             raise ValueError(f"path must end in .npz or .json, got {str(path)!r}")
-        p.write_bytes(self.to_bytes(ext[1:]))
+        write_atomic(p, self.to_bytes(ext[1:]))  # a temporary file, then os.replace
         return p
 
 
