@@ -180,7 +180,7 @@ def npz_arrays(source: str | os.PathLike | IO[bytes], keys: Iterable[str] | None
                     if shape is None:
                         raise ValueError(f"unsupported .npy version {version}")
                     if dtype.hasobject:
-                        raise ValueError("object arrays (pickles) are not read")
+                        raise ValueError("object arrays are not read (they need pickles)")
                     if dtype.kind not in kinds:
                         raise ValueError(f"dtype {dtype} is not read here")
                     count = int(np.prod(shape, dtype=object))
