@@ -538,7 +538,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         task=args.task or (sm.task_name if sm.task_name not in (None, "qid", "cell") else None),
         need_label=False, features=[str(f) for f in feats] if table_feats else None,
         n_features=sm.n_features if datafiles.detect_format(args.data, args.format)
-        == "svmlight" else None)
+        == "svmlight" else None, zero_based=sm.zero_based)
     if table.d != sm.n_features:
         raise CLIError(f"{table.name}: {table.d} features, the model {args.model} has "
                        f"{sm.n_features}")
