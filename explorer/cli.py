@@ -52,7 +52,7 @@ import numpy as np
 from . import registry
 from .numfmt import gap_text
 
-__all__ = ["SUBCOMMANDS", "CLIError", "CostError", "Subcommand", "check_output_path",
+__all__ = ["SUBCOMMANDS", "CLIError", "CostError", "Subcommand", "Terminated", "check_output_path",
            "check_sizes", "guard_sizes", "main", "parse_number", "parse_pairs", "parse_size",
            "register"]
 
@@ -64,6 +64,11 @@ TIME_LIMIT = 600.0
 
 class CLIError(Exception):
     """A user-facing error whose message is final (printed as is, exit status 2)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by a command that handles it (``sweep``): the
+    same unwinding as Ctrl-C (rows kept, workers ended), exit status 143."""
 
 
 class _UsageError(CLIError):
@@ -932,6 +937,7 @@ def _check_outputs(sub: Subcommand, args: argparse.Namespace) -> None:
         if value is None:
             continue
         option = "--" + dest.replace("_", "-")
+        check_output_path(value, option)
         if sub.kinds or sub.inputs:
             from .outputs import guard_output, same_file
 
@@ -943,7 +949,6 @@ def _check_outputs(sub: Subcommand, args: argparse.Namespace) -> None:
             guard_output(value, kind=sub.kinds.get(dest), inputs=inputs, force=force,
                          option=option, error=CLIError)
         given[option] = value
-        check_output_path(value, option)
 
 
 def _debug_requested(argv: list[str] | None) -> bool:
@@ -961,6 +966,9 @@ def main(argv: list[str] | None = None) -> int:
             sub: Subcommand = args._subcommand
             _check_outputs(sub, args)
             return int(sub.run(args) or 0)
+    except Terminated:
+        _err("terminated (SIGTERM)")
+        return 143
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
