@@ -639,6 +639,9 @@ def _read_npz(p: Path, fmt: str, *, label: str | None, task: str | None, time: s
                 raise DataFileError(f"{p.name}: no array {k!r} (keys: {', '.join(keys)})")
             return None
         a = np.asarray(data[k]).ravel()
+        if a.dtype.kind not in "biufU":
+            raise DataFileError(f"{p.name}: {k!r} must hold numbers or text, got dtype "
+                                f"{a.dtype}")
         if a.shape[0] != X.shape[0]:
             raise DataFileError(f"{p.name}: {k!r} has {a.shape[0]} entries, 'X' has "
                                 f"{X.shape[0]} rows")

@@ -618,7 +618,7 @@ def _read_json(p: Path) -> tuple[dict[str, Any], dict[str, np.ndarray],
         doc = doc[RUN_KEY]  # a run document holding the fitted model
     if doc.get("format") != FORMAT:
         raise ValueError(f"{p.name}: not a dualscope model file (format "
-                         f"{str(doc.get('format'))[:40]!r})")
+                         f"{doc.get('format')!r:.40})")
     out = []
     for part in ("arrays", "names"):
         block = doc.get(part, {})
@@ -657,7 +657,7 @@ def _read_npz(p: Path) -> tuple[dict[str, Any], dict[str, np.ndarray],
         raise ValueError(f"{p.name}: {_META}: not JSON ({type(exc).__name__})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{p.name}: not a dualscope model file (format "
-                         f"{str(meta.get('format') if isinstance(meta, dict) else None)!r})")
+                         f"{meta.get('format') if isinstance(meta, dict) else None!r:.40})")
     names = {k: z.pop(k) for k in _NAMES if k in z}
     return meta, z, names
 

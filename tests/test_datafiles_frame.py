@@ -333,3 +333,17 @@ def test_a_wide_csv_is_refused_from_its_header_and_a_narrower_one_read_fast(tmp_
     tab = read_table(tmp_path / "narrow.csv")
     assert time.perf_counter() - t0 < 30 and tab.d == cols - 1
     np.testing.assert_array_equal(tab.X, narrow.to_numpy()[:, :-1])
+
+
+def test_npz_complex_or_date_roles_are_refused(tmp_path):
+    X, y = _blobs(n=10)
+    np.savez(tmp_path / "c.npz", X=X, y=y + 1j)
+    with pytest.raises(DataFileError, match=r"c\.npz: array 'y': dtype complex128 is not "
+                                            r"read here"):
+        read_table(tmp_path / "c.npz")
+    np.savez(tmp_path / "t.npz", X=X, y=y,
+             time=np.arange(10).astype("datetime64[D]"))
+    with pytest.raises(DataFileError, match=r"t\.npz: array 'time': dtype datetime64"):
+        read_table(tmp_path / "t.npz")
+    np.savez(tmp_path / "b.npz", X=X, y=y.astype(bool))  # booleans are labels
+    assert read_table(tmp_path / "b.npz").y.dtype == bool
