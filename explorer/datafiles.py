@@ -921,11 +921,11 @@ def class_codes(table: Table, model: str, *, binary: bool = False,
                             f"labels (two classes), got {[_scalar(v) for v in names[:6]]}")
     tc = None
     if test is not None and test.y is not None:
-        tc = np.searchsorted(names, test_labels(test, names, table))
+        tc = np.searchsorted(names, held_out_labels(test, names, table))
     return names, codes.astype(np.int64), tc
 
 
-def test_labels(test: Table, names: np.ndarray, table: Table) -> np.ndarray:
+def held_out_labels(test: Table, names: np.ndarray, table: Table) -> np.ndarray:
     """``test.y`` as values of the training classes ``names`` (the sorted distinct labels
     of ``table``); a label that is not one of them is refused, naming the file and the
     values: an unseen class, or a non-integral number (``1.5``) where the classes are
