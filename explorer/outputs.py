@@ -48,10 +48,13 @@ class OutputKind:
     recognise : callable
         ``recognise(path) -> value``; raises (any ``Exception``) when ``path`` is not such
         a file written by dualscope. Its value is returned by :func:`guard_output`.
+    suffixes : tuple of str
+        The file name endings the kind is written with (empty: any).
     """
 
     what: str
     recognise: Callable[[Path], Any]
+    suffixes: tuple[str, ...] = ()
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -100,6 +103,9 @@ def guard_output(path: str | os.PathLike, *, kind: OutputKind | None = None,
                 raise error(f"{msg}; refusing to overwrite it ({hint})")
             warnings.warn(f"{msg}; overwriting it (--force)", warning, stacklevel=2)
             return None
+    if kind is not None and kind.suffixes and p.suffix.lower() not in kind.suffixes:
+        raise error(f"{option} {str(path)!r}: {kind.what} ends in "
+                    f"{' or '.join(kind.suffixes)}")
     if kind is None or not (p.exists() or p.is_symlink()):
         return None
     try:
@@ -167,5 +173,5 @@ def _predictions(p: Path) -> int:
 
 RUN_JSON = OutputKind("a dualscope run JSON (solve/check --json)", _run_json)
 BENCH_JSON = OutputKind("a dualscope benchmark JSON (bench --json)", _bench_json)
-SAVED_MODEL = OutputKind("a saved dualscope model (--save)", _saved_model)
+SAVED_MODEL = OutputKind("a saved dualscope model (--save)", _saved_model, (".npz", ".json"))
 PREDICTIONS = OutputKind("a dualscope predictions CSV (predict --out)", _predictions)

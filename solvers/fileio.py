@@ -129,7 +129,7 @@ def read_regular(path: str | os.PathLike, max_bytes: float, what: str = "file") 
 def _zip(source: Any, name: str) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except Exception as exc:  # BadZipFile, OSError, EOFError, ValueError, ...
         raise ValueError(f"{name}: not a readable .npz file ({_line(exc)})") from None
 
 
@@ -197,8 +197,11 @@ def npz_arrays(source: str | os.PathLike | IO[bytes], keys: Iterable[str] | None
                     data = fh.read(nbytes)
             except ValueError as exc:
                 raise ValueError(f"{name}: array {k!r}: {_line(exc)}") from None
-            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-                raise ValueError(f"{name}: array {k!r}: unreadable ({_line(exc)})") from None
+            except MemoryError:
+                raise
+            except Exception as exc:  # BadZipFile (CRC), zlib.error, encrypted, ...
+                raise ValueError(f"{name}: array {k!r}: unreadable ({type(exc).__name__}: "
+                                 f"{_line(exc)})") from None
             if len(data) != nbytes:
                 raise ValueError(f"{name}: array {k!r}: truncated ({len(data):,} of "
                                  f"{nbytes:,} bytes)")

@@ -689,6 +689,11 @@ def load_model(path: str | os.PathLike) -> SavedModel:
     except ValueError as exc:
         msg = " ".join(str(exc).split())
         raise ValueError(msg if p.name in msg else f"{p.name}: {msg}") from None
+    except MemoryError:
+        raise ValueError(f"{p.name}: out of memory while reading it") from None
+    except Exception as exc:  # any other reader error: still one line naming the file
+        raise ValueError(f"{p.name}: not a dualscope model file ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())})") from None
     for key in ("params", "certificate"):
         if _depth(meta.get(key, {}), MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
             raise ValueError(f"{p.name}: {key}: nested deeper than {MAX_JSON_DEPTH} levels")

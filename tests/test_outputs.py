@@ -186,3 +186,11 @@ def test_write_atomic_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]  # no temporary left
     fileio.write_atomic(target, "new")
     assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
+
+
+def test_save_with_another_extension_is_refused_before_solving(fitted, tmp_path, capsys):
+    assert cli.main(["solve", "wwsvm", "--data", str(fitted / "train.csv"), "--save",
+                     str(tmp_path / "m.txt"), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert "ends in .npz or .json" in captured.err and "iter" not in captured.out
+    assert not (tmp_path / "m.txt").exists()

@@ -264,3 +264,20 @@ def test_cli_predict_with_a_corrupt_model_is_one_line(tmp_path, capsys):
                      str(tmp_path / "x.csv")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("dualscope: m.npz: arrays.W: holds nan") and "\n" not in err
+
+
+def test_a_corrupt_compressed_member_is_one_line(tmp_path):
+    """Flipped bytes inside a deflated member: zlib's or zipfile's error becomes one line
+    naming the file and the member."""
+    sm = _models()["wwsvm"]
+    meta, arrays = _npz_parts(sm)
+    path = tmp_path / "m.npz"
+    np.savez_compressed(path, __meta__=np.array(json.dumps(meta)), **arrays)
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("W.npy")
+        start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    raw = bytearray(path.read_bytes())
+    for i in range(start + 5, start + min(info.compress_size, 60)):
+        raw[i] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    _one_line_error(path, "'W'", "unreadable")
