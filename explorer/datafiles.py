@@ -550,7 +550,7 @@ def _read_svmlight(p: Path, fmt: str, *, label: str | None, task: str | None,
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise _gz_error(p, exc) from None
     except OverflowError:
-        raise DataFileError(f"{p.name}: a feature index is too large (beyond "
+        raise DataFileError(f"{p.name}: a feature index (or qid) is too large (beyond "
                             f"{np.iinfo(np.int32).max:,}); not a usable svmlight/LIBSVM "
                             "file") from None
     except (ValueError, UnicodeDecodeError) as exc:

@@ -212,16 +212,19 @@ def test_csv_date_strings_are_refused(tmp_path):
 def test_a_huge_svmlight_index_is_one_line_everywhere(tmp_path, capsys):
     path = tmp_path / "big.svm"
     path.write_text(f"1 {2 * 10**12}:1\n2 1:1\n")
-    with pytest.raises(DataFileError, match=r"big\.svm: a feature index is too large"):
+    with pytest.raises(DataFileError, match=r"big\.svm: a feature index \(or qid\) is too large"):
         read_table(path)
-    with pytest.raises(DataFileError, match=r"big\.svm: a feature index is too large"):
+    with pytest.raises(DataFileError, match=r"big\.svm: a feature index \(or qid\) is too large"):
         load_problem("wwsvm", path)
     assert cli.main(["solve", "wwsvm", "--data", str(path)]) == 2
     err = _err(capsys)
-    assert err.startswith("dualscope: big.svm: a feature index is too large")
+    assert err.startswith("dualscope: big.svm: a feature index (or qid) is too large")
+    (tmp_path / "qid.svm").write_text(f"1 qid:{10**30} 1:2\n2 qid:1 1:1\n")
+    with pytest.raises(DataFileError, match=r"qid\.svm: a feature index \(or qid\) is too"):
+        read_table(tmp_path / "qid.svm")
     from explorer.ui import upload
 
-    with pytest.raises(DataFileError, match=r"big\.svm: a feature index is too large"):
+    with pytest.raises(DataFileError, match=r"big\.svm: a feature index \(or qid\) is too large"):
         upload._read(upload.Upload("big.svm", path.read_bytes()))
 
 
