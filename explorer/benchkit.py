@@ -192,5 +192,6 @@ class BenchReport:
         }
 
     def write_json(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+        from solvers.fileio import write_atomic
+
+        write_atomic(path, json.dumps(self.to_dict(), indent=2))

@@ -335,7 +335,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"browserbench: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        from solvers.fileio import write_atomic
+
+        write_atomic(args.json, json.dumps(rows, indent=1))
     return 0
 
 

@@ -42,8 +42,8 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ import numpy as np
 from . import registry
 from .numfmt import gap_text
 
-__all__ = ["SUBCOMMANDS", "CLIError", "CostError", "Subcommand", "check_output_path",
+__all__ = ["SUBCOMMANDS", "CLIError", "CostError", "Subcommand", "Terminated", "check_output_path",
            "check_sizes", "guard_sizes", "main", "parse_number", "parse_pairs", "parse_size",
            "register"]
 
@@ -64,6 +64,11 @@ TIME_LIMIT = 600.0
 
 class CLIError(Exception):
     """A user-facing error whose message is final (printed as is, exit status 2)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by a command that handles it (``sweep``): the
+    same unwinding as Ctrl-C (rows kept, workers ended), exit status 143."""
 
 
 class _UsageError(CLIError):
@@ -189,6 +194,9 @@ def check_output_path(path: str, option: str = "--json") -> Path:
     if not parent.is_dir():
         raise CLIError(f"{option} {path!r}: {str(parent)!r} is not a directory")
     existed = p.exists()
+    if existed and not p.is_file():
+        raise CLIError(f"{option} {path!r} is not a regular file (a FIFO, device or "
+                       "socket); give a file name")
     try:
         with open(p, "a", encoding="utf-8"):
             pass
@@ -491,8 +499,9 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
 
         # the learned model as `solvers.saved` writes it: load_model(args.json) reads it
         out[RUN_KEY] = datafiles.fitted_model(entry.name, problem, res, params).to_json()
-        Path(args.json).expanduser().write_text(json.dumps(out, indent=2, default=str),
-                                                encoding="utf-8")
+        from solvers.fileio import write_atomic
+
+        write_atomic(Path(args.json).expanduser(), json.dumps(out, indent=2, default=str))
         print(f"wrote {args.json}")
     if getattr(args, "save", None):
         _save_model(entry, problem, res, params, args.save)
@@ -534,7 +543,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         task=args.task or (sm.task_name if sm.task_name not in (None, "qid", "cell") else None),
         need_label=False, features=[str(f) for f in feats] if table_feats else None,
         n_features=sm.n_features if datafiles.detect_format(args.data, args.format)
-        == "svmlight" else None)
+        == "svmlight" else None, zero_based=sm.zero_based)
     if table.d != sm.n_features:
         raise CLIError(f"{table.name}: {table.d} features, the model {args.model} has "
                        f"{sm.n_features}")
@@ -557,7 +566,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
         row = [_plain(tasks[i])] if sm.needs_tasks else []
         w.writerow([*row, _plain(v)])
     if args.out:
-        Path(args.out).expanduser().write_text(buf.getvalue(), encoding="utf-8")
+        from solvers.fileio import write_atomic
+
+        write_atomic(Path(args.out).expanduser(), buf.getvalue())
         print(f"wrote {len(pred)} predictions to {args.out}")
     else:
         sys.stdout.write(buf.getvalue())
@@ -712,6 +723,12 @@ class Subcommand:
         for user errors, they become one line and exit status 2.
     outputs : tuple of str
         ``dest`` names of output-path options, checked writable before ``run``.
+    kinds : Mapping[str, OutputKind]
+        The kind of file each output is (:mod:`explorer.outputs`): an existing file
+        there that is not one is refused before ``run`` unless ``--force``.
+    inputs : tuple of str
+        ``dest`` names of input-file options: no output may name one of those files
+        (unless ``--force``).
     """
 
     name: str
@@ -719,6 +736,8 @@ class Subcommand:
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     outputs: tuple[str, ...] = ()
+    kinds: Mapping[str, Any] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
 
 
 def _models() -> list[str]:
@@ -740,7 +759,9 @@ def _configure_solve(s: argparse.ArgumentParser) -> None:
                    help="dataset size parameter, e.g. n=500 (repeatable; within the "
                         "range shown by `dualscope list`)")
     s.add_argument("--force", action="store_true",
-                   help="accept sizes outside the dataset's range (prints an estimate)")
+                   help="accept sizes outside the dataset's range (prints an estimate), a "
+                        "file beyond the size budget, and --json/--save over a file that "
+                        "is not of their kind")
     s.add_argument("--set", action="append", metavar="PARAM=VALUE",
                    help="model parameter, e.g. C=0.5 (repeatable)")
     s.add_argument("--seed", type=int, default=0)
@@ -778,12 +799,30 @@ def _configure_predict(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", metavar="COL", help="task column (default: the training one)")
     p.add_argument("--out", metavar="PATH", help="write the predictions as CSV "
                                                  "(default: standard output)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite --out even if it is not a predictions file written by "
+                        "dualscope (never needed for one that is)")
 
 
 def _configure_bench(b: argparse.ArgumentParser) -> None:
     b.add_argument("model", choices=_models())
     b.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     b.add_argument("--json", metavar="PATH", help="write the tables as JSON")
+
+
+class _kinds(dict):
+    """``dest -> OutputKind`` of :mod:`explorer.outputs`, imported when first looked up
+    (``dualscope --help`` imports no solver)."""
+
+    def __init__(self, **names: str) -> None:
+        super().__init__(names)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            return default
+        from . import outputs
+
+        return getattr(outputs, dict.__getitem__(self, key))
 
 
 #: The subcommands, in help order. Append a :class:`Subcommand` to add one.
@@ -809,13 +848,17 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("list", "models, datasets (with size ranges) and parameters (with ranges)",
                lambda p: None, cmd_list),
     Subcommand("solve", "solve one model on a dataset, print the gap history",
-               _configure_solve, cmd_solve, outputs=("json", "save")),
+               _configure_solve, cmd_solve, outputs=("json", "save"),
+               kinds=_kinds(json="RUN_JSON", save="SAVED_MODEL"), inputs=("data", "test")),
     Subcommand("check", "solve and cross-check against the cvxpy reference",
-               _configure_solve, cmd_check, outputs=("json", "save")),
+               _configure_solve, cmd_check, outputs=("json", "save"),
+               kinds=_kinds(json="RUN_JSON", save="SAVED_MODEL"), inputs=("data", "test")),
     Subcommand("predict", "apply a saved model (solve --save) to a data file",
-               _configure_predict, cmd_predict, outputs=("out",)),
+               _configure_predict, cmd_predict, outputs=("out",),
+               kinds=_kinds(out="PREDICTIONS"), inputs=("model", "data")),
     Subcommand("bench", "benchmark: vs cvxpy and vs the paper's baseline",
-               _configure_bench, cmd_bench, outputs=("json",)),
+               _configure_bench, cmd_bench, outputs=("json",),
+               kinds=_kinds(json="BENCH_JSON")),
     Subcommand("warmup", "compile every model's numba kernels (once, after install)",
                _configure_warmup, _cmd_warmup),
 ]
@@ -894,6 +937,31 @@ def make_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_outputs(sub: Subcommand, args: argparse.Namespace) -> None:
+    """Before any work: each output of ``sub`` is writable, names no input file and no
+    existing file of another kind (:func:`explorer.outputs.guard_output`)."""
+    inputs = [("--" + d.replace("_", "-"), getattr(args, d, None)) for d in sub.inputs]
+    force = bool(getattr(args, "force", False))
+    given: dict[str, str] = {}
+    for dest in sub.outputs:
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        option = "--" + dest.replace("_", "-")
+        check_output_path(value, option)
+        if sub.kinds or sub.inputs:
+            from .outputs import guard_output, same_file
+
+            for other, path in given.items():
+                if os.path.abspath(os.path.expanduser(str(path))) == os.path.abspath(
+                        os.path.expanduser(str(value))) or same_file(path, value):
+                    raise CLIError(f"{other} and {option} name the same file {value!r}; "
+                                   "give each output its own file")
+            guard_output(value, kind=sub.kinds.get(dest), inputs=inputs, force=force,
+                         option=option, error=CLIError)
+        given[option] = value
+
+
 def _debug_requested(argv: list[str] | None) -> bool:
     return "--debug" in (sys.argv[1:] if argv is None else argv)
 
@@ -907,11 +975,11 @@ def main(argv: list[str] | None = None) -> int:
             args = make_parser().parse_args(argv)
             debug = bool(getattr(args, "debug", debug))
             sub: Subcommand = args._subcommand
-            for dest in sub.outputs:
-                value = getattr(args, dest, None)
-                if value is not None:
-                    check_output_path(value, "--" + dest.replace("_", "-"))
+            _check_outputs(sub, args)
             return int(sub.run(args) or 0)
+    except Terminated:
+        _err("terminated (SIGTERM)")
+        return 143
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

@@ -36,11 +36,15 @@ returned from a file that failed.
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import gzip
 import importlib
+import io
+import math
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,6 +71,13 @@ _TEXT = ("csv", "tsv", "svmlight")
 #: Files larger than this (on disk; a ``.gz`` file counts 5 times its size) are refused
 #: before they are read.
 MAX_FILE_BYTES = 512 * 1024**2
+
+#: Longest line of a text file (decompressed bytes; a longer one is refused as it streams).
+MAX_LINE_BYTES = 64 * 1024**2
+
+#: Most columns of a table file (CSV, TSV, Parquet), refused from its header beyond (wider
+#: data: a sparse svmlight/LIBSVM file or a ``.npz``).
+MAX_COLUMNS = 20_000
 
 #: Sparse input is densified for a model without sparse support only below this many bytes.
 MAX_DENSE_BYTES = 256 * 1024**2
@@ -214,6 +225,9 @@ def _check_size(p: Path, max_bytes: float) -> None:
         raise DataFileError(f"{p}: no such file")
     if p.is_dir():
         raise DataFileError(f"{p}: is a directory, not a data file")
+    if not p.is_file():
+        raise DataFileError(f"{p.name}: not a regular file (a FIFO, device or socket); only "
+                            "regular files are read")
     size = p.stat().st_size
     if size == 0:
         raise DataFileError(f"{p.name}: the file is empty")
@@ -243,6 +257,74 @@ def _gz_error(p: Path, exc: BaseException) -> DataFileError:
 
 def _one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+class _Bounded(io.RawIOBase):
+    """A binary stream of a text file's (decompressed) bytes that counts them as they are
+    read: beyond ``max_bytes`` in all, or a line beyond :data:`MAX_LINE_BYTES`, the read
+    raises a :class:`DataFileError` naming the file (the budget applies to what is read,
+    not to the size on disk)."""
+
+    def __init__(self, raw: Any, p: Path, max_bytes: float) -> None:
+        self._raw, self._p, self._max = raw, p, max_bytes
+        self.total = 0
+        self._run = 0  # bytes since the last newline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        n = self._raw.readinto(b)
+        if not n:
+            return 0
+        self.total += n
+        if self.total > self._max:
+            raise DataFileError(
+                f"{self._p.name}: more than {self._max / 1024**2:,.0f} MB of "
+                f"{'decompressed ' if self._p.name.lower().endswith('.gz') else ''}text "
+                "(the size budget); refused while reading it")
+        chunk = bytes(memoryview(b)[:n])
+        first = chunk.find(b"\n")
+        if first < 0:
+            self._run += n
+        else:
+            if self._run + first > MAX_LINE_BYTES:
+                self._run += first
+            else:
+                self._run = n - chunk.rfind(b"\n") - 1
+        if self._run > MAX_LINE_BYTES:
+            raise DataFileError(f"{self._p.name}: a line longer than "
+                                f"{MAX_LINE_BYTES / 1024**2:,.0f} MB; refused while reading "
+                                "it")
+        return n
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
+
+
+@contextlib.contextmanager
+def _bounded_text(p: Path, max_bytes: float = MAX_FILE_BYTES) -> Iterator[io.BufferedReader]:
+    """The (decompressed) bytes of text file ``p`` as a buffered stream bounded by
+    ``max_bytes`` and :data:`MAX_LINE_BYTES` (:class:`_Bounded`)."""
+    raw = gzip.open(p, "rb") if p.name.lower().endswith(".gz") else open(p, "rb",
+                                                                         buffering=0)
+    with io.BufferedReader(_Bounded(raw, p, max_bytes), buffer_size=1 << 20) as fh:
+        yield fh
+
+
+def _prescan_gz(p: Path, max_bytes: float) -> None:
+    """Decompress a ``.gz`` once without parsing, counting its bytes and line lengths
+    (:class:`_Bounded`): a compression bomb is refused in seconds, before a parser holds
+    any of it."""
+    try:
+        with _bounded_text(p, max_bytes) as fh:
+            while fh.read(1 << 20):
+                pass
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _gz_error(p, exc) from None
 
 
 def _check_text(p: Path, fmt: str) -> None:
@@ -297,7 +379,8 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
     if label is not None:
         label_col = _find(columns, label, "label", "--label", p)
     elif features is not None:  # predicting: the label is whatever is not a feature
-        rest = [c for c in columns if c not in set(features) | taken]
+        skip = set(features) | taken
+        rest = [c for c in columns if c not in skip]
         label_col = rest[-1] if rest else None
     else:
         rest = [c for c in columns if c not in taken]
@@ -305,9 +388,11 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
     if need_label and label_col is None:
         raise DataFileError(f"{p.name}: no label column; columns: {_cols(columns)}")
     if features is None:
-        feats = [c for c in columns if c not in taken | {label_col}]
+        skip = taken | {label_col}
+        feats = [c for c in columns if c not in skip]
     else:
-        missing = [c for c in features if c not in columns]
+        have = set(columns)
+        missing = [c for c in features if c not in have]
         if missing:
             raise DataFileError(f"{p.name}: the feature columns {_cols(missing)} of the "
                                 f"training data are missing; columns: {_cols(columns)}")
@@ -324,8 +409,14 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
                                 f"{hint}")
         raise DataFileError(f"{p.name}: no feature columns (columns: {_cols(columns)})")
     block = df[feats]
-    numeric = block.apply(pd.to_numeric, errors="coerce")
-    bad = numeric.isna().to_numpy() & ~block.isna().to_numpy()
+    _check_column_types(block, p, fmt)
+    text = [c for c, dt in zip(feats, block.dtypes, strict=True) if dt.kind not in "iufb"]
+    if text:  # only the columns not read as numbers are converted (one by one)
+        numeric = block.copy()
+        numeric[text] = block[text].apply(pd.to_numeric, errors="coerce")
+        bad = numeric.isna().to_numpy() & ~block.isna().to_numpy()
+    else:
+        numeric, bad = block, np.zeros((0, 0), dtype=bool)
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise DataFileError(f"{p.name}: line {i + line_offset}, column {feats[j]!r}: "
@@ -338,6 +429,21 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
     return Table(X=np.ascontiguousarray(X), y=y, feature_names=tuple(feats), path=str(p),
                  fmt=fmt, tasks=tk, time=tm, label_name=label_col, task_name=task_col,
                  time_name=time_col)
+
+
+def _check_column_types(block: Any, p: Path, fmt: str) -> None:
+    """Refuse feature columns that are dates, times or durations (their nanosecond
+    counts are not features) or complex numbers."""
+    import pandas as pd
+
+    for col, dt in block.dtypes.items():
+        if pd.api.types.is_datetime64_any_dtype(dt) or pd.api.types.is_timedelta64_dtype(dt):
+            raise DataFileError(f"{p.name}: column {col!r} holds dates/times ({dt}), not "
+                                "numbers; convert it to a number (e.g. days since a date) "
+                                "or pass it as --time")
+        if pd.api.types.is_complex_dtype(dt):
+            raise DataFileError(f"{p.name}: column {col!r} holds complex numbers; features "
+                                "must be real")
 
 
 def _role(df: Any, col: str, p: Path, line_offset: int) -> np.ndarray:
@@ -369,13 +475,19 @@ def _check_finite(X: np.ndarray, p: Path, names: Sequence[str], line_offset: int
                             "be finite numbers")
 
 
-def _read_csv(p: Path, fmt: str, **kw: Any) -> Table:
+def _read_csv(p: Path, fmt: str, max_bytes: float = MAX_FILE_BYTES, **kw: Any) -> Table:
     import pandas as pd
 
     _check_text(p, fmt)
+    sep = "\t" if fmt == "tsv" else ","
     try:
-        df = pd.read_csv(p, sep="\t" if fmt == "tsv" else ",", skipinitialspace=True,
-                         low_memory=False)
+        with _bounded_text(p, max_bytes) as fh:  # the header first: the column count
+            first = next(csv.reader(io.TextIOWrapper(fh, encoding="utf-8",
+                                                     errors="replace"), delimiter=sep), [])
+        _check_columns(p, len(first))
+        with _bounded_text(p, max_bytes) as fh:
+            df = pd.read_csv(fh, sep=sep, skipinitialspace=True, low_memory=False,
+                             compression=None, encoding="utf-8")
     except pd.errors.EmptyDataError:
         raise DataFileError(f"{p.name}: the file is empty") from None
     except pd.errors.ParserError as exc:
@@ -388,9 +500,23 @@ def _read_csv(p: Path, fmt: str, **kw: Any) -> Table:
     return _from_frame(df, p, fmt, line_offset=2, **kw)
 
 
+def _check_columns(p: Path, n: int) -> None:
+    if n > MAX_COLUMNS:
+        raise DataFileError(f"{p.name}: {n:,} columns, more than the {MAX_COLUMNS:,} a "
+                            "table file may have; refused from its header")
+
+
 def _read_parquet(p: Path, fmt: str, **kw: Any) -> Table:
     import pandas as pd
 
+    try:
+        import pyarrow.parquet as pq
+
+        _check_columns(p, len(pq.read_schema(p).names))
+    except DataFileError:
+        raise
+    except Exception:  # not Parquet: read_parquet below says so
+        pass
     try:
         df = pd.read_parquet(p)
     except ImportError:
@@ -404,21 +530,49 @@ def _read_parquet(p: Path, fmt: str, **kw: Any) -> Table:
 
 def _read_svmlight(p: Path, fmt: str, *, label: str | None, task: str | None,
                    time: str | None, need_label: bool, line_offset: int = 1,
-                   features: Sequence[str] | None = None, n_features: int | None = None
+                   features: Sequence[str] | None = None, n_features: int | None = None,
+                   zero_based: bool | None = None, max_bytes: float = MAX_FILE_BYTES
                    ) -> Table:
+    """A svmlight/LIBSVM file. ``zero_based`` None (a training file): the index base is
+    the file's own (0 if it uses feature 0, else 1, as scikit-learn's ``"auto"``) and is
+    recorded in ``extra["zero_based"]``; given (a test or predict file): the training
+    file's base and ``n_features``, so the columns line up whatever indices it uses."""
     from sklearn.datasets import load_svmlight_file
 
     _check_text(p, fmt)
+    own = zero_based is None
     try:
-        kw = {"n_features": n_features} if n_features else {}
-        X, y, qid = load_svmlight_file(str(p), query_id=True, dtype=np.float64, **kw)
+        kw = {"n_features": n_features} if n_features and not own else {}
+        with _bounded_text(p, max_bytes) as fh:
+            X, y, qid = load_svmlight_file(fh, query_id=True, dtype=np.float64,
+                                           zero_based=True if own else bool(zero_based),
+                                           **kw)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise _gz_error(p, exc) from None
+    except OverflowError:
+        raise DataFileError(f"{p.name}: a feature index (or qid) is too large (beyond "
+                            f"{np.iinfo(np.int32).max:,}); not a usable svmlight/LIBSVM "
+                            "file") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise DataFileError(f"{p.name}: not a valid svmlight/LIBSVM file ({_one_line(exc)})"
+        text = _one_line(exc)
+        if "Invalid index 0" in text:
+            raise DataFileError(f"{p.name}: uses feature index 0, but the training file's "
+                                "features are numbered from 1 (one-based); the test file "
+                                "must use the training file's numbering") from None
+        if "n_features was set to" in text:
+            raise DataFileError(f"{p.name}: uses feature indices beyond the training "
+                                f"file's {n_features} features ({text})") from None
+        raise DataFileError(f"{p.name}: not a valid svmlight/LIBSVM file ({text})"
                             ) from None
     if X.shape[0] == 0:
         raise DataFileError(f"{p.name}: no data rows")
+    X = X.tocsr()
+    if own:  # scikit-learn's "auto": one-based unless feature 0 occurs
+        zero_based = bool(X.nnz == 0 or X.indices.min() == 0)
+        if not zero_based:
+            X = X[:, 1:]
+        if n_features:
+            X = _pad_columns(X, n_features, p)
     if not np.all(np.isfinite(X.data)):
         i = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
                                 side="right") - 1)
@@ -428,28 +582,39 @@ def _read_svmlight(p: Path, fmt: str, *, label: str | None, task: str | None,
         raise DataFileError(f"{p.name}: line {i + 1}: the label is not finite")
     yy = y.astype(np.int64) if np.all(y == np.round(y)) else y
     tasks = np.asarray(qid, dtype=np.int64) if np.unique(qid).size > 1 else None
-    X = X.tocsr()
     X.sort_indices()
     names = tuple(features) if features is not None else tuple(
         f"f{j}" for j in range(X.shape[1]))
     return Table(X=X, y=yy, feature_names=names, path=str(p), fmt=fmt, tasks=tasks,
-                 label_name="label", task_name="qid" if tasks is not None else None)
+                 label_name="label", task_name="qid" if tasks is not None else None,
+                 extra={"zero_based": bool(zero_based)})
+
+
+def _pad_columns(X: Any, n: int, p: Path) -> Any:
+    """``X`` with ``n`` columns (empty ones added on the right); refuses more than ``n``."""
+    import scipy.sparse as sp
+
+    if X.shape[1] > n:
+        raise DataFileError(f"{p.name}: uses feature indices beyond the training file's "
+                            f"{n} features")
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
 
 
 def _read_npz(p: Path, fmt: str, *, label: str | None, task: str | None, time: str | None,
-              need_label: bool, features: Sequence[str] | None = None, **_: Any) -> Table:
-    import zipfile
+              need_label: bool, features: Sequence[str] | None = None,
+              max_bytes: float = MAX_FILE_BYTES, **_: Any) -> Table:
+    from solvers.fileio import npz_arrays, npz_keys
 
+    # only the arrays a data file has roles for are read, each checked from its .npy
+    # header first (dtype, declared size against the member and the size budget)
+    wanted = ["X", label or "y", task or "tasks", time or "time", "feature_names",
+              "triplets"]
     try:
-        with np.load(p, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise DataFileError(f"{p.name}: not a readable .npz file ({_one_line(exc)})"
-                            ) from None
-    except ValueError as exc:  # object arrays need pickles: refused
-        raise DataFileError(f"{p.name}: {_one_line(exc)} (object arrays are not read)"
-                            ) from None
-    keys = sorted(data)
+        keys = sorted(npz_keys(p))
+        data = npz_arrays(p, [k for k in dict.fromkeys(wanted) if k in keys],
+                          max_bytes=max_bytes, kinds="biufU")
+    except ValueError as exc:
+        raise DataFileError(_one_line(exc)) from None
     if "X" not in data:
         raise DataFileError(f"{p.name}: no array 'X' (keys: {', '.join(keys) or 'none'})")
     X = np.asarray(data["X"])
@@ -474,6 +639,9 @@ def _read_npz(p: Path, fmt: str, *, label: str | None, task: str | None, time: s
                 raise DataFileError(f"{p.name}: no array {k!r} (keys: {', '.join(keys)})")
             return None
         a = np.asarray(data[k]).ravel()
+        if a.dtype.kind not in "biufU":
+            raise DataFileError(f"{p.name}: {k!r} must hold numbers or text, got dtype "
+                                f"{a.dtype}")
         if a.shape[0] != X.shape[0]:
             raise DataFileError(f"{p.name}: {k!r} has {a.shape[0]} entries, 'X' has "
                                 f"{X.shape[0]} rows")
@@ -511,6 +679,12 @@ def _read_mat(p: Path, fmt: str, *, label: str | None, task: str | None, time: s
                             f"(MALSAR: cell arrays X{{t}}, Y{{t}}); found: "
                             f"{', '.join(keys) or 'none'}")
     Xm, Ym = m[xk], (m[yk] if yk else None)
+    for key, val in ((xk, Xm), (yk, Ym)):
+        cells = val.ravel() if val is not None and val.dtype == object else [val]
+        if any(np.iscomplexobj(c) for c in cells if c is not None):
+            raise DataFileError(f"{p.name}: {key} holds complex numbers; features and labels "
+                                "must be real (convert the file, e.g. real() or abs() in "
+                                "MATLAB)")
     if Xm.dtype == object:  # MALSAR: one cell per task
         cells = [np.asarray(c) for c in Xm.ravel()]
         ycells = [np.asarray(c).ravel() for c in Ym.ravel()] if Ym is not None else None
@@ -554,7 +728,7 @@ _READERS = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
 def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | None = None,
                task: str | None = None, time: str | None = None, need_label: bool = True,
                features: Sequence[str] | None = None, n_features: int | None = None,
-               max_bytes: float = MAX_FILE_BYTES) -> Table:
+               zero_based: bool | None = None, max_bytes: float = MAX_FILE_BYTES) -> Table:
     """Read ``path`` into a :class:`Table` (see the module docstring for the formats).
 
     Parameters
@@ -570,8 +744,12 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
         or reading a test file).
     n_features : int, optional
         Number of features of a svmlight file (that of the training data).
+    zero_based : bool, optional
+        Index base of a svmlight file (that of the training data, ``Table.extra
+        ["zero_based"]``); None: the file's own (0 if it uses feature 0, else 1).
     max_bytes : float
-        Size budget checked before reading.
+        Size budget: of the file on disk, checked before reading, and of the (decompressed)
+        text read, counted as it streams.
 
     Raises
     ------
@@ -583,8 +761,13 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     _check_size(p, max_bytes)
     kw: dict[str, Any] = {"label": label, "task": task, "time": time,
                           "need_label": need_label, "features": features}
+    if f in (*_TEXT, "npz"):
+        kw["max_bytes"] = max_bytes
+    if f in _TEXT and p.name.lower().endswith(".gz") and max_bytes < math.inf:
+        _prescan_gz(p, max_bytes)
     if f == "svmlight":
         kw["n_features"] = n_features
+        kw["zero_based"] = zero_based
     try:
         return _READERS[f](p, f, **kw)
     except DataFileError:
@@ -595,6 +778,11 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
         raise _gz_error(p, exc) from None
     except (ValueError, TypeError, OSError, UnicodeDecodeError) as exc:
         raise DataFileError(f"{p.name}: {_one_line(exc)}") from None
+    except RecursionError:
+        raise DataFileError(f"{p.name}: nested too deeply to read") from None
+    except Exception as exc:  # a reader's own error (OverflowError, pyarrow's, ...)
+        raise DataFileError(f"{p.name}: cannot be read as {f} ({type(exc).__name__}: "
+                            f"{_one_line(exc)})") from None
 
 
 # ----------------------------------------------------------------------- problems
@@ -703,7 +891,8 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
             not in (None, "qid", "cell") else task, time=table.time_name if table.fmt in (
             "csv", "tsv", "parquet") else time, max_bytes=max_bytes,
             features=table.feature_names if table.fmt in ("csv", "tsv", "parquet") else None,
-            n_features=table.d if table.sparse else None)
+            n_features=table.d if table.fmt == "svmlight" else None,
+            zero_based=table.extra.get("zero_based"))
         if held.d != table.d:
             raise DataFileError(f"{held.name}: {held.d} features, the training file "
                                 f"{table.name} has {table.d}")
@@ -732,14 +921,36 @@ def class_codes(table: Table, model: str, *, binary: bool = False,
                             f"labels (two classes), got {[_scalar(v) for v in names[:6]]}")
     tc = None
     if test is not None and test.y is not None:
-        yt = test.y.astype(y.dtype) if y.dtype.kind in "iuf" and test.y.dtype.kind in "iuf" \
-            else test.y.astype(str) if y.dtype.kind == "U" else test.y
-        unknown = np.setdiff1d(np.unique(yt), names)
-        if unknown.size:
-            raise DataFileError(f"{test.name}: labels {[_scalar(v) for v in unknown[:5]]} "
-                                f"do not occur in the training data")
-        tc = np.searchsorted(names, yt)
+        tc = np.searchsorted(names, held_out_labels(test, names, table))
     return names, codes.astype(np.int64), tc
+
+
+def held_out_labels(test: Table, names: np.ndarray, table: Table) -> np.ndarray:
+    """``test.y`` as values of the training classes ``names`` (the sorted distinct labels
+    of ``table``); a label that is not one of them is refused, naming the file and the
+    values: an unseen class, or a non-integral number (``1.5``) where the classes are
+    integers (never cast to one)."""
+    y, yt = names, np.asarray(test.y)
+    where = f"{test.name}: column {test.label_name!r}" if test.label_name else test.name
+    if y.dtype.kind in "iub" and yt.dtype.kind == "f":
+        frac = yt[yt != np.round(yt)]
+        if frac.size:
+            raise DataFileError(f"{where}: labels {[_scalar(v) for v in np.unique(frac)[:5]]}"
+                                f" are not integral; the classes of {table.name} are "
+                                f"{[_scalar(v) for v in y[:6]]}")
+    if y.dtype.kind in "iufb" and yt.dtype.kind in "iufb":
+        cast = yt.astype(np.result_type(y.dtype, yt.dtype))
+        known = np.isin(cast, y)
+        yt = cast.astype(y.dtype) if known.all() else cast
+    else:
+        yt = yt.astype(str) if y.dtype.kind == "U" else yt
+        known = np.isin(yt, y)
+    if not known.all():
+        unknown = np.unique(yt[~known])
+        raise DataFileError(f"{where}: labels {[_scalar(v) for v in unknown[:5]]} do not "
+                            f"occur in the training data {table.name} (classes "
+                            f"{[_scalar(v) for v in y[:6]]})")
+    return yt
 
 
 def task_codes(table: Table, test: Table | None = None, *, time_order: bool = False
@@ -788,7 +999,7 @@ def source_info(table: Table, test: Table | None) -> dict[str, Any]:
             "feature_names": list(table.feature_names), "label_name": table.label_name,
             "task_name": table.task_name, "time_name": table.time_name,
             "density": table.density, "test_source": None if test is None else test.path,
-            "from_file": True}
+            "from_file": True, "zero_based": table.extra.get("zero_based")}
 
 
 # ------------------------------------------------------- a file as a dataset name
@@ -862,7 +1073,8 @@ def fitted_model(model: str, problem: Problem, res: Any,
     if classes is None and model == "mtmkl":
         classes = np.array([-1.0, 1.0])
     extra = {k: v for k, v in (params or {}).items() if k not in res.params}
-    return saved.from_fitted(res, model=model, feature_names=info.get("feature_names"),
+    return saved.from_fitted(res, model=model, zero_based=info.get("zero_based"),
+                             feature_names=info.get("feature_names"),
                              class_names=classes, task_names=info.get("task_names"),
                              label_name=info.get("label_name"),
                              task_name=info.get("task_name"), reference=ref, params=extra)

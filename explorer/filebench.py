@@ -242,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
             print("| " + " | ".join(f"{r[c]:.4g}" if isinstance(r.get(c), float)
                                     else str(r.get(c, "")) for c in cols) + " |")
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
+        from solvers.fileio import write_atomic
+
+        write_atomic(args.json, json.dumps(report, indent=1))
     return 0
 
 

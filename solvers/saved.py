@@ -29,7 +29,6 @@ import dataclasses
 import io
 import json
 import os
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT", "RUN_KEY", "SavedModel", "from_fitted", "load_model", "save_model"]
+from .fileio import npz_arrays, npz_keys, open_regular, read_regular, write_atomic
+
+__all__ = ["FORMAT", "MAX_MODEL_BYTES", "RUN_KEY", "SCHEMAS", "ArraySpec", "SavedModel",
+           "from_fitted", "load_model", "save_model", "validate"]
 
 #: Marker of a saved dualscope model.
 FORMAT = "dualscope-model"
@@ -48,6 +50,170 @@ _VERSION = 1
 _META = "__meta__"
 _NAMES = ("feature_names", "class_names", "task_names")
 _CERT = ("primal", "dual", "gap", "n_iter", "converged", "stop_reason", "method")
+
+
+#: Largest model file :func:`load_model` reads (bytes on disk, and bytes of arrays read).
+MAX_MODEL_BYTES = 1024**3
+#: Deepest nesting of a JSON model's ``params`` / ``certificate`` entries.
+MAX_JSON_DEPTH = 32
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """One named array of a saved model.
+
+    ``dims``: a symbol per axis (``"d"`` features, ``"k"`` classes, ``"m"`` tasks, ``"v"``
+    kernels, ``"r"`` rank, ``"n"`` rows, ...); the same symbol is the same length in every
+    array and name list of the model. ``kinds``: the numpy dtype kinds accepted.
+    Floating arrays must be finite.
+    """
+
+    name: str
+    dims: tuple[str, ...]
+    required: bool = False
+    kinds: str = "iuf"
+
+
+def _spec(*items: tuple[str, str] | tuple[str, str, bool] | tuple[str, str, bool, str]
+          ) -> dict[str, ArraySpec]:
+    out = {}
+    for it in items:
+        name, dims = it[0], tuple(it[1].split()) if it[1] else ()
+        out[name] = ArraySpec(name, dims, *it[2:])
+    return out
+
+
+#: One schema per model: the arrays ``predict`` uses (required) or may use, and the
+#: length symbols of ``feature_names`` / ``class_names`` / ``task_names``. Any other
+#: array (the solver's dual variables, diagnostics) must be a finite numeric array.
+#: Written and read through :func:`validate`.
+SCHEMAS: dict[str, dict[str, ArraySpec]] = {
+    "wwsvm": _spec(("W", "d k", True), ("classes", "k", False, "biufU"), ("intercept", "k"),
+                   ("b", "k")),
+    "caso": _spec(("U", "d m", True)),
+    "robust_mtl": _spec(("W", "d m", True)),
+    "mtmkl": _spec(("W", "v m d", True)),
+    "triplet_screening": _spec(("L", "r d", True), ("M", "d d"), ("X_ref", "p d"),
+                               ("y_ref", "p", False, "iu")),
+}
+#: The length symbol of each name list (``None``: not part of the model).
+_NAME_DIMS: dict[str, dict[str, str | None]] = {
+    "wwsvm": {"feature_names": "d", "class_names": "k", "task_names": None},
+    "caso": {"feature_names": "d", "class_names": "2", "task_names": "m"},
+    "robust_mtl": {"feature_names": "d", "class_names": None, "task_names": "m"},
+    "mtmkl": {"feature_names": "d", "class_names": "2", "task_names": "m"},
+    "triplet_screening": {"feature_names": "d", "class_names": "c", "task_names": None},
+}
+
+
+def validate(sm: SavedModel, where: str = "model") -> None:
+    """Check ``sm`` against its model's schema (:data:`SCHEMAS`); ``ValueError`` otherwise.
+
+    Checks the model kind, every array's dtype kind (numbers; no objects or text where
+    numbers belong), its number of axes and lengths consistent across arrays and name lists
+    (``W`` ``(d, k)`` and ``class_names`` ``(k,)``, ...), finiteness of floating arrays,
+    the required arrays and names, the metadata's types, and the metric learner's reference
+    labels against its classes. The message is one line: ``"{where}: FIELD: problem"``.
+    Used by :meth:`SavedModel.to_bytes` (writing) and :func:`load_model` (reading).
+    """
+    def bad(field_: str, msg: str) -> ValueError:
+        return ValueError(f"{where}: {field_}: {msg}")
+
+    if not isinstance(sm.model, str) or sm.model not in SCHEMAS:
+        raise bad("model", f"unknown model kind {sm.model!r}; known: {', '.join(SCHEMAS)}")
+    for name, val in (("params", sm.params), ("certificate", sm.certificate)):
+        if not isinstance(val, Mapping):
+            raise bad(name, f"must be a mapping, got {type(val).__name__}")
+    if sm.zero_based is not None and not isinstance(sm.zero_based, bool):
+        raise bad("zero_based", f"must be true, false or null, got {sm.zero_based!r}")
+    for name in ("label_name", "task_name"):
+        val = getattr(sm, name)
+        if val is not None and not isinstance(val, str):
+            raise bad(name, f"must be text or null, got {type(val).__name__}")
+    if not isinstance(sm.arrays, Mapping):
+        raise bad("arrays", f"must be a mapping of names to arrays, got "
+                            f"{type(sm.arrays).__name__}")
+    schema = SCHEMAS[sm.model]
+    sizes: dict[str, tuple[int, str]] = {"2": (2, "two classes")}
+
+    def agree(sym: str, n: int, field_: str, axis: int | None) -> None:
+        what = field_ if axis is None else f"{field_} axis {axis}"
+        if sym in sizes and sizes[sym][0] != n:
+            raise bad(field_, f"{'length' if axis is None else f'axis {axis} has length'} "
+                              f"{n}, but {sizes[sym][1]} has {sizes[sym][0]}")
+        sizes.setdefault(sym, (n, what))
+
+    for name in schema.values():
+        if name.required and name.name not in sm.arrays:
+            raise bad(f"arrays.{name.name}", f"missing (model {sm.model} needs it)")
+    for key, arr in sm.arrays.items():
+        if not isinstance(key, str):
+            raise bad("arrays", f"array name {key!r} is not text")
+        field_ = f"arrays.{key}"
+        if not isinstance(arr, np.ndarray):
+            raise bad(field_, f"must be an array, got {type(arr).__name__}")
+        spec = schema.get(key, ArraySpec(key, (), kinds="biuf"))
+        if arr.dtype.kind not in spec.kinds:
+            raise bad(field_, f"dtype {arr.dtype} is not accepted (numbers of kind "
+                              f"{spec.kinds!r})")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            i = np.argwhere(~np.isfinite(arr))[0]
+            at = tuple(int(j) for j in i)
+            raise bad(field_, f"holds {arr[at].item()!r} at index {at}; saved arrays must "
+                              "be finite")
+        if key not in schema:
+            continue
+        if key == "M" and sm.model == "triplet_screening" and arr.ndim == 1:
+            agree("d", arr.shape[0], field_, 0)  # a diagonal metric
+            continue
+        if arr.ndim != len(spec.dims):
+            raise bad(field_, f"must have {len(spec.dims)} axes ({' x '.join(spec.dims)}), "
+                              f"got shape {arr.shape}")
+        for ax, (sym, n) in enumerate(zip(spec.dims, arr.shape, strict=True)):
+            agree(sym, int(n), field_, ax)
+    dims = _NAME_DIMS[sm.model]
+    for name in _NAMES:
+        val = getattr(sm, name)
+        if val is None:
+            continue
+        field_ = f"names.{name}"
+        if not isinstance(val, np.ndarray) or val.ndim != 1:
+            raise bad(field_, "must be a 1-D array of names")
+        if val.dtype.kind not in "biufU":
+            raise bad(field_, f"dtype {val.dtype} is not accepted (numbers or text)")
+        if val.dtype.kind == "f" and not np.all(np.isfinite(val)):
+            raise bad(field_, "holds a value that is not finite")
+        sym = dims[name]
+        if sym is None:
+            raise bad(field_, f"model {sm.model} has no {name.split('_')[0]} names")
+        agree(sym, int(val.shape[0]), field_, None)
+        if np.unique(val).size != val.shape[0]:
+            raise bad(field_, "names repeat")
+    if sm.model in ("caso", "robust_mtl", "mtmkl") and sm.task_names is None:
+        raise bad("names.task_names", f"missing (model {sm.model} predicts per task)")
+    if sm.model == "wwsvm":
+        if sizes["k"][0] < 2:
+            raise bad("arrays.W", f"has {sizes['k'][0]} class column(s); a classifier has "
+                                  "at least two")
+        if sm.class_names is None and "classes" not in sm.arrays:
+            raise bad("names.class_names", "missing (and no arrays.classes): the "
+                                           "classes cannot be named")
+    if sm.model == "triplet_screening":
+        has_x, has_y = "X_ref" in sm.arrays, "y_ref" in sm.arrays
+        if has_x != has_y:
+            raise bad("arrays.X_ref" if has_y else "arrays.y_ref",
+                      "the reference points need both X_ref and y_ref")
+        if has_y and sm.arrays["y_ref"].size:
+            yr = sm.arrays["y_ref"]
+            top = sizes["c"][0] if "c" in sizes else None
+            if yr.min() < 0 or (top is not None and yr.max() >= top):
+                raise bad("arrays.y_ref", f"class codes must lie in [0, "
+                                          f"{top if top is not None else 'inf'}), got "
+                                          f"[{int(yr.min())}, {int(yr.max())}]")
+    loss = sm.params.get("loss")
+    if sm.model == "caso" and sm.class_names is None and loss not in (
+            None, "squared", "hinge", "logistic"):
+        raise bad("params.loss", f"unknown loss {loss!r}")
 
 
 @dataclass(frozen=True)
@@ -71,6 +237,8 @@ class SavedModel:
         model's class code) and of the tasks (index = task column of ``U``/``W``).
     label_name, task_name : str or None
         Column names of the labels and tasks in the training file.
+    zero_based : bool or None
+        Index base of a svmlight/LIBSVM training file (files to predict are read with it).
     """
 
     model: str
@@ -82,6 +250,7 @@ class SavedModel:
     task_names: np.ndarray | None = None
     label_name: str | None = None
     task_name: str | None = None
+    zero_based: bool | None = None
 
     # ------------------------------------------------------------------ shape
 
@@ -198,7 +367,8 @@ class SavedModel:
         return {"format": FORMAT, "version": _VERSION, "model": self.model,
                 "params": _jsonable(dict(self.params)),
                 "certificate": _jsonable(dict(self.certificate)),
-                "label_name": self.label_name, "task_name": self.task_name}
+                "label_name": self.label_name, "task_name": self.task_name,
+                "zero_based": self.zero_based}
 
     def _named(self) -> dict[str, np.ndarray]:
         return {k: v for k, v in zip(_NAMES, (self.feature_names, self.class_names,
@@ -206,14 +376,18 @@ class SavedModel:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of the model (what ``to_bytes("json")`` encodes): the
-        metadata, ``arrays`` and ``names``, each array as ``dtype``, ``shape``, ``data``."""
+        metadata, ``arrays`` and ``names``, each array as ``dtype``, ``shape``, ``data``
+        (checked by :func:`validate` first)."""
+        validate(self, "the model to save")
         doc = self._meta()
         doc["arrays"] = {k: _array_json(v) for k, v in self.arrays.items()}
         doc["names"] = {k: _array_json(v) for k, v in self._named().items()}
         return doc
 
     def to_bytes(self, fmt: str = "npz") -> bytes:
-        """The file contents in format ``"npz"`` or ``"json"``."""
+        """The file contents in format ``"npz"`` or ``"json"`` (checked by :func:`validate`
+        first: what is written can be read back)."""
+        validate(self, "the model to save")
         named = self._named()
         if fmt == "json":
             return json.dumps(self.to_json()).encode("utf-8")
@@ -228,12 +402,13 @@ class SavedModel:
         return buf.getvalue()
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write ``.npz`` or ``.json`` (from the extension)."""
+        """Write ``.npz`` or ``.json`` (from the extension), atomically
+        (:func:`solvers.fileio.write_atomic`)."""
         p = Path(path).expanduser()
         ext = p.suffix.lower()
         if ext not in (".npz", ".json"):
             raise ValueError(f"path must end in .npz or .json, got {str(path)!r}")
-        p.write_bytes(self.to_bytes(ext[1:]))
+        write_atomic(p, self.to_bytes(ext[1:]))  # a temporary file, then os.replace
         return p
 
 
@@ -265,11 +440,57 @@ def _array_json(a: np.ndarray) -> dict[str, Any]:
     return {"dtype": a.dtype.str, "shape": list(a.shape), "data": a.ravel().tolist()}
 
 
-def _array_from_json(doc: Mapping[str, Any]) -> np.ndarray:
-    dt = np.dtype(doc["dtype"])
-    if dt.kind == "O":
-        raise ValueError("object arrays are not read")
-    return np.array(doc["data"], dtype=dt).reshape(doc["shape"])
+def _array_from_json(doc: Any, field_: str) -> np.ndarray:
+    """An array of a JSON model (``{"dtype", "shape", "data"}``), checked before it is
+    built: a known non-object dtype, a shape of non-negative integers, a flat ``data``
+    list of exactly ``prod(shape)`` entries of that dtype."""
+    if not isinstance(doc, Mapping):
+        raise ValueError(f"{field_}: must be an object with dtype, shape and data, got "
+                         f"{type(doc).__name__}")
+    missing = [k for k in ("dtype", "shape", "data") if k not in doc]
+    if missing:
+        raise ValueError(f"{field_}: no {', '.join(missing)} entry")
+    try:
+        dt = np.dtype(doc["dtype"]) if isinstance(doc["dtype"], str) else None
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "biufU":
+        raise ValueError(f"{field_}.dtype: {doc['dtype']!r} is not a dtype read here "
+                         "(numbers or text)")
+    shape = doc["shape"]
+    if not isinstance(shape, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise ValueError(f"{field_}.shape: must be a list of non-negative integers, got "
+                         f"{shape!r}"[:200])
+    data = doc["data"]
+    count = int(np.prod(shape, dtype=object)) if shape else 1
+    if not isinstance(data, list) or len(data) != count:
+        got = f"{len(data)} entries" if isinstance(data, list) else type(data).__name__
+        raise ValueError(f"{field_}.data: must be a flat list of {count} entries (shape "
+                         f"{tuple(shape)}), got {got}")
+    ok = (str,) if dt.kind == "U" else (bool, int, float)
+    if not all(isinstance(v, ok) for v in data):
+        v = next(v for v in data if not isinstance(v, ok))
+        raise ValueError(f"{field_}.data: holds {type(v).__name__} {str(v)[:40]!r}; "
+                         f"dtype {dt} needs {'text' if dt.kind == 'U' else 'numbers'}")
+    try:
+        return np.array(data, dtype=dt).reshape(shape)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ValueError(f"{field_}.data: {' '.join(str(exc).split())}") from None
+
+
+def _depth(v: Any, limit: int) -> int:
+    """Nesting depth of a JSON value (lists and objects), counted up to ``limit + 1``."""
+    stack, deepest = [(v, 1)], 0
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((c, d + 1) for c in (x.values() if isinstance(x, dict) else x)
+                         if isinstance(c, (dict, list)))
+    return deepest
 
 
 # ------------------------------------------------------------------ building
@@ -292,7 +513,8 @@ def from_fitted(fitted: Any, *, model: str | None = None,
                 class_names: Sequence[Any] | None = None,
                 task_names: Sequence[Any] | None = None, label_name: str | None = None,
                 task_name: str | None = None, reference: tuple[Any, Any] | None = None,
-                params: Mapping[str, Any] | None = None) -> SavedModel:
+                params: Mapping[str, Any] | None = None,
+                zero_based: bool | None = None) -> SavedModel:
     """A :class:`SavedModel` of a solver result or a fitted :mod:`solvers.estimators` estimator.
 
     Parameters
@@ -308,6 +530,8 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         ``0..k-1`` (or, with ``class_names``, indices into them).
     params : Mapping, optional
         Extra parameters to record (e.g. a registry-only one).
+    zero_based : bool, optional
+        Index base of the svmlight/LIBSVM training file.
     """
     est = None
     res = fitted
@@ -354,7 +578,7 @@ def from_fitted(fitted: Any, *, model: str | None = None,
                       certificate=_jsonable(cert),
                       feature_names=_names(feature_names), class_names=_names(class_names),
                       task_names=_names(task_names), label_name=label_name,
-                      task_name=task_name)
+                      task_name=task_name, zero_based=zero_based)
 
 
 def _names(v: Any) -> np.ndarray | None:
@@ -377,41 +601,111 @@ def save_model(path: str | os.PathLike, fitted: Any, **names: Any) -> SavedModel
     return sm
 
 
+def _read_json(p: Path) -> tuple[dict[str, Any], dict[str, np.ndarray],
+                                  dict[str, np.ndarray]]:
+    raw = read_regular(p, MAX_MODEL_BYTES, "model file")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"{p.name}: not a dualscope model file (JSON nested too deeply)"
+                         ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p.name}: not a dualscope model file (not JSON: "
+                         f"{' '.join(str(exc).split())})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{p.name}: not a dualscope model file (not a JSON object)")
+    if doc.get("format") != FORMAT and isinstance(doc.get(RUN_KEY), dict):
+        doc = doc[RUN_KEY]  # a run document holding the fitted model
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"{p.name}: not a dualscope model file (format "
+                         f"{doc.get('format')!r:.40})")
+    out = []
+    for part in ("arrays", "names"):
+        block = doc.get(part, {})
+        if not isinstance(block, dict):
+            raise ValueError(f"{p.name}: {part}: must be an object of named arrays, got "
+                             f"{type(block).__name__}")
+        if part == "names" and set(block) - set(_NAMES):
+            raise ValueError(f"{p.name}: names: unknown entries "
+                             f"{sorted(set(block) - set(_NAMES))[:5]} (known: {_NAMES})")
+        try:
+            out.append({k: _array_from_json(v, f"{part}.{k}") for k, v in block.items()})
+        except ValueError as exc:
+            raise ValueError(f"{p.name}: {exc}") from None
+    return doc, out[0], out[1]
+
+
+def _read_npz(p: Path) -> tuple[dict[str, Any], dict[str, np.ndarray],
+                                 dict[str, np.ndarray]]:
+    with open_regular(p, MAX_MODEL_BYTES, "model file") as fh:
+        try:
+            keys = npz_keys(fh, p.name)
+        except ValueError as exc:
+            raise ValueError(f"{p.name}: not a dualscope model file "
+                             f"({str(exc).removeprefix(p.name + ': ')})") from None
+        if _META not in keys:
+            raise ValueError(f"{p.name}: not a dualscope model file (no dualscope metadata)")
+        # every member checked from its header (dtype, declared size) before it is read
+        z = npz_arrays(fh, keys, max_bytes=MAX_MODEL_BYTES, name=p.name)
+    meta_arr = z.pop(_META)
+    if meta_arr.dtype.kind != "U" or meta_arr.ndim != 0:
+        raise ValueError(f"{p.name}: {_META}: must be one JSON text, got {meta_arr.dtype} "
+                         f"of shape {meta_arr.shape}")
+    try:
+        meta = json.loads(str(meta_arr))
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{p.name}: {_META}: not JSON ({type(exc).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{p.name}: not a dualscope model file (format "
+                         f"{meta.get('format') if isinstance(meta, dict) else None!r:.40})")
+    names = {k: z.pop(k) for k in _NAMES if k in z}
+    return meta, z, names
+
+
 def load_model(path: str | os.PathLike) -> SavedModel:
-    """Read a model written by :func:`save_model` (``.npz`` or ``.json``).
+    """Read a model written by :func:`save_model` (``.npz`` or ``.json``), validated.
 
     A JSON run document (``dualscope solve --json``, the page's run export) is read
-    from its :data:`RUN_KEY` entry. Raises ``ValueError`` naming the file when it is not
-    such a model.
+    from its :data:`RUN_KEY` entry. Only a regular file of at most
+    :data:`MAX_MODEL_BYTES` is read (a FIFO, a device or a link to one is refused before
+    it is opened); the ``.npz`` members are checked from their headers before their data
+    is read; the model is checked against its schema (:func:`validate`: the model kind,
+    the arrays' dtypes, shapes consistent with each other and with the names, finite
+    weights, the metadata's types).
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the field, for every defect.
     """
     p = Path(path).expanduser()
     try:
         if p.suffix.lower() == ".json":
-            doc = json.loads(p.read_text(encoding="utf-8"))
-            if not isinstance(doc, dict):
-                raise ValueError("not a JSON object")
-            if doc.get("format") != FORMAT and isinstance(doc.get(RUN_KEY), dict):
-                doc = doc[RUN_KEY]  # a run document holding the fitted model
-            arrays = {k: _array_from_json(v) for k, v in doc.get("arrays", {}).items()}
-            names = {k: _array_from_json(v) for k, v in doc.get("names", {}).items()}
-            meta = doc
+            meta, arrays, names = _read_json(p)
+        elif p.suffix.lower() == ".npz":
+            meta, arrays, names = _read_npz(p)
         else:
-            with np.load(p, allow_pickle=False) as z:
-                if _META not in z.files:
-                    raise ValueError("no dualscope metadata")
-                meta = json.loads(str(z[_META]))
-                names = {k: z[k] for k in _NAMES if k in z.files}
-                arrays = {k: z[k] for k in z.files if k not in _NAMES and k != _META}
-    except FileNotFoundError:
-        raise ValueError(f"{p}: no such file") from None
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{p.name}: not a dualscope model file ({exc})") from None
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{p.name}: not a dualscope model file (format "
-                         f"{meta.get('format')!r})")
-    return SavedModel(model=str(meta["model"]), arrays=arrays, params=meta.get("params", {}),
-                      certificate=meta.get("certificate", {}),
-                      feature_names=names.get("feature_names"),
-                      class_names=names.get("class_names"),
-                      task_names=names.get("task_names"), label_name=meta.get("label_name"),
-                      task_name=meta.get("task_name"))
+            raise ValueError(f"{p.name}: a saved model ends in .npz or .json")
+    except ValueError as exc:
+        msg = " ".join(str(exc).split())
+        raise ValueError(msg if p.name in msg else f"{p.name}: {msg}") from None
+    except MemoryError:
+        raise ValueError(f"{p.name}: out of memory while reading it") from None
+    except Exception as exc:  # any other reader error: still one line naming the file
+        raise ValueError(f"{p.name}: not a dualscope model file ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())})") from None
+    for key in ("params", "certificate"):
+        if _depth(meta.get(key, {}), MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+            raise ValueError(f"{p.name}: {key}: nested deeper than {MAX_JSON_DEPTH} levels")
+    version = meta.get("version", _VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version > _VERSION:
+        raise ValueError(f"{p.name}: version: {version!r} is not a version this dualscope "
+                         f"reads (<= {_VERSION}); upgrade dualscope")
+    sm = SavedModel(model=meta.get("model"), arrays=arrays, params=meta.get("params", {}),
+                    certificate=meta.get("certificate", {}),
+                    feature_names=names.get("feature_names"),
+                    class_names=names.get("class_names"),
+                    task_names=names.get("task_names"), label_name=meta.get("label_name"),
+                    task_name=meta.get("task_name"), zero_based=meta.get("zero_based"))
+    validate(sm, p.name)
+    return sm

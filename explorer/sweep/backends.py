@@ -27,7 +27,7 @@ from .chain import iter_chain, run_chain
 from .spec import Chain
 
 __all__ = ["BACKENDS", "SMALL_GRID", "ClusterLostError", "DaskBackend", "ProcessBackend",
-           "SerialBackend", "make_backend", "solves_at_once"]
+           "SerialBackend", "helper_pids", "make_backend", "solves_at_once", "stop_helpers"]
 
 #: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
 BACKENDS = ("auto", "serial", "processes", "dask")
@@ -117,19 +117,115 @@ class ProcessBackend:
         else:  # pragma: no cover - platforms without forkserver
             ctx = mp.get_context("spawn")
         self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(chains)),
-                                         mp_context=ctx)
-        with _main_not_needed():  # workers start (synchronously) during submit
-            futures = [self._pool.submit(run_chain, c) for c in chains]
+                                         mp_context=ctx, initializer=_worker_init)
+        finished = False
         try:
+            with _main_not_needed():  # workers start (synchronously) during submit
+                futures = [self._pool.submit(run_chain, c) for c in chains]
             for fut in as_completed(futures):
                 yield fut.result()
+            finished = True
         finally:
-            self.close()
+            # stopped early (Ctrl-C, SIGTERM, an error, the consumer closing us): the
+            # running chains are ended now, not waited for at the interpreter's exit
+            self.close() if finished else self.terminate()
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+    def terminate(self, grace: float = 1.0) -> None:
+        """Cancel the pending chains and end the worker processes: SIGTERM, then SIGKILL
+        after ``grace`` seconds; returns once they are gone (a few seconds at most)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.terminate()
+        deadline = time.monotonic() + grace
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():
+                    p.kill()
+                    p.join(2.0)
+
+
+def _worker_init() -> None:
+    """In each worker: ignore Ctrl-C (SIGINT reaches the whole foreground process group);
+    the sweep's own process decides, and ends the workers itself
+    (:meth:`ProcessBackend.terminate`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def helper_pids() -> list[int]:
+    """Process ids of the helpers ``multiprocessing`` started for this process: its worker
+    processes, the forkserver and the resource tracker."""
+    import multiprocessing as mp
+    from multiprocessing import forkserver, resource_tracker
+
+    pids = []
+    with contextlib.suppress(Exception):
+        pids += [p.pid for p in mp.active_children() if p.pid]
+    with contextlib.suppress(Exception):
+        pids.append(forkserver._forkserver._forkserver_pid)
+    with contextlib.suppress(Exception):
+        pids.append(resource_tracker._resource_tracker._pid)
+    return [p for p in pids if p]
+
+
+def stop_helpers(timeout: float = 2.0) -> None:
+    """End the forkserver and the resource tracker (after the workers: they hold the
+    tracker's pipe). The forkserver is asked to stop (its "alive" pipe closed) and killed
+    after ``timeout``; the resource tracker stops when its pipe closes (killed after
+    ``timeout``). ``multiprocessing`` starts new ones if they are needed again."""
+    import signal
+    from multiprocessing import forkserver, resource_tracker
+
+    for p in (x for x in __import__("multiprocessing").active_children()):
+        with contextlib.suppress(Exception):
+            p.kill()
+            p.join(timeout)
+    fs = getattr(forkserver, "_forkserver", None)
+    pid = getattr(fs, "_forkserver_pid", None)
+    if pid:
+        with contextlib.suppress(Exception):
+            os.close(fs._forkserver_alive_fd)
+        _reap(pid, timeout, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            if fs._forkserver_address and not fs._forkserver_address.startswith("\0"):
+                os.unlink(fs._forkserver_address)
+        fs._forkserver_pid = fs._forkserver_alive_fd = fs._forkserver_address = None
+    rt = getattr(resource_tracker, "_resource_tracker", None)
+    pid = getattr(rt, "_pid", None)
+    if pid:
+        with contextlib.suppress(Exception):
+            os.close(rt._fd)
+        _reap(pid, timeout, signal.SIGKILL)
+        rt._fd = rt._pid = None
+
+
+def _reap(pid: int, timeout: float, sig: int) -> None:
+    """Wait up to ``timeout`` s for child ``pid`` to exit, then send ``sig`` and reap it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(OSError):
+        os.kill(pid, sig)
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, 0)
 
 
 class DaskBackend:

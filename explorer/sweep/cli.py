@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import logging
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -249,9 +250,15 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """``dualscope sweep MODEL``: run a sweep, print its table, write ``--out``."""
+    """``dualscope sweep MODEL``: run a sweep, print its table, write ``--out``.
+
+    Signals (:func:`_signals`): Ctrl-C or SIGTERM stop the sweep, keep the finished rows
+    in ``--out`` and end the workers, the forkserver and the resource tracker; a second
+    Ctrl-C or SIGTERM meanwhile exits at once.
+    """
     try:
-        with _quiet_dask_logs(args.backend == "dask" or args.scheduler is not None):
+        with _signals(args.out), _quiet_dask_logs(args.backend == "dask"
+                                                  or args.scheduler is not None):
             return _cmd_sweep(args)
     except ConnectionError as exc:  # the scheduler is unreachable
         print(f"dualscope: {exc}", file=sys.stderr)
@@ -259,6 +266,58 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except (ImportError, OSError) as exc:  # no dask / pyarrow
         print(f"dualscope: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+
+
+@contextlib.contextmanager
+def _signals(out: str | None) -> Iterator[None]:
+    """Ctrl-C and SIGTERM during a sweep (in the main thread; elsewhere nothing changes).
+
+    The first SIGINT raises ``KeyboardInterrupt``, SIGTERM :class:`explorer.cli.Terminated`
+    (a ``KeyboardInterrupt``): the sweep unwinds, its rows are written to ``out``, the
+    workers are ended (:meth:`~explorer.sweep.backends.ProcessBackend.terminate`), then
+    the forkserver and the resource tracker
+    (:func:`~explorer.sweep.backends.stop_helpers`). From the first signal on, another
+    SIGINT or SIGTERM exits at once (status 130 / 143): it kills those helper processes
+    and leaves ``out`` as last written (writes are atomic).
+    """
+    import signal
+    import threading
+
+    from ..cli import Terminated
+    from .backends import helper_pids, stop_helpers
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_now(signum: int, _frame: Any) -> None:
+        for pid in helper_pids():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        kept = f"; the rows written so far are in {out}" if out else ""
+        with contextlib.suppress(Exception):
+            os.write(2, f"\ndualscope: {signal.Signals(signum).name} again: exiting now"
+                        f"{kept}\n".encode())
+        os._exit(130 if signum == signal.SIGINT else 143)
+
+    def first(signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGINT, exit_now)
+        signal.signal(signal.SIGTERM, exit_now)
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated()
+
+    old = {s: signal.signal(s, first) for s in (signal.SIGINT, signal.SIGTERM)}
+    stopped = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        stopped = True
+        raise
+    finally:
+        if stopped:  # the handlers stay exit_now until the process ends
+            stop_helpers()
+        else:
+            for s, h in old.items():
+                signal.signal(s, h)
 
 
 @contextlib.contextmanager

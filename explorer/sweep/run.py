@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..outputs import OutputKind, guard_output
 from .backends import ClusterLostError, make_backend
 from .guard import check_points, guard_sweep
 from .spec import Chain, SweepSpec, plan
@@ -102,17 +103,30 @@ def _stream(chains: list[Chain], backend: str | Any, workers: int | None, schedu
         be.close()
 
 
-def _previous_rows(out: Path, *, resume: bool, force: bool) -> list[dict[str, Any]]:
-    """The finished rows of ``out`` to keep (validated; each row dropped is a warning)."""
-    if not out.exists():
+#: A sweep table as an output kind (:mod:`explorer.outputs`): what ``load_table`` reads.
+SWEEP_TABLE = OutputKind("a dualscope sweep table", load_table)
+
+
+def _inputs(spec: SweepSpec) -> list[tuple[str, str | None]]:
+    """The data files a sweep reads (a ``file:`` dataset and its test file)."""
+    from ..datafiles import FILE_PREFIX, parse_file_spec
+
+    if not str(spec.dataset).startswith(FILE_PREFIX):
         return []
-    try:
-        found = load_table(out)
-    except TableError as exc:
-        if not force:
-            raise TableError(f"{exc}; refusing to overwrite it (choose another output "
-                             "file, or --force / force=True to overwrite it)") from None
-        warnings.warn(f"{exc}; overwriting it (--force)", TableWarning, stacklevel=3)
+    path, opts = parse_file_spec(str(spec.dataset))
+    return [("--data", path), ("--test", opts.get("test"))]
+
+
+def _previous_rows(out: Path, *, resume: bool, force: bool,
+                   inputs: Iterable[tuple[str, str | None]] = ()) -> list[dict[str, Any]]:
+    """The finished rows of ``out`` to keep (validated; each row dropped is a warning).
+
+    ``out`` must not be an input and, if it exists, must be a sweep table
+    (:func:`explorer.outputs.guard_output`; :class:`TableError` otherwise, unless
+    ``force``)."""
+    found = guard_output(out, kind=SWEEP_TABLE, inputs=inputs, force=force, option="--out",
+                         error=TableError, warning=TableWarning)
+    if found is None:
         return []
     for msg in found.dropped:
         warnings.warn(msg, TableWarning, stacklevel=3)
@@ -153,7 +167,8 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
     check_points(spec, force=force)  # before planning: a plan holds every point
     chains = plan(spec)
     order = {k: (c.index, s) for c in chains for k, s in zip(c.keys, c.steps, strict=True)}
-    previous = _previous_rows(Path(out), resume=resume, force=force) if out is not None else []
+    previous = _previous_rows(Path(out), resume=resume, force=force,
+                              inputs=_inputs(spec)) if out is not None else []
     done = {r["key"] for r in previous if r.get("key") in order}
     rows: dict[str, dict[str, Any]] = {r["key"]: r for r in previous if r.get("key")}
     pending = sum(1 for k in order if k not in done)

@@ -10,17 +10,17 @@ text, a row with the wrong number of fields or a key that is not a sweep point).
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from solvers.fileio import atomic_path
 
 from .spec import CERTIFICATE, STRUCT_PREFIX
 
@@ -224,11 +224,8 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> N
     """
     path = Path(path)
     cols = _columns(rows)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(name)
-    try:
+    with atomic_path(path) as tmp:
         if path.suffix.lower() in (".parquet", ".pq"):
-            os.close(fd)
             pq = _pyarrow()
             import pyarrow as pa
 
@@ -242,23 +239,12 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> N
                     vals = [None if v is None else _fmt(v) for v in vals]
                 data[c] = vals
             pq.write_table(pa.table(data), tmp)
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
         else:
-            with open(fd, "w", newline="", encoding="utf-8") as fh:
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
                 w.writerow(cols)
                 for r in rows:
                     w.writerow([_fmt(r.get(c)) for c in cols])
-                fh.flush()
-                os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):  # keep the target's permissions
-            os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 class SweepTable(list):

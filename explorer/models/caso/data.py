@@ -134,7 +134,7 @@ def from_table(table, test=None, **_opts) -> Problem:
     positive) for every loss; otherwise the targets are real (squared loss) and their
     signs serve the hinge and logistic losses.
     """
-    from ...datafiles import dense, per_task, source_info, task_codes
+    from ...datafiles import dense, held_out_labels, per_task, source_info, task_codes
 
     X = dense(table, "caso")
     names, codes, tcodes = task_codes(table, test)
@@ -149,7 +149,8 @@ def from_table(table, test=None, **_opts) -> Problem:
     if two is not None:
         info["class_names"] = two
     if test is not None and test.y is not None:
-        Xt, yt = per_task(dense(test, "caso"), _targets(test.y, test, two), tcodes, m, test)
+        ytest = test.y if two is None else held_out_labels(test, two, table)  # no unseen class
+        Xt, yt = per_task(dense(test, "caso"), _targets(ytest, test, two), tcodes, m, test)
         info.update(Xs_test=Xt, ys_test=yt,
                     ys_sign_test=[np.where(v >= 0.0, 1.0, -1.0) for v in yt])
     return Problem(data={"Xs": Xs, "ys": ys}, name=table.name,
