@@ -232,17 +232,14 @@ class _Tasks:
         """``z`` with ``z_i = x_i^T u_{task(i)}`` (length N)."""
         if self.equal:
             return np.matmul(self.X3, U.T[:, :, None]).ravel()
-        return np.concatenate([Xl @ U[:, t] for t, Xl in enumerate(self.Xs)])
+        return _k.task_scores(self.X, self.offs, np.ascontiguousarray(U.T))
 
     def back(self, r: np.ndarray) -> np.ndarray:
         """``V`` (d x m) with ``V[:, l] = X_l^T r_l``."""
         if self.equal:
             R = r.reshape(self.m, int(self.n[0]), 1)
             return np.matmul(self.X3.transpose(0, 2, 1), R)[:, :, 0].T
-        V = np.empty((self.d, self.m))
-        for t, Xl in enumerate(self.Xs):
-            V[:, t] = Xl.T @ r[self.offs[t]:self.offs[t + 1]]
-        return V
+        return _k.task_back(self.X, self.offs, np.ascontiguousarray(r, dtype=float)).T
 
     def split(self, v: np.ndarray) -> tuple[np.ndarray, ...]:
         return tuple(v[self.offs[t]:self.offs[t + 1]].copy() for t in range(self.m))
