@@ -6,8 +6,9 @@
    optimum); the wall-time ratios, at the issue's d=50, m=100, n_l=100
    (cvxpy needs minutes and ~7 GB there: matrix_frac is one PSD cone of side
    d + m = 150).
-2. APG (Algorithm 1), APG with adaptive restart, and BCD (Algorithm 2) at
-   d=50, m=100, n_l=100: time and iterations to the same relative gaps,
+2. APG (Algorithm 1), APG with adaptive restart, ``apg_precond`` (per-task
+   metric, restart, growing step) and BCD (Algorithm 2) at d=50, m=100,
+   n_l=100: time and iterations to the same relative gaps,
    read from one run's history (best of ``repeat`` runs by final time).
 3. The M-step (Eq. (71)): appendix C's median search against the sort-based
    sweep, time per call for growing d.
