@@ -23,9 +23,12 @@ __all__ = [
     "BenchTable",
     "best_of",
     "cpu_time_without_jit",
+    "load_average",
     "loglog_slope",
     "machine_info",
     "rel_diff",
+    "school_path",
+    "school_problem",
     "time_to_target",
 ]
 
@@ -90,6 +93,42 @@ def time_to_target(history, target_rel_gap: float | None = None,
         return float("nan"), -1
     i = int(hit[0])
     return float(history.time[i]), int(history.iteration[i])
+
+
+def school_path() -> str | None:
+    """MALSAR's ``school.mat``: ``$DUALSCOPE_SCHOOL`` or ``../shared/data`` next to the
+    repository; ``None`` when absent (the real-data tables are then skipped)."""
+    from pathlib import Path
+
+    env = os.environ.get("DUALSCOPE_SCHOOL")
+    path = Path(env) if env else (Path(__file__).resolve().parents[1] / ".." / "shared"
+                                  / "data" / "school.mat")
+    return str(path) if path.is_file() else None
+
+
+def school_problem(model: str, path: str, *, seed: int = 0) -> Any:
+    """School as ``explorer.filebench`` reads it: 75 % of each school for training
+    (``split_table(table, 0.25, seed)``), through the project's data reader; MT-MKL's
+    label is a score above the median of the training scores."""
+    from dataclasses import replace
+
+    from . import datafiles
+
+    table = datafiles.read_table(path)
+    train, test = datafiles.split_table(table, 0.25, seed=seed)
+    if model == "mtmkl":
+        med = float(np.median(train.y))
+        train = replace(train, y=np.where(train.y > med, "high", "low"))
+        test = replace(test, y=np.where(test.y > med, "high", "low"))
+    return datafiles.problem_from_table(model, train, test)
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages as text (for a table's notes)."""
+    try:
+        return "load average " + " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:  # pragma: no cover - not on every platform
+        return "load average unavailable"
 
 
 def machine_info() -> dict[str, Any]:

@@ -308,3 +308,36 @@ def box_dual_cd(X, G, y, w, offs, diag, scale, U0T, B, tol, max_sweeps, UT):  # 
         for f in range(d):
             UT[l, f] = u[f]
     return sweeps
+
+
+# ---------------------------------------------------------------------------
+# Per-task products for tasks of different sizes
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def task_scores(X, offs, UT):  # pragma: no cover - compiled
+    # z_i = x_i^T u_{task(i)}, rows offs[l]:offs[l+1] belong to task l
+    z = np.empty(X.shape[0])
+    d = X.shape[1]
+    for t in range(offs.shape[0] - 1):
+        for i in range(offs[t], offs[t + 1]):
+            s = 0.0
+            for j in range(d):
+                s += X[i, j] * UT[t, j]
+            z[i] = s
+    return z
+
+
+@njit(cache=True)
+def task_back(X, offs, r):  # pragma: no cover - compiled
+    # row l of the result is X_l^T r_l
+    d = X.shape[1]
+    m = offs.shape[0] - 1
+    VT = np.zeros((m, d))
+    for t in range(m):
+        for i in range(offs[t], offs[t + 1]):
+            ri = r[i]
+            for j in range(d):
+                VT[t, j] += X[i, j] * ri
+    return VT

@@ -172,6 +172,9 @@ class APG:
     n_backtracks : line-search doublings in the latest iteration
     n_restarts : total momentum restarts (domain exits and adaptive restarts)
     n_evals : total evaluations of ``f``
+    fx : ``f`` at the current iterate as the line search evaluated it (``None``
+        before the first step and with ``fixed_step``); saves callers that report
+        ``f(Z_k)`` an evaluation per iteration
     """
 
     def __init__(
@@ -226,6 +229,7 @@ class APG:
         self.n_restarts = 0
         self.n_evals = 0
         self.k = 0
+        self.fx: float | None = None
 
     def search_point(self) -> Tree:
         """Extrapolated point ``S = Z + beta (Z - Z_prev)``, ``beta = (t_{k-1} - 1) / t_k``."""
@@ -293,6 +297,7 @@ class APG:
             else:
                 restart = tree_dot(tree_sub(S, Z), tree_sub(Z, self.x)) > 0.0
         self.x_prev, self.x = self.x, Z
+        self.fx = None if self.fixed_step else fZ
         if restart:
             self.t_prev = self.t_cur = 1.0
             self.n_restarts += 1

@@ -30,6 +30,26 @@ simplex) and, for the hinge loss, applies the exact per-task prox of Eq. (74)
 can leave the domain ``eta I + M > 0`` when ``eta < 1``; the smooth part
 then reports ``inf`` and the engine restarts the momentum.
 
+``"apg_precond"``: Algorithm 1 with three standard changes for ill-conditioned
+data (unscaled features make ``X_l^T X_l / n_l`` span many orders of magnitude,
+and Algorithm 1's single step ``1 / L`` is then set by the largest curvature):
+
+- a fixed variable metric on the ``U`` block (variable-metric forward-backward,
+  Chouzenoux, Pesquet & Repetti 2014), per task
+  ``H_l = kappa X_l^T X_l / n_l + (2c / (eta + 1)) I`` (``kappa = 2`` squared,
+  ``1/4`` logistic: the loss Hessian or its bound, plus the smallest curvature of
+  the regulariser). It is run as a change of variables ``u_l = R_l^{-1} v_l``
+  (``H_l = R_l^T R_l``), so the engine stays Euclidean: in ``v`` the smooth part's
+  ``U``-block curvature lies in ``[eta / (eta + 1), (eta + 1) / eta]`` for every
+  feasible ``M``; the ``M`` block and its projection onto ``Mset`` are unchanged
+  (the smooth losses have no prox on ``U``). The hinge loss keeps the identity metric
+  (its prox, Eq. (74), is Euclidean; the smooth part is the regulariser alone);
+- gradient-based adaptive restart (O'Donoghue & Candès 2015);
+- a step that can grow: ``L <- 0.9 L`` before each line search of Eq. (37)
+  (TFOCS's line-search increase, Becker, Candès & Grant 2011).
+
+The certificate is the same as Algorithm 1's (computed from ``U``).
+
 ``"bcd"`` (Algorithm 2, appendix B.1): block coordinate descent. U-step with
 ``M`` fixed, per task: squared loss solves
 ``(X^T X / n + c A^{-1}) u = X^T y / n``, in the variables ``v = A^{-1/2} u``
@@ -126,13 +146,15 @@ PARAMS = ParamSpecs(
     ParamSpec("h", 2.0, "trace of M: relaxed dimension of the shared subspace, 0 < h <= d "
               "(fractional values allowed)", low=0.0),
     ParamSpec("loss", "squared", "loss function", choices=("squared", "hinge", "logistic")),
-    ParamSpec("method", "bcd", "algorithm: APG (Algorithm 1) or BCD (Algorithm 2; usually "
-              "much faster, the default)", choices=("apg", "bcd")),
+    ParamSpec("method", "bcd", "algorithm: APG (Algorithm 1), APG with a per-task metric, "
+              "adaptive restart and a growing step (apg_precond), or BCD (Algorithm 2; usually "
+              "much faster, the default)", choices=("apg", "apg_precond", "bcd")),
     TOL,
     replace(MAX_ITER, default=5000),
     ParamSpec("m_step", "median", "M-step search (appendix C median search or sort)",
               choices=("median", "sort")),
-    ParamSpec("restart", False, "APG: adaptive momentum restart (not in Algorithm 1)"),
+    ParamSpec("restart", False, "APG: adaptive momentum restart (not in Algorithm 1; "
+              "apg_precond always restarts)"),
 )
 LOSSES = PARAMS["loss"].choices
 METHODS = PARAMS["method"].choices
@@ -150,6 +172,9 @@ _INNER_SWEEPS = 2000
 #: the certificate's dual point, and a looser prox (tied to the gap) stalls the gap at
 #: small eta (c small amplifies the dual's error by 1 / (4c)).
 _PROX_TOL = 1e-10
+#: ``method="apg_precond"``: ``L`` is multiplied by this before each line search, so the
+#: step can grow back (TFOCS's line-search increase parameter).
+_PRECOND_SHRINK = 0.9
 # ---------------------------------------------------------------------------
 # Result
 # ---------------------------------------------------------------------------
@@ -232,17 +257,14 @@ class _Tasks:
         """``z`` with ``z_i = x_i^T u_{task(i)}`` (length N)."""
         if self.equal:
             return np.matmul(self.X3, U.T[:, :, None]).ravel()
-        return np.concatenate([Xl @ U[:, t] for t, Xl in enumerate(self.Xs)])
+        return _k.task_scores(self.X, self.offs, np.ascontiguousarray(U.T))
 
     def back(self, r: np.ndarray) -> np.ndarray:
         """``V`` (d x m) with ``V[:, l] = X_l^T r_l``."""
         if self.equal:
             R = r.reshape(self.m, int(self.n[0]), 1)
             return np.matmul(self.X3.transpose(0, 2, 1), R)[:, :, 0].T
-        V = np.empty((self.d, self.m))
-        for t, Xl in enumerate(self.Xs):
-            V[:, t] = Xl.T @ r[self.offs[t]:self.offs[t + 1]]
-        return V
+        return _k.task_back(self.X, self.offs, np.ascontiguousarray(r, dtype=float)).T
 
     def split(self, v: np.ndarray) -> tuple[np.ndarray, ...]:
         return tuple(v[self.offs[t]:self.offs[t + 1]].copy() for t in range(self.m))
@@ -624,14 +646,42 @@ def _inner_tol(rel_gap: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart):
+def _metric_factors(data: _Tasks, c: float, eta: float, loss: str) -> np.ndarray:
+    """Inverse Cholesky factors of the per-task metric of ``method="apg_precond"``.
+
+    ``H_l = kappa X_l^T X_l / n_l + (2c / (eta + 1)) I`` with ``kappa = 2`` (squared loss:
+    the loss Hessian) or ``1/4`` (logistic loss: a bound on it); the second term is the
+    smallest curvature ``2c A^{-1}`` of the regulariser (``A = eta I + M``,
+    ``M <= I``). Returns ``Rinv`` (m x d x d) with ``H_l = R_l^T R_l``, ``Rinv_l = R_l^{-1}``.
+    """
+    d, m = data.d, data.m
+    kappa = 2.0 if loss == "squared" else 0.25
+    mu = 2.0 * c / (eta + 1.0)
+    Rinv = np.empty((m, d, d))
+    eye = np.eye(d)
+    for t, Xl in enumerate(data.Xs):
+        H = (kappa / float(data.n[t])) * (Xl.T @ Xl) + mu * eye
+        Rl = np.linalg.cholesky(H).T  # upper: H = R^T R
+        Rinv[t] = solve_triangular(Rl, eye, lower=False, check_finite=False)
+    return Rinv
+
+
+def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter, restart,
+             precond=False):
     d = data.d
     eye = np.eye(d)
     smooth = loss != "hinge"
     state = {"sweeps": 0}
+    # method="apg_precond", smooth losses: APG runs on (V, M) with U = R^{-1} V per task
+    # (a fixed variable metric H_l = R_l^T R_l on the U block; g has no U part).
+    Rinv = _metric_factors(data, c, eta, loss) if (precond and smooth) else None
+
+    def to_u(V):
+        return V if Rinv is None else np.einsum("lij,jl->il", Rinv, V)
 
     def parts(Z, need_grad):
-        U, M = Z
+        V, M = Z
+        U = to_u(V)
         A = eta * eye + sym(M)
         try:
             Lc = np.linalg.cholesky(A)
@@ -651,6 +701,8 @@ def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
         gU = 2.0 * c * W
         if smooth:
             gU = gU + data.back(_loss_grad(loss, z, data.y, data.w))
+        if Rinv is not None:
+            gU = np.einsum("lji,jl->il", Rinv, gU)  # gradient in V: R^{-T} grad_U
         gM = -c * (W @ W.T)
         return val, (gU, gM)
 
@@ -671,14 +723,20 @@ def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
         return (UT.T.copy(), M)
 
     L0 = 2.0 * c / (eta + 1.0)
-    apg = APG(value_and_grad, prox, (U0, M0), value=value, L0=L0, adaptive_restart=restart)
+    V0 = U0
+    if Rinv is not None:  # V = R U per task; the metric makes the U-block curvature ~ 1
+        V0 = np.linalg.solve(Rinv, U0.T[:, :, None])[:, :, 0].T
+        L0 = 1.0
+    apg = APG(value_and_grad, prox, (V0, M0), value=value, L0=L0,
+              adaptive_restart=restart or precond, shrink=_PRECOND_SHRINK if precond else 1.0)
     cert = None
     for it in range(1, max_iter + 1):
         state["sweeps"] = 0
-        U, M_it = apg.step()
+        V, M_it = apg.step()
+        U = to_u(V)
         theta = None if smooth else data.y * B
         cert = _Cert(data, U, theta, c, eta, h, loss, m_method)
-        f_it = value((U, M_it))
+        f_it = apg.fx  # f at (U, M_it), from the line search
         if not smooth:
             f_it += cert.loss_value
         if mon.record(
@@ -690,7 +748,7 @@ def _run_apg(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback, max_iter
             inner=state["sweeps"],
         ):
             break
-    return apg.x[0], cert
+    return to_u(apg.x[0]), cert
 
 
 # ---------------------------------------------------------------------------
@@ -949,9 +1007,11 @@ def solve(
     h : float, in (0, d]
         Trace of ``M``: the (relaxed) dimension of the shared subspace.
     loss : {"squared", "hinge", "logistic"}
-    method : {"apg", "bcd"}
-        Accelerated projected gradient (Algorithm 1) or block coordinate
-        descent (Algorithm 2).
+    method : {"apg", "apg_precond", "bcd"}
+        Accelerated projected gradient (Algorithm 1, as the paper states it),
+        the same iteration with a per-task metric on ``U``, adaptive restart and
+        a step that can grow (``"apg_precond"``, see the module docstring), or
+        block coordinate descent (Algorithm 2).
     tol : float
         Stop when ``gap / max(1, |primal|) <= tol``.
     max_iter : int
@@ -960,9 +1020,9 @@ def solve(
         M-step solver (appendix C's median search or a sort-based sweep);
         used by BCD and by every certificate.
     restart : bool
-        APG only: gradient-based adaptive momentum restart (O'Donoghue &
+        ``"apg"`` only: gradient-based adaptive momentum restart (O'Donoghue &
         Candès) on top of Algorithm 1 (which has none; default ``False``).
-        Domain exits always restart the momentum.
+        ``"apg_precond"`` always restarts. Domain exits always restart the momentum.
     init : CASOResult, optional
         Warm start from a previous result on the same data (its ``U``, its
         ``M`` projected onto the new ``Mset``, and for the hinge loss its dual
@@ -1018,6 +1078,9 @@ def solve(
         if method == "bcd":
             def runner(*args):
                 return _run_bcd(*args, ustep=ustep)
+        elif method == "apg_precond":
+            def runner(*args):
+                return _run_apg(*args, precond=True)
         try:
             U, cert = runner(data, c, eta, h, loss, U0, M0, B, mon, m_method, callback,
                              max_iter, restart)

@@ -55,6 +55,17 @@ conjugate gradients on the free face of the box (:func:`_face_step`): the
 dual is flat along the null space of ``Y K~ Y`` (more samples than feature
 dimensions), where an epoch advances only by ``g_i / q_ii``.
 
+``method="auto"``: Algorithm E.1 until its progress per epoch falls below a
+measured rate (the relative gap fell by less than half over the last 10 epochs),
+then Algorithm 1's W-steps (above) from that point, a theta-step after each. The
+result's ``method`` names what ran (``"e1"``, or ``"e1+alternating@k"`` when the
+switch happened at iteration ``k``); ``params["method"]`` keeps ``"auto"``. Why
+E.1's tail is slow on unscaled real data (School, penguins-like data): with theta
+held at E.1's own weights the coordinate epochs alone need thousands of epochs
+between relative gaps 1e-6 and 1e-8 (the free face of ``Y K~_theta Y`` is badly
+conditioned), so the tail is the dual coordinate ascent's linear rate close to 1,
+not the theta-step (whose fixed-point iteration contracts by ``2 / (p + 1)``).
+
 Similarities in factor form, ``G_m = U_m U_m^T`` (:class:`FactoredSimilarities`,
 e.g. one 0/1 indicator per node of a task tree), or dense ones recognised as
 rank one or diagonal, are used as such (``structure="auto"``): no
@@ -129,8 +140,9 @@ PARAMS = ParamSpecs(
               low=1.0, low_inclusive=True, allow_inf=True),
     ParamSpec("kernel", "linear", '"linear" (phi_m(x) = x) or precomputed PSD kernel(s)',
               kind="object"),
-    ParamSpec("method", "e1", "Algorithm E.1 (interleaved) or Algorithm 1 (exact W-step)",
-              choices=("e1", "alternating")),
+    ParamSpec("method", "e1", "Algorithm E.1 (interleaved), Algorithm 1 (exact W-step), or "
+              "auto (E.1 until its progress per epoch stalls, then Algorithm 1's W-steps)",
+              choices=("e1", "alternating", "auto")),
     ParamSpec("structure", "auto", '"auto": similarities given in factor form, or dense ones '
               "that are rank one or diagonal (e.g. a tree's 0/1 node matrices), run in factor "
               'form; "dense": every similarity as a dense T x T matrix',
@@ -159,6 +171,10 @@ _INNER_TOL_FACTOR = 0.1
 _INNER_MAX_EPOCHS = 10_000
 #: Conjugate-gradient steps on the free face after each W-step epoch (:func:`_face_step`).
 _FACE_MAX_CG = 50
+#: ``method="auto"``: E.1 until the relative gap fell by less than ``_SWITCH_RATE`` over
+#: the last ``_SWITCH_WINDOW`` epochs, then Algorithm 1's exact W-steps.
+_SWITCH_WINDOW = 10
+_SWITCH_RATE = 0.5
 
 
 # ---------------------------------------------------------------------------
@@ -1168,10 +1184,12 @@ def solve(
     kernel : "linear", array (n, n) or list of M arrays (n, n)
         ``"linear"``: ``phi_m(x) = x`` for every view. Otherwise precomputed
         PSD kernels ``k_m(x_i, x_j)``, one shared by all views or one per view.
-    method : {"e1", "alternating"}
+    method : {"e1", "alternating", "auto"}
         ``"e1"``: Algorithm E.1 (one coordinate-ascent epoch, then the
-        theta-step if the primal decreased). ``"alternating"``: Algorithm 1,
-        an (almost) exact W-step before every theta-step.
+        theta-step (E.1) if the primal decreased). ``"alternating"``: Algorithm 1,
+        an (almost) exact W-step before every theta-step. ``"auto"``: E.1 until
+        the relative gap falls by less than half over 10 epochs, then Algorithm
+        1's W-steps; ``result.method`` names what ran.
     structure : {"auto", "dense"}
         How the similarities enter the coordinate steps (the iterates are the
         same). ``"auto"`` (linear features): in factor form when given so or
@@ -1256,9 +1274,20 @@ def solve(
     o, _, _ = _figures(state, C, p_conj)  # E.1 line 5: o = nC at alpha = 0
     epochs = 0
     last_rel = math.inf
+    switched = False
+    switched_at = 0
+    rels: list[float] = []
     for it in range(1, max_iter + 1):
         moved = 0
-        if method == "e1" or fix_theta:
+        if method == "auto" and not switched and not fix_theta:
+            # the measured rate: leave E.1 once the relative gap fell by less than
+            # _SWITCH_RATE over the last _SWITCH_WINDOW epochs
+            rels.append(last_rel)
+            switched = (len(rels) > _SWITCH_WINDOW
+                        and rels[-1] > _SWITCH_RATE * rels[-1 - _SWITCH_WINDOW])
+            if switched:
+                switched_at = it
+        if (method == "e1" or (method == "auto" and not switched)) or fix_theta:
             moved = state.epoch(rng.permutation(n).astype(np.int64), C)
             epochs += 1
             state.refresh()
@@ -1285,7 +1314,7 @@ def solve(
             # E.1 lines 12-16: theta-step only if the primal decreased since the last
             # epoch (Algorithm 1 steps after every W-step); a_m = ||W_m||^2_Q = theta_m^2 s_m.
             o_old, o = o, primal
-            if method == "alternating" or o < o_old:
+            if method == "alternating" or switched or o < o_old:
                 new = _theta_step(state.theta**2 * state.s, p)
                 if new is not None:
                     state.set_theta(new)
@@ -1306,9 +1335,12 @@ def solve(
         ):
             break
     fields = mon.result_fields()
+    ran = method
+    if method == "auto":  # name what ran: E.1 alone, or E.1 then Algorithm 1's W-steps
+        ran = f"e1+alternating@{switched_at}" if switched else "e1"
     return MTMKLResult(
         **fields,
-        method=method,
+        method=ran,
         params={"C": C, "p": p, "method": method, "structure": structure,
                 "fix_theta": fix_theta, "tol": tol, "max_iter": max_iter, "seed": seed,
                 "kernel": data.kind},

@@ -337,6 +337,87 @@ def test_apg_momentum_is_used_and_domain_exits_restart_it():
     assert np.all(h.objective_iterate >= h.primal - 1e-10 * np.abs(h.primal))
 
 
+def _badly_scaled(seed, loss):
+    """Tasks of different sizes whose features span three orders of magnitude (like
+    School's raw features), a constant column and a per-task constant column."""
+    rng = np.random.default_rng(500 + seed)
+    d, m = int(rng.integers(3, 7)), int(rng.integers(2, 6))
+    scale = 10.0 ** rng.uniform(-1, 2, size=d)
+    Xs = []
+    for t in range(m):
+        X = rng.normal(size=(int(rng.integers(4, 15)), d)) * scale + scale * rng.normal(size=d)
+        X[:, 0] = 1.0
+        if d > 3:
+            X[:, -1] = float(t == 0)  # a column that is constant (zero) in most tasks
+        Xs.append(X)
+    u = rng.normal(size=d) / scale
+    ys = [X @ (u + 0.2 * rng.normal(size=d) / scale) + 0.3 * rng.normal(size=X.shape[0])
+          for X in Xs]
+    if loss != "squared":
+        ys = [np.where(y >= np.median(y), 1.0, -1.0) for y in ys]
+    kw = {"alpha": float(10 ** rng.uniform(-2, 0)), "eta": float(10 ** rng.uniform(-0.5, 0.5)),
+          "h": float(rng.uniform(0.5, d - 0.5)), "loss": loss}
+    return Xs, ys, kw
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("loss", caso.LOSSES)
+def test_apg_precond_on_badly_scaled_tasks_against_cvxpy(loss, seed):
+    """``apg_precond`` (metric + restart + growing step) certifies badly scaled tasks
+    to 1e-8: cvxpy's optimum lies inside its [dual, primal], it meets BCD, and for the
+    smooth losses it needs far fewer iterations than the paper's APG."""
+    Xs, ys, kw = _badly_scaled(seed, loss)
+    opt = ref.solve(Xs, ys, **kw).value
+    scale = max(1.0, abs(opt))
+    res = caso.solve(Xs, ys, **kw, method="apg_precond", tol=1e-8, max_iter=100_000)
+    assert res.converged and res.rel_gap <= 1e-8
+    assert res.params["method"] == "apg_precond" and res.method == "apg_precond"
+    assert res.dual <= opt + 1e-7 * scale and res.primal >= opt - 1e-7 * scale
+    assert res.primal == pytest.approx(opt, rel=1e-6, abs=1e-6)
+    assert caso.primal_objective(res.U, Xs, ys, **kw) == pytest.approx(res.primal, rel=1e-10)
+    bcd = caso.solve(Xs, ys, **kw, method="bcd", tol=1e-9, max_iter=100_000)
+    assert res.dual <= bcd.primal + 1e-12 * scale and bcd.dual <= res.primal + 1e-12 * scale
+    h = res.history
+    assert np.all(h.objective_iterate >= h.primal - 1e-10 * np.abs(h.primal))
+    if loss != "hinge":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            paper = caso.solve(Xs, ys, **kw, method="apg", tol=1e-8, max_iter=3 * res.n_iter)
+        assert paper.n_iter > res.n_iter
+        assert not paper.converged or paper.n_iter >= 2 * res.n_iter
+
+
+def test_apg_precond_restarts_and_grows_its_step():
+    Xs, ys, kw = _badly_scaled(0, "squared")
+    res = caso.solve(Xs, ys, **kw, method="apg_precond", tol=1e-10, max_iter=100_000)
+    h = res.history
+    assert res.converged and np.max(h.beta) > 0.5
+    assert (np.diff(h.L) < 0).any()  # the step grows back (L <- 0.9 L before each search)
+    assert h.n_restarts[-1] >= 1
+
+
+def test_school_subset_all_methods_against_cvxpy():
+    """Twelve schools of School (real, unscaled features) through the project's reader:
+    every method's certificate brackets cvxpy's optimum."""
+    from explorer.benchkit import school_path, school_problem
+
+    path = school_path()
+    assert path is not None, "School (../shared/data/school.mat) is missing"
+    p = school_problem("caso", path)
+    Xs, ys = p.data["Xs"][:12], p.data["ys"][:12]
+    kw = {"alpha": 0.1, "eta": 1.0, "h": 2.0}
+    opt = ref.solve(Xs, ys, **kw).value
+    scale = max(1.0, abs(opt))
+    for method, budget in (("bcd", 10_000), ("apg_precond", 10_000), ("apg", 300)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = caso.solve(Xs, ys, **kw, method=method, tol=1e-7, max_iter=budget)
+        assert res.dual <= opt + 1e-7 * scale and res.primal >= opt - 1e-7 * scale
+        if method != "apg":  # the paper's APG does not converge within its budget here
+            assert res.converged
+            assert res.primal == pytest.approx(opt, rel=2e-7)
+
+
 @pytest.mark.parametrize("loss", caso.LOSSES)
 @pytest.mark.parametrize("method", caso.METHODS)
 def test_warm_start_reaches_the_same_optimum(loss, method):

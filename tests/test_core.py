@@ -390,6 +390,23 @@ def test_apg_box_runs_the_generic_iteration_compiled(seed, restart, shrink):
     assert np.any((box.x == 0.0) | (box.x == 1.0))  # the box is active at the optimum
 
 
+@pytest.mark.parametrize("box", [False, True])
+def test_apg_reports_f_at_the_accepted_iterate(box):
+    """``fx`` is the line search's value of ``f`` at the accepted iterate, so callers
+    that report ``f(Z_k)`` need no extra evaluation; ``None`` before any step and with
+    ``fixed_step``."""
+    A, _b, _lam, vg, prx, _ref = _lasso_box(1)
+    eng = (APG(vg, None, np.zeros(10), L0=1e-3, box=(-0.3, 0.3), shrink=0.9) if box
+           else APG(vg, prx, np.zeros(10), L0=1e-3, adaptive_restart=True, shrink=0.9))
+    assert eng.fx is None
+    for _ in range(40):
+        eng.step()
+        assert eng.fx == vg(eng.x)[0]
+    fixed = APG(vg, prx, np.zeros(10), L0=np.linalg.norm(A, 2) ** 2, fixed_step=True)
+    fixed.step()
+    assert fixed.fx is None
+
+
 def test_apg_box_and_shrink_check_their_arguments():
     vg = lambda x: (float(x @ x), 2 * x)  # noqa: E731
     with pytest.raises(ValueError, match="prox is required"):

@@ -1,6 +1,8 @@
 """MT-MKL: theta-step, cvxpy agreement, certificates, kernel form, baselines, data, bad input."""
 
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -399,6 +401,80 @@ def test_alternating_algorithm_1_reaches_the_same_optimum(p):
     assert a.primal == pytest.approx(b.primal, rel=1e-7)
     # Algorithm 1 takes a theta-step after every (near-exact) W-step
     assert np.all(np.diff(b.history.epochs) >= 1)
+
+
+@pytest.mark.parametrize(("case", "kernel_kind", "G_kind", "p", "C"),
+                         [(i, *c) for i, c in enumerate(CASES)])
+def test_auto_agrees_with_cvxpy_and_names_what_ran(case, kernel_kind, G_kind, p, C):
+    """``method="auto"``: E.1, then Algorithm 1's W-steps once E.1 stalls; the
+    certificate brackets cvxpy's optimum at every recorded iteration."""
+    X, y, tasks, G, K = _instance(case, kernel_kind, G_kind)
+    feats = X if kernel_kind == "linear" else None
+    res = mtmkl.solve(feats, y, tasks, G, C=C, p=p, kernel=K, method="auto", tol=1e-9,
+                      max_iter=200_000)
+    assert res.converged and res.params["method"] == "auto"
+    assert res.method == "e1" or re.fullmatch(r"e1\+alternating@\d+", res.method)
+    opt = ref.solve(feats, y, tasks, G, C=C, p=p, kernel=K).value
+    scale = max(1.0, abs(opt))
+    slack = 1e-7 * scale
+    assert abs(res.primal - opt) <= 1e-6 * scale
+    assert np.all(res.history.dual <= opt + slack)
+    assert np.all(res.history.primal >= opt - slack)
+    assert _pn(res.theta, p) <= 1 + 1e-12 and np.all(res.theta >= 0)
+
+
+def _penguins_like(seed=0):
+    """233 rows x 4 unscaled features (bill length / depth in mm, flipper in mm, body
+    mass in g), 3 species as tasks, the sex as the label; the flat hierarchy."""
+    rng = np.random.default_rng(seed)
+    mu = np.array([[38.8, 18.3, 190.0, 3700.0], [48.8, 18.4, 196.0, 3730.0],
+                   [47.5, 15.0, 217.0, 5080.0]])
+    sd = np.array([2.7, 1.2, 6.5, 460.0])
+    X, y, t = [], [], []
+    for s, n in enumerate((101, 56, 76)):
+        sex = rng.choice([-1.0, 1.0], size=n)
+        X.append(mu[s] + sd * rng.normal(size=(n, 4)) + 0.6 * sd * sex[:, None])
+        y.append(sex)
+        t.append(np.full(n, s))
+    G = [np.ones((3, 3))] + [np.diag(np.eye(3)[k]) for k in range(3)]
+    return np.vstack(X), np.concatenate(y), np.concatenate(t), G
+
+
+def test_auto_converges_where_e1_stalls_on_unscaled_features():
+    """Issue 43: on a penguins-like problem E.1 stops on its budget far from 1e-6;
+    ``auto`` leaves it once it stalls and certifies 1e-6 (and 1e-8)."""
+    X, y, tasks, G = _penguins_like()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e1 = mtmkl.solve(X, y, tasks, G, tol=1e-6, max_iter=2000)
+    assert not e1.converged and e1.rel_gap > 1e-3
+    auto = mtmkl.solve(X, y, tasks, G, method="auto", tol=1e-8, max_iter=2000)
+    assert auto.converged and auto.method.startswith("e1+alternating@")
+    assert auto.n_iter <= 100  # E.1 epochs, then a few theta-steps with exact W-steps
+    opt = ref.solve(X, y, tasks, G).value
+    assert auto.dual <= opt + 1e-7 * max(1.0, opt) and auto.primal >= opt - 1e-7
+    assert auto.primal == pytest.approx(opt, rel=1e-6)
+    # warm start from another C: the same optimum
+    prev = mtmkl.solve(X, y, tasks, G, C=2e-3, method="auto", tol=1e-8, max_iter=2000)
+    warm = mtmkl.solve(X, y, tasks, G, method="auto", tol=1e-8, max_iter=2000, init=prev)
+    assert warm.converged and warm.primal == pytest.approx(auto.primal, rel=1e-7)
+
+
+def test_school_subset_auto_against_cvxpy():
+    """Ten schools of School (real, unscaled), label = score above the training median."""
+    from explorer.benchkit import school_path, school_problem
+
+    path = school_path()
+    assert path is not None, "School (../shared/data/school.mat) is missing"
+    d = school_problem("mtmkl", path).data
+    keep = d["tasks"] < 10
+    X, y, tasks = d["X"][keep], d["y"][keep], d["tasks"][keep]
+    G = [np.ones((10, 10))] + [np.diag(np.eye(10)[k]) for k in range(10)]
+    res = mtmkl.solve(X, y, tasks, G, method="auto", tol=1e-8, max_iter=20_000)
+    assert res.converged
+    opt = ref.solve(X, y, tasks, G).value
+    assert res.dual <= opt + 1e-7 * max(1.0, opt) and res.primal >= opt - 1e-7
+    assert res.primal == pytest.approx(opt, rel=1e-6)
 
 
 @pytest.mark.parametrize("C", [1e-3, 1.0])
