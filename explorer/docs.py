@@ -64,8 +64,8 @@ def build_command(out: Path = BUILD, *, fresh: bool = False) -> list[str]:
 
 def _check_sources() -> None:
     if not (CONF / "conf.py").is_file():
-        raise SystemExit(f"dualscope docs: no site sources at {SOURCE} (the site is built "
-                         "from a source checkout: git clone, then pip install -e \".[docs]\")")
+        raise FileNotFoundError(f"no site sources at {SOURCE} (the site is built from a "
+                                "source checkout: git clone, then pip install -e \".[docs]\")")
 
 
 def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False) -> Path:
@@ -89,6 +89,8 @@ def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False) 
     ------
     subprocess.CalledProcessError
         When Sphinx fails or warns (its output says where).
+    FileNotFoundError
+        When there are no site sources (an installed copy, not a checkout).
     """
     _check_sources()
     out = Path(out).resolve()
@@ -117,11 +119,16 @@ def open_site(out: Path | str = BUILD) -> Path:
     -------
     Path
         The page opened.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the site is not built.
     """
     index = Path(out).resolve() / "index.html"
     if not index.is_file():
-        raise SystemExit(f"dualscope docs: {index} is not built yet: run "
-                         "python -m explorer.docs build")
+        raise FileNotFoundError(f"{index} is not built yet: run python -m explorer.docs "
+                                "build")
     print(f"opening {index.as_uri()}", flush=True)
     webbrowser.open(index.as_uri())
     return index
@@ -157,7 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m explorer.docs",
                                      description="Build or open the documentation site.")
     configure(parser)
-    return run(parser.parse_args(argv))
+    try:
+        return run(parser.parse_args(argv))
+    except FileNotFoundError as exc:
+        print(f"dualscope docs: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
