@@ -40,7 +40,8 @@ CONF = SOURCE / "_sphinx"
 BUILD = SOURCE / "_build" / "html"
 
 
-def build_command(out: Path = BUILD, *, fresh: bool = False) -> list[str]:
+def build_command(out: Path = BUILD, *, fresh: bool = False, jobs: str = "auto"
+                  ) -> list[str]:
     """The ``sphinx-build`` command line of :func:`build`.
 
     Parameters
@@ -49,14 +50,18 @@ def build_command(out: Path = BUILD, *, fresh: bool = False) -> list[str]:
         Where the HTML goes.
     fresh : bool
         Rebuild every page (``-E``), not only the changed ones.
+    jobs : str
+        Sphinx's ``-j``: ``"auto"`` (one process per core: the notebooks execute two
+        at a time on two cores) or a number.
 
     Returns
     -------
     list of str
-        ``python -m sphinx -W --keep-going -b html -c CONF -d DOCTREES SOURCE OUT``.
+        ``python -m sphinx -W --keep-going -j JOBS -b html -c CONF -d DOCTREES SOURCE
+        OUT``.
     """
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
-           "-c", str(CONF), "-d", str(Path(out).parent / "doctrees")]
+    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", str(jobs),
+           "-b", "html", "-c", str(CONF), "-d", str(Path(out).parent / "doctrees")]
     if fresh:
         cmd.append("-E")
     return [*cmd, str(SOURCE), str(out)]
