@@ -14,7 +14,9 @@ with ``DUALSCOPE_NOTEBOOK_SMALL=1`` and caches their outputs in
 ``--fresh`` clears the cache and rebuilds every page). It needs the ``docs`` extra
 (``pip install -e ".[docs]"``) and a source checkout (the notebooks are not installed
 with the package). The site is ``notebooks/_build/html`` and loads nothing from another
-host.
+host. ``DUALSCOPE_DOCS_EXECUTE`` overrides myst-nb's execution mode (``cache`` by
+default; ``off`` builds the pages without running the notebooks: no outputs, for a
+quick look at the text).
 
 This module imports nothing heavy: ``dualscope docs`` keeps the command line light.
 """
