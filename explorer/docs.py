@@ -30,8 +30,10 @@ import subprocess
 import sys
 import webbrowser
 from pathlib import Path
+from typing import Any
 
-__all__ = ["BUILD", "CONF", "SOURCE", "build", "build_command", "main", "open_site"]
+__all__ = ["BUILD", "CONF", "SOURCE", "build", "build_command", "main", "method_figure",
+           "open_site"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The site's sources: the notebooks and the MyST pages.
@@ -139,6 +141,45 @@ def open_site(out: Path | str = BUILD) -> Path:
     print(f"opening {index.as_uri()}", flush=True)
     webbrowser.open(index.as_uri())
     return index
+
+
+def method_figure(model: str, *, tol: float = 1e-8, max_iter: int = 2000) -> Any:
+    """The certified gap per iteration of each ``method`` of ``model`` (a model page's figure).
+
+    Every method solves the dashboard's default problem (the model's default dataset at
+    its default sizes, seed 0, default parameters) from scratch; iterations, not
+    seconds, so the figure does not depend on the machine that built the site.
+
+    Parameters
+    ----------
+    model : str
+        A registry name (``"wwsvm"``, ...).
+    tol, max_iter : float, int
+        The stopping rule of every run.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One line per method (legend: the method and why it stopped).
+    """
+    import warnings
+
+    from explorer import registry
+    from explorer.figures import comparison_figure
+
+    entry = registry.get(model)
+    dataset = entry.datasets[entry.default_dataset]
+    problem = dataset(seed=0, **{k: v[0] for k, v in dataset.sizes.items()})
+    (method,) = [p for p in entry.params if p.name == "method"]
+    runs = {}
+    for name in method.choices:
+        with warnings.catch_warnings():  # a baseline may stop at its floor or max_iter
+            warnings.simplefilter("ignore")
+            res = entry.solve(problem, tol=tol, max_iter=max_iter, method=name)
+        runs[f"{name} ({res.stop_reason}, {res.n_iter} it.)"] = res.history
+    return comparison_figure(runs, x="iteration",
+                             title=f"certified gap per iteration, {entry.default_dataset} "
+                                   f"data at the dashboard's default sizes")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -108,7 +108,7 @@ def test_the_cli_reference_has_every_subcommand(site):
     assert "--max-iter" in html and "--grid" in html and "--port" in html
 
 
-def test_model_pages_have_the_dual_the_certificate_and_the_methods(site):
+def test_model_pages_have_the_dual_the_certificate_the_methods_and_a_figure(site):
     for model in MODELS:
         html = _html(site, f"models/{model}")
         for heading in ("The problem", "Its dual", "The certificate", "References"):
@@ -116,6 +116,9 @@ def test_model_pages_have_the_dual_the_certificate_and_the_methods(site):
         assert "Which" in html and "method" in html
         assert html.count('class="math notranslate nohighlight"') >= 3, model
         assert f"api/{model}.html" in html and f"0{MODELS.index(model) + 1}_" in html
+        # the figure: each method's certified gap, computed at build time
+        assert html.count("plotly-graph-div") >= 1 and "plotly.min.js" in html, model
+        assert len(set(_trace_types(html))) >= 1 and "Traceback" not in html, model
 
 
 def test_release_notes_and_getting_started_come_from_the_repository(site):
