@@ -8,6 +8,7 @@ Subcommands::
     dualscope check MODEL [options]          solve and cross-check against cvxpy
     dualscope predict --model M --data PATH  apply a saved model to a data file
     dualscope bench MODEL [--quick]          the model's benchmark table
+    dualscope docs build|open                build or open the documentation site
 
 Options of ``solve`` / ``check``: ``--dataset NAME``, ``--size KEY=VALUE``
 (repeatable; each size must lie in the dataset's range, ``--force`` exceeds it
@@ -861,6 +862,9 @@ SUBCOMMANDS: list[Subcommand] = [
                kinds=_kinds(json="BENCH_JSON")),
     Subcommand("warmup", "compile every model's numba kernels (once, after install)",
                _configure_warmup, _cmd_warmup),
+    Subcommand("docs", "build the documentation site (sphinx-build -W) or open it",
+               lambda p: __import__("explorer.docs").docs.configure(p),
+               lambda ns: __import__("explorer.docs").docs.run(ns)),
 ]
 
 

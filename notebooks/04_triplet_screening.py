@@ -182,12 +182,12 @@ triplet_map_figure(res1.M, X1, y1, T1, res1.status(), per_status=25)
 #
 # | sphere | centre $Q$ | radius $r$ | from |
 # |---|---|---|---|
-# | GB (Thm 3.2) | $M - \nabla P/(2\lambda)$ | $\|\nabla P\|/(2\lambda)$ | gradient at $M$ |
-# | PGB (Thm 3.3) | $[Q_{GB}]_+$ | $\sqrt{r_{GB}^2 - \|[Q_{GB}]_-\|^2}$ | gradient + projection |
+# | GB (Thm 3.2) | $M - \nabla P/(2\lambda)$ | $\Vert\nabla P\Vert/(2\lambda)$ | gradient at $M$ |
+# | PGB (Thm 3.3) | $[Q_{GB}]_+$ | $\sqrt{r_{GB}^2 - \Vert[Q_{GB}]_-\Vert^2}$ | gradient + projection |
 # | DGB (Thm 3.5) | $M$ | $\sqrt{2\,\mathrm{gap}/\lambda}$ | duality gap |
 # | CDGB (Thm 3.6) | $M_\lambda(\alpha)$ | $\sqrt{\mathrm{gap}(M_\lambda(\alpha),\alpha)/\lambda}$ | dual point |
-# | RPB (Thm 3.7) | $\frac{\lambda_0+\lambda}{2\lambda}M_0^\star$ | $\frac{|\lambda_0-\lambda|}{2\lambda}\|M_0^\star\|$ | *exact* optimum at $\lambda_0$ |
-# | RRPB (Thm 3.10) | $\frac{\lambda_0+\lambda}{2\lambda}M_0$ | $r_{RPB} + \frac{|\lambda_0-\lambda|+\lambda_0+\lambda}{2\lambda}\varepsilon$ | $\|M_0 - M_0^\star\|\le\varepsilon$ |
+# | RPB (Thm 3.7) | $\frac{\lambda_0+\lambda}{2\lambda}M_0^\star$ | $\frac{\lvert\lambda_0-\lambda\rvert}{2\lambda}\Vert M_0^\star\Vert$ | *exact* optimum at $\lambda_0$ |
+# | RRPB (Thm 3.10) | $\frac{\lambda_0+\lambda}{2\lambda}M_0$ | $r_{RPB} + \frac{\lvert\lambda_0-\lambda\rvert+\lambda_0+\lambda}{2\lambda}\varepsilon$ | $\Vert M_0 - M_0^\star\Vert\le\varepsilon$ |
 #
 # With a **diagonal** metric on 2-D data the space of metrics is the plane
 # $(m_1, m_2)$ and the PSD cone is the quadrant $m \ge 0$, so everything can be drawn.

@@ -7,7 +7,7 @@ bookkeeping (timing, duality-gap stopping, the user callback, the
 :class:`Monitor`; a solver's outer loop only computes its primal and dual
 values and calls :meth:`Monitor.record`.
 
-Stopping rule (the product contract): stop when the relative duality gap
+Stopping rule (the product contract): stop when the relative duality gap ::
 
     gap / max(1, |primal|) <= tol,
 
@@ -18,13 +18,13 @@ or after ``max_iter`` outer iterations (``converged=False`` and a
 Why a run stopped is first-class: :attr:`Result.stop_reason` is one of
 :data:`STOP_REASONS` --
 
-``"converged"``  the relative gap reached ``tol``;
-``"max_iter"``   the outer-iteration budget ran out (warns);
-``"callback"``   the user's callback returned ``False`` (no warning);
-``"floor"``      the certificate cannot go lower for this problem as posed (e.g.
-                 a smoothing floor); the solver says why (warns);
-``"budget"``     a total work budget (prox evaluations, SVDs, triplet visits, ...)
-                 ran out before ``max_iter`` (warns, naming the budget).
+- ``"converged"``: the relative gap reached ``tol``;
+- ``"max_iter"``: the outer-iteration budget ran out (warns);
+- ``"callback"``: the user's callback returned ``False`` (no warning);
+- ``"floor"``: the certificate cannot go lower for this problem as posed (e.g.
+  a smoothing floor); the solver says why (warns);
+- ``"budget"``: a total work budget (prox evaluations, SVDs, triplet visits, ...)
+  ran out before ``max_iter`` (warns, naming the budget).
 
 Times exclude JIT compilation: numba compiling or loading a kernel from its cache
 inside a solve is measured separately (:attr:`Result.compile_time`) and subtracted

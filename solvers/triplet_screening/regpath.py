@@ -138,8 +138,9 @@ def path(
 
     Parameters
     ----------
-    X, y, triplets, k, loss, gamma, diagonal, active_set, refresh, method, dynamic, backoff,
-    evaluation, tol, max_iter
+    X, y, triplets, k, loss, gamma, diagonal, active_set, refresh, method
+        As in :func:`solve`.
+    dynamic, backoff, evaluation, tol, max_iter
         As in :func:`solve`.
     ratio : float in (0, 1)
         ``lam_t / lam_{t-1}`` (0.9; the paper's fine path uses 0.99).

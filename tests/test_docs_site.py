@@ -1,0 +1,227 @@
+"""The documentation site: built with warnings as errors, complete, and offline.
+
+The site is built once per session (``explorer.docs.build``: ``sphinx-build -W``, the
+notebooks executed with ``DUALSCOPE_NOTEBOOK_SMALL=1`` and cached in
+``notebooks/_build/.jupyter_cache``) into a temporary folder. Deselect with
+``-m "not docs"``. The browser test (also marked ``browser``) opens the built pages in
+a headless Chromium that may reach nothing but the site's own files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+from explorer import cli, docs
+from explorer.docs_sphinx import MATHJAX_LEFT_OUT
+
+pytestmark = pytest.mark.docs
+
+#: API page (under api/) of each documented module.
+API_PAGES = {
+    "solvers": "solvers", "solvers.base": "base", "solvers.wwsvm": "wwsvm",
+    "solvers.caso": "caso", "solvers.robust_mtl": "robust_mtl",
+    "solvers.triplet_screening": "triplet_screening", "solvers.mtmkl": "mtmkl",
+    "solvers.estimators": "estimators", "solvers.saved": "saved",
+    "explorer.registry": "registry", "explorer.datafiles": "datafiles",
+    "explorer.sweep": "sweep", "explorer.docs": "docs", "solvers.reference": "reference",
+}
+MODELS = ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl")
+PAGES = ("index", "getting_started", "gallery", "benchmarks", "release_notes",
+         "models/index", *(f"models/{m}" for m in MODELS), "api/index", "api/cli",
+         *(f"api/{p}" for p in API_PAGES.values()),
+         *(p.stem for p in sorted(docs.SOURCE.glob("*.py"))))
+#: plotly trace types that fetch map tiles, fonts or topojson from the network.
+NETWORK_TRACES = ("scattergeo", "choropleth", "scattermapbox", "choroplethmapbox",
+                  "densitymapbox", "scattermap", "choroplethmap", "densitymap")
+#: Elements whose URL attribute the browser loads while showing the page (``<a href>``
+#: is a link the reader may follow, not a load).
+_LOADS = re.compile(
+    r"<(script|link|img|iframe|source|video|audio|embed|object|track|input)\b[^>]*?"
+    r"\b(src|href|data|poster|srcset)\s*=\s*[\"']?\s*(https?:)?//", re.I)
+_CSS_LOADS = re.compile(r"(url\(\s*[\"']?\s*(https?:)?//|@import\s+[\"']?\s*(https?:)?//)",
+                        re.I)
+
+
+def _trace_types(script: str) -> list[str]:
+    """The trace types of every ``Plotly.newPlot(id, data, ...)`` call in ``script``."""
+    types_: list[str] = []
+    for m in re.finditer(r"Plotly\.newPlot\(\s*\"[^\"]*\",\s*", script):
+        data, _ = json.JSONDecoder().raw_decode(script, m.end())
+        types_ += [trace.get("type", "scatter") for trace in data]
+    return types_
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The built site (one build per session; a failed build fails every test)."""
+    out = tmp_path_factory.mktemp("site") / "html"
+    index = docs.build(out, quiet=True)
+    assert index.is_file()
+    return out
+
+
+def _html(site: Path, page: str) -> str:
+    return (site / f"{page}.html").read_text(encoding="utf-8")
+
+
+def test_the_build_treats_warnings_as_errors():
+    cmd = docs.build_command(Path("out"))
+    assert "-W" in cmd and "--keep-going" in cmd
+    assert cmd[cmd.index("-c") + 1] == str(docs.CONF)
+    # the sources are the notebooks' folder; conf.py stays out of notebooks/*.py
+    assert not (docs.SOURCE / "conf.py").exists()
+
+
+def test_every_page_is_built(site):
+    missing = [p for p in PAGES if not (site / f"{p}.html").is_file()]
+    assert not missing, missing
+    assert len(list(docs.SOURCE.glob("*.py"))) >= 9
+
+
+def test_every_public_name_is_in_the_api_reference(site):
+    missing = []
+    for module, page in API_PAGES.items():
+        mod = importlib.import_module(module)
+        html = _html(site, f"api/{page}")
+        for name in mod.__all__:
+            value = getattr(mod, name)
+            anchor = (f'id="module-{value.__name__}"' if isinstance(value, types.ModuleType)
+                      else f'id="{module}.{name}"')
+            where = "".join(_html(site, f"api/{p}") for p in API_PAGES.values()) \
+                if isinstance(value, types.ModuleType) else html
+            if anchor not in where:
+                missing.append(f"{module}.{name}")
+    assert not missing, missing
+
+
+def test_the_cli_reference_has_every_subcommand(site):
+    html = _html(site, "api/cli")
+    for name in [s.name for s in cli.SUBCOMMANDS] + ["sweep"]:
+        assert f'id="cli-dualscope-{name}"' in html, name
+    assert "--max-iter" in html and "--grid" in html and "--port" in html
+
+
+def test_model_pages_have_the_dual_the_certificate_the_methods_and_a_figure(site):
+    for model in MODELS:
+        html = _html(site, f"models/{model}")
+        for heading in ("The problem", "Its dual", "The certificate", "References"):
+            assert heading in html, (model, heading)
+        assert "Which" in html and "method" in html
+        assert html.count('class="math notranslate nohighlight"') >= 3, model
+        assert f"api/{model}.html" in html and f"0{MODELS.index(model) + 1}_" in html
+        # the figure: each method's certified gap, computed at build time
+        assert html.count("plotly-graph-div") >= 1 and "plotly.min.js" in html, model
+        assert len(set(_trace_types(html))) >= 1 and "Traceback" not in html, model
+
+
+def test_release_notes_and_getting_started_come_from_the_repository(site):
+    notes = _html(site, "release_notes")
+    assert "Unreleased" in notes and "0.1.0" in notes
+    start = _html(site, "getting_started")
+    assert "dualscope warmup" in start and "Your own data" in start
+    assert "python -m explorer.docs build" in start
+
+
+def test_no_page_loads_anything_from_another_host(site):
+    """No ``<script src>``, stylesheet, font, image or frame from another host, in any
+    HTML page; no ``url()`` / ``@import`` of one in any CSS; no remote MathJax or plotly;
+    the vendored plotly.js is asked for no network trace (maps, geo) and MathJax's
+    speech explorer (which fetches its rules from a CDN) is not shipped."""
+    offenders = []
+    for path in site.rglob("*"):
+        rel = path.relative_to(site)
+        if path.suffix == ".html":
+            text = path.read_text(encoding="utf-8")
+            offenders += [f"{rel}: {m.group(0)[:120]}" for m in _LOADS.finditer(text)]
+            for style in re.findall(r"<style[^>]*>(.*?)</style>", text, flags=re.S | re.I):
+                offenders += [f"{rel}: <style> {m.group(0)}"
+                              for m in _CSS_LOADS.finditer(style)]
+            for script in re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", text,
+                                     flags=re.S | re.I):
+                offenders += [f"{rel}: inline script names {u}"
+                              for u in re.findall(r"https?://[^\s\"'<>)]+", script)]
+                offenders += [f"{rel}: a {t} trace" for t in _trace_types(script)
+                              if t in NETWORK_TRACES]
+            if "plotly.js v" in text or "cdn.plot.ly" in text or "cdnjs" in text:
+                offenders.append(f"{rel}: an embedded or remote plotly.js / MathJax")
+        elif path.suffix == ".css":
+            css = re.sub(r"/\*.*?\*/", "", path.read_text(encoding="utf-8",
+                                                          errors="replace"), flags=re.S)
+            offenders += [f"{rel}: {m.group(0)}" for m in _CSS_LOADS.finditer(css)]
+        elif path.name in MATHJAX_LEFT_OUT:
+            offenders.append(f"{rel}: shipped")
+    assert not offenders, offenders[:20]
+    mathjax = site / "_static" / "mathjax" / "MathJax.js"
+    assert mathjax.is_file() and (site / "_static" / "plotly.min.js").is_file()
+
+
+def test_math_and_figures_use_the_sites_own_files(site):
+    model = _html(site, "models/wwsvm")
+    assert re.search(r'<script[^>]+src="\.\./_static/mathjax/MathJax\.js\?config=', model)
+    notebook = _html(site, "01_wwsvm")
+    assert notebook.count("plotly-graph-div") >= 3
+    assert re.search(r'<script[^>]+src="_static/plotly\.min\.js', notebook)
+    assert "plotly.min.js" not in _html(site, "getting_started")  # only where it draws
+    # every notebook page that draws shows figures, and nothing failed in a cell
+    for path in sorted(docs.SOURCE.glob("*.py")):
+        html = _html(site, path.stem)
+        assert "Traceback" not in html and "ipythontb" not in html, path.name
+
+
+@contextlib.contextmanager
+def _offline_chromium():
+    from playwright.sync_api import sync_playwright
+
+    from explorer.browserbench import launch
+
+    with sync_playwright() as pw:
+        try:
+            browser = launch(pw)
+        except RuntimeError as exc:
+            pytest.fail(f"tests/test_docs_site.py: {exc}", pytrace=False)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_in_a_browser_offline_equations_typeset_and_figures_draw(site):
+    """The built pages opened from disk in Chromium with every non-file request blocked:
+    the model page's equations are typeset by MathJax and a notebook's figures draw."""
+    blocked: list[str] = []
+
+    def guard(route):
+        if route.request.url.split(":", 1)[0] in ("http", "https", "ws", "wss"):
+            blocked.append(route.request.url)
+            route.abort()
+        else:  # the site's files (file:), about:blank, data: and blob: URLs
+            route.continue_()
+
+    with _offline_chromium() as browser:
+        page = browser.new_page()
+        page.route("**/*", guard)
+        page.goto((site / "models" / "wwsvm.html").as_uri())
+        page.wait_for_function(
+            "() => document.querySelectorAll('.MathJax, .MathJax_Display, "
+            "mjx-container').length >= 3", timeout=60_000)
+        errors = page.evaluate("() => document.querySelectorAll('.MathJax_Error, "
+                               "merror').length")
+        assert errors == 0
+        page.goto((site / "01_wwsvm.html").as_uri())
+        page.wait_for_function(
+            "() => document.querySelectorAll('.plotly-graph-div .main-svg').length >= 3",
+            timeout=60_000)
+        assert page.evaluate("() => document.querySelectorAll('.MathJax').length") > 0
+        traces = page.evaluate(
+            "() => [...document.querySelectorAll('.plotly-graph-div')]"
+            ".map(d => (d.data || []).length)")
+        assert min(traces) >= 1, traces
+    assert not blocked, json.dumps(blocked[:5])
