@@ -2117,7 +2117,9 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps):
         loc = kernel._cache._impl._locator
         assert getattr(type(loc), "_dualscope", False)
-        assert loc.get_source_stamp()[1] == _jitcache.sources_hash()
+        # the stamp: the sources' hash tagged with the uid scheme (solvers._jitcache)
+        assert loc.get_source_stamp()[1] == \
+            f"{_jitcache.sources_hash()}-{_jitcache.UID_SCHEME}"
 
 
 @pytest.mark.parametrize("screening", [None, ("rrpb", "pgb")])
