@@ -12,6 +12,7 @@ from solvers import ConvergenceWarning
 from solvers import triplet_screening as ts
 from solvers.reference import triplet_screening as ref
 from solvers.triplet_screening import spheres as sph
+from solvers.triplet_screening.tuning import Tuning
 
 # ----------------------------------------------------------------- helpers
 
@@ -268,19 +269,18 @@ def test_agrees_with_cvxpy_and_certificate_brackets_it(seed, loss, diagonal):
 
 @pytest.mark.parametrize("diagonal", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 5])
-def test_active_set_refreshed_on_convergence_agrees_with_cvxpy(monkeypatch, seed, diagonal):
+def test_active_set_refreshed_on_convergence_agrees_with_cvxpy(seed, diagonal):
     """The active set with ``refresh="converged"`` (every early refresh paying) reaches
     cvxpy's optimum and its certificate brackets it, as the plain solve does (smoothed
     hinge: the active set runs projected gradient, which does not reach 1e-9 on the
     hinge within the budget on either schedule)."""
     loss = "smoothed_hinge"
-    _cheap_refresh(monkeypatch)
     X, y = _data(10 + seed)
     prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
     lam = ts.lambda_max(X, y, k=3) * 10 ** np.random.default_rng(seed).uniform(-2.5, -0.5)
     r = _quiet(ts.solve, X, y, lam, triplets=prob, loss=loss, diagonal=diagonal,
                active_set=True, refresh="converged", backoff=False, tol=1e-9,
-               max_iter=50_000)
+               max_iter=50_000, _tuning=CHEAP_REFRESH)
     c = ref.solve(X, y, lam, triplets=prob)
     scale = max(1.0, abs(c.value))
     assert r.converged and r.params["refresh"] == "converged"
@@ -542,19 +542,15 @@ def test_active_set_and_screening_reach_the_same_optimum(rule):
         assert r.params["refresh"] == "every10"
 
 
-def _cheap_refresh(monkeypatch):
-    """Make every early refresh pay (the cost model's refresh free), so that
-    ``refresh="converged"`` refreshes whenever the working set is solved."""
-    from solvers.triplet_screening import state
-
-    monkeypatch.setattr(state, "REFRESH_OVERHEAD", 0.0)
-    monkeypatch.setattr(state, "WORKSET_WEIGHT", 0.0)
+#: Make every early refresh pay (the cost model's refresh free), so that
+#: ``refresh="converged"`` refreshes whenever the working set is solved.
+CHEAP_REFRESH = Tuning(refresh_overhead=0.0, workset_weight=0.0)
 
 
 @pytest.mark.parametrize(("seed", "diagonal", "screening"), [
     (0, False, None), (1, False, ("rrpb", "pgb")), (2, True, None), (3, False, ("gb",))])
-def test_active_set_refresh_on_convergence_certifies_the_same_optimum(monkeypatch, seed,
-                                                                      diagonal, screening):
+def test_active_set_refresh_on_convergence_certifies_the_same_optimum(seed, diagonal,
+                                                                      screening):
     """``refresh="converged"`` refreshes (and certifies) as soon as the working set's own
     gap meets tol: it reaches the optimum of the Weinberger schedule and of the plain
     solve (cvxpy-checked elsewhere) within the certified bounds, its gap is a true
@@ -571,7 +567,7 @@ def test_active_set_refresh_on_convergence_certifies_the_same_optimum(monkeypatc
     every = ts.solve(X, y, lam, **kw)
     same = ts.solve(X, y, lam, refresh="converged", **kw)
     _same_trace(every, same)                           # the refresh cannot pay here
-    _cheap_refresh(monkeypatch)
+    kw["_tuning"] = CHEAP_REFRESH
     conv = ts.solve(X, y, lam, refresh="converged", **kw)
     assert conv.params["refresh"] == "converged" and conv.converged
     assert np.any(conv.history.iteration % ts.SCREEN_EVERY != 0)   # refreshed early
@@ -640,17 +636,16 @@ def test_working_set_update_equals_a_full_rebuild(diagonal):
     assert reused >= 10
 
 
-def test_active_set_path_same_with_incremental_and_rebuilt_working_sets(monkeypatch):
-    from solvers.triplet_screening import loops
-
+def test_active_set_path_same_with_incremental_and_rebuilt_working_sets():
     X, y = _data(5, n=48)
     prob = ts.TripletProblem(X, y, k=5)
     out = {}
     for mode in ("rebuild", "incremental"):
-        monkeypatch.setattr(loops, "REFRESH", mode)
         out[mode] = [ts.path(X, y, triplets=prob, active_set=True, screening=scr, ratio=0.95,
-                             n_lambdas=25, tol=1e-8) for scr in (None, ("rrpb", "pgb"))]
+                             n_lambdas=25, tol=1e-8, _workset=mode)
+                     for scr in (None, ("rrpb", "pgb"))]
     for a, b in zip(out["rebuild"], out["incremental"], strict=True):
+        assert (a.params["_workset"], b.params["_workset"]) == ("rebuild", "incremental")
         for f in ("lambdas", "primal", "dual", "n_iter"):
             np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
         np.testing.assert_array_equal(a.triplet_visits, b.triplet_visits)
@@ -1186,7 +1181,7 @@ def test_screening_backs_off_when_it_cannot_pay_and_says_so():
 
 
 @pytest.mark.parametrize("k", [5, math.inf])
-def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
+def test_path_screening_runs_where_it_is_predicted_to_pay(k):
     """The back-off of path screening: the pass runs when the visits it saves (loss
     passes and pair forms over the last solve's evaluations) reach its cost (the fitted
     model: anchor blocks or the pair-id pass), both for the share it would screen; the
@@ -1201,25 +1196,25 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
     prob = ts.TripletProblem(X, y, k=k)
     d = prob.data
     n_t = d.n_t
+    tn = Tuning()
     ps = pth.PathScreen(d, prob.gamma, 40)
     if k == math.inf:
         assert d.blocks is not None
         assert ps.pass_cost(0.25) == pytest.approx(
-            pth.BLOCK_TRIPLET_WEIGHT * n_t + pth.BLOCK_ROW_WEIGHT * d.blocks.PB.size
-            + pth.KEEP_WEIGHT * 0.75 * n_t + pth.PATH_OVERHEAD)
+            tn.block_triplet_weight * n_t + tn.block_row_weight * d.blocks.PB.size
+            + tn.keep_weight * 0.75 * n_t + tn.path_overhead)
     else:
         assert d.blocks is None
-        assert ps.pass_cost(0.25) == pytest.approx(pth.PAIR_PASS_WEIGHT * n_t
-                                                   + pth.PATH_OVERHEAD)
+        assert ps.pass_cost(0.25) == pytest.approx(tn.pair_pass_weight * n_t
+                                                   + tn.path_overhead)
     ps.account(3)
     # the saving is what a loss pass costs now (in anchor blocks: cheaper per triplet)
     # less what it costs over the remaining half by pair ids, plus the pair forms
-    from solvers.triplet_screening.pairs import BLOCK_PASS_ROW, BLOCK_PASS_TRIPLET
-    now = (BLOCK_PASS_TRIPLET * n_t + BLOCK_PASS_ROW * d.blocks.PB.size
+    now = (tn.block_pass_triplet * n_t + tn.block_pass_row * d.blocks.PB.size
            if k == math.inf else n_t)
-    assert d.everything.pass_visits == pytest.approx(now)
+    assert d.everything.pass_visits(tn) == pytest.approx(now)
     assert ps.gain(0.5) == pytest.approx(
-        3 * (now - 0.5 * n_t + 2 * pth.PAIR_WEIGHT * d.d * 0.25 * d.n_pairs))
+        3 * (now - 0.5 * n_t + 2 * tn.pair_weight * d.d * 0.25 * d.n_pairs))
     lam = 0.5 * prob.lambda_max()
     prev = ts.solve(X, y, lam, triplets=prob, screening=None, tol=1e-10)
     at = (0.6 * lam, prev.M, lam, math.sqrt(2 * max(prev.gap, 0.0) / lam))
@@ -1228,17 +1223,16 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
     share = 1.0 - true.active.size / n_t
     assert 0.2 < share < 0.9
     for sample in (n_t, 48):  # no sample (a small problem), then a sample of 48
-        monkeypatch.setattr(pth, "SAMPLE", sample)
-        monkeypatch.setattr(pth, "PROBE_MIN", n_t if sample == n_t else 0)
-        ps = pth.PathScreen(d, prob.gamma, 40)
+        tn = Tuning(sample=sample, probe_min=n_t if sample == n_t else 0)
+        ps = pth.PathScreen(d, prob.gamma, 40, tuning=tn)
         seen = set()
         for evals in range(1, 200):
             ps.account(evals)
             note = ps.skip(*at)
-            best = ps.gain(1.0) >= pth.PATH_PAY_MARGIN * ps.pass_cost(1.0)
+            best = ps.gain(1.0) >= tn.path_pay_margin * ps.pass_cost(1.0)
             if not best:
                 assert note and f"at most {ps.gain(1.0):,.0f}" in note
-                assert f"{pth.PATH_PAY_MARGIN * ps.pass_cost(1.0):,.0f}" in note
+                assert f"{tn.path_pay_margin * ps.pass_cost(1.0):,.0f}" in note
                 seen.add("best")
                 continue
             if sample == n_t:
@@ -1249,7 +1243,7 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
             L, R = _rule_masks(d, ps._probe, sp, "sphere", prob.gamma, None)
             est = float(L.sum() + R.sum()) / sample
             assert abs(est - share) < 0.25
-            assert (note is None) == (ps.gain(est) >= pth.PATH_PAY_MARGIN * ps.pass_cost(est))
+            assert (note is None) == (ps.gain(est) >= tn.path_pay_margin * ps.pass_cost(est))
             if note:
                 assert f"{est:.0%} of a sample of {sample}" in note
                 seen.add("sampled")
@@ -1259,12 +1253,14 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
         assert seen == ({"best", "run"} if sample == n_t else {"best", "sampled", "run"})
     # along a path (the notes count the lambdas without the pass); with all triplets in
     # anchor blocks a loss pass is cheap, so the pass pays only on a larger problem
-    monkeypatch.undo()
-    monkeypatch.setattr(pth, "PATH_PAY_MARGIN", 1.0)  # lambdas of 3-5 iterations here
+    tn = Tuning(path_pay_margin=1.0)  # lambdas of 3-5 iterations here
     Xp, yp = _data(31, n=80) if k == math.inf else (X, y)
     probp = ts.TripletProblem(Xp, yp, k=k)
-    tight = ts.path(Xp, yp, triplets=probp, tol=1e-10, n_lambdas=12, screening=("rrpb",))
-    loose = ts.path(Xp, yp, triplets=probp, tol=1e-2, n_lambdas=12, screening=("rrpb",))
+    tight = ts.path(Xp, yp, triplets=probp, tol=1e-10, n_lambdas=12, screening=("rrpb",),
+                    _tuning=tn)
+    loose = ts.path(Xp, yp, triplets=probp, tol=1e-2, n_lambdas=12, screening=("rrpb",),
+                    _tuning=tn)
+    assert tight.params["_tuning"] == {"path_pay_margin": 1.0}
     for p in (tight, loose):
         passes = int(np.sum(p.rate_path[1:] > 0))
         skips = sum("path screening skipped" in n for n in p.notes)
@@ -1274,7 +1270,7 @@ def test_path_screening_runs_where_it_is_predicted_to_pay(monkeypatch, k):
     assert sum("path screening skipped" in n for n in loose.notes) > 0
     # the range-based scan runs its first two times whatever the prediction
     rng = ts.path(X, y, triplets=prob, tol=1e-2, n_lambdas=4, termination=False,
-                  screening=("rrpb",), range_screening=True)
+                  screening=("rrpb",), range_screening=True, _tuning=tn)
     assert np.all(rng.rate_range[1:3] > 0)
 
 
@@ -1326,7 +1322,7 @@ def test_path_pass_is_the_rrpb_rule_on_every_triplet_with_its_state(diagonal, k)
 
 
 @pytest.mark.parametrize(("k", "diagonal"), [(5, False), (math.inf, False), (math.inf, True)])
-def test_path_retest_equals_the_full_pass_on_random_paths(monkeypatch, k, diagonal):
+def test_path_retest_equals_the_full_pass_on_random_paths(k, diagonal):
     """Re-testing only the candidates the sphere's movement can reach (the bound of
     :meth:`.PathScreen._within`) gives at every step of random paths of RRPB spheres
     (centres drifting by random PSD steps of varied size, radii up and down) the full
@@ -1335,8 +1331,7 @@ def test_path_retest_equals_the_full_pass_on_random_paths(monkeypatch, k, diagon
     step occur."""
     from solvers.triplet_screening import pathscreen
 
-    monkeypatch.setattr(pathscreen, "RETEST_MIN", 0)
-    monkeypatch.setattr(pathscreen, "CAND_SHARE", 0.3)
+    tn = Tuning(retest_min=0, cand_share=0.3)
     X, y = _data(7, n=40)
     prob = ts.TripletProblem(X, y, k=k, diagonal=diagonal)
     d = prob.data
@@ -1345,10 +1340,8 @@ def test_path_retest_equals_the_full_pass_on_random_paths(monkeypatch, k, diagon
     M = prob.solution_above_lambda_max(prob.lambda_max()) * 3.0
     n_ret = n_full = 0
     for _path in range(3):
-        monkeypatch.setattr(pathscreen, "RETEST", True)
-        inc = pathscreen.PathScreen(d, prob.gamma, 40)
-        monkeypatch.setattr(pathscreen, "RETEST", False)
-        full = pathscreen.PathScreen(d, prob.gamma, 40)
+        inc = pathscreen.PathScreen(d, prob.gamma, 40, retest=True, tuning=tn)
+        full = pathscreen.PathScreen(d, prob.gamma, 40, retest=False, tuning=tn)
         assert inc._retest and not full._retest
         lam = lam0
         for _ in range(30):
@@ -1413,19 +1406,18 @@ def test_folded_L_follows_changing_counts(diagonal):
     assert min(seen.values()) > 0 and pathscreen.FOLD_EVERY > 1
 
 
-def test_active_set_path_same_with_and_without_retest(monkeypatch):
+def test_active_set_path_same_with_and_without_retest():
     """The active-set path with RRPB is the same, bit for bit, whether path screening
     re-tests only the candidates or runs the full pass at every lambda."""
-    from solvers.triplet_screening import pathscreen
-
-    monkeypatch.setattr(pathscreen, "RETEST_MIN", 0)
+    tn = Tuning(retest_min=0)
     X, y = _data(5, n=40)
     prob = ts.TripletProblem(X, y, k=math.inf)
     out = []
     for flag in (True, False):
-        monkeypatch.setattr(pathscreen, "RETEST", flag)
         out.append(ts.path(X, y, triplets=prob, active_set=True, screening=("rrpb",),
-                           ratio=0.97, n_lambdas=40, tol=1e-7, backoff=False))
+                           ratio=0.97, n_lambdas=40, tol=1e-7, backoff=False,
+                           _retest=flag, _tuning=tn))
+        assert out[-1].params["_retest"] is flag
     for f in ("lambdas", "primal", "dual", "n_iter", "rate_path"):
         np.testing.assert_array_equal(getattr(out[0], f), getattr(out[1], f))
 
@@ -1636,9 +1628,9 @@ def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monk
     other spheres' round at each lambda's start is under that back-off: it runs only
     while dynamic screening is on and is counted as a round (so a sphere that screens
     little is not tried at every lambda)."""
-    from solvers.triplet_screening import state
-    from solvers.triplet_screening.state import SKIP_LAMBDAS, _Run
+    from solvers.triplet_screening.state import _Run
 
+    SKIP_LAMBDAS = Tuning().skip_lambdas
     X, y = _data(3, n=30)
     prob = ts.TripletProblem(X, y, k=3)
     lam = 0.1 * prob.lambda_max()
@@ -1659,7 +1651,7 @@ def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monk
     assert lam_run(True) and lam_run(False)             # paid, then not: skip 3 again
     assert [lam_run(None) for _ in range(SKIP_LAMBDAS + 1)] == [False] * SKIP_LAMBDAS + [True]
     # along a path (rounds made cheap enough to be tried on so small a problem)
-    monkeypatch.setattr(state, "ROUND_OVERHEAD", 0)
+    tn = Tuning(round_overhead=0)
     starts, counted = [], []
     spheres_at, dynamic_round = _Run.spheres_at, _Run.dynamic_round
 
@@ -1675,7 +1667,8 @@ def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monk
 
     monkeypatch.setattr(_Run, "spheres_at", spy_spheres)
     monkeypatch.setattr(_Run, "dynamic_round", spy_round)
-    p = ts.path(X, y, triplets=prob, tol=1e-8, n_lambdas=30, screening=("rrpb", "gb"))
+    p = ts.path(X, y, triplets=prob, tol=1e-8, n_lambdas=30, screening=("rrpb", "gb"),
+                _tuning=tn)
     assert starts and all(starts) and len(counted) == len(starts)
     assert len(starts) < len(p.lambdas) - 1
     assert sum("dynamic screening skipped" in n for n in p.notes) > 0
@@ -1730,14 +1723,13 @@ def _same_eval(e1, e2, P_full=None):
 @pytest.mark.parametrize(("seed", "diagonal", "loss"), [
     (0, False, "smoothed_hinge"), (1, False, "smoothed_hinge"), (2, True, "smoothed_hinge"),
     (3, False, "hinge")])
-def test_carried_evaluation_is_the_next_lambdas_first(monkeypatch, seed, diagonal, loss):
+def test_carried_evaluation_is_the_next_lambdas_first(seed, diagonal, loss):
     """A path's next lambda starts from the previous solve's last evaluation at its
     solution (``res._carry``) instead of a pass: what a solve hands over (compiled loop or
     Python loop, with and without screening) is the full data term at its solution,
     and after path screening at the next lambda it is that reduced problem's
     evaluation there (to rounding) and the full objective. Refused at another point,
     off the spheres and with an active set."""
-    from solvers.triplet_screening import burst
     from solvers.triplet_screening.loops import _run_solve
     from solvers.triplet_screening.pathscreen import PathScreen
     from solvers.triplet_screening.state import _Opts, _Ref, _Run
@@ -1748,11 +1740,10 @@ def test_carried_evaluation_is_the_next_lambdas_first(monkeypatch, seed, diagona
                 diagonal=diagonal, loss=loss)
     lam0, lam1 = p.lambdas[2], p.lambdas[3]
     for enabled in (False, True):
-        monkeypatch.setattr(burst, "ENABLED", enabled)
         for screening in ((), ("pgb", "dgb")):
             opts = _Opts(screening=screening, rule="sphere", active_set=False,
                          method="pgd", tol=1e-10, max_iter=5000, callback=None,
-                         want_alpha=False, backoff=False)
+                         want_alpha=False, backoff=False, compiled=enabled)
             res, _ = _run_solve(prob, lam0, p.Ms[1].copy(), opts, None, None)
             Mc, A, loss_v, asum, a2 = res._carry
             assert np.array_equal(Mc, res.M)
@@ -1916,31 +1907,29 @@ def _same_trace(a, b):
     (None, "adaptive", False), (("rrpb",), "adaptive", False),
     (("rrpb", "pgb"), "adaptive", False), (("rrpb", "gb"), "every10", False),
     (None, "adaptive", True), (("rrpb", "pgb"), "adaptive", True)])
-def test_compiled_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic,
-                                                      diagonal):
+def test_compiled_loop_is_the_python_loop_bit_for_bit(screening, dynamic, diagonal):
     """Iterations run by the compiled loop (burst.py) are the Python loop's, bit for
     bit: iterates, certificates, history rows (all but their times), stop reasons and
     work counters, on a path (path screening and fused rounds with RRPB), in chunks of
     a few iterations, and to max_iter (with its warning); the history's times increase.
     With other spheres the loop hands back every iteration after which a dynamic round
     may be due (adaptive or every 10). Full and diagonal metrics."""
-    from solvers.triplet_screening import burst
-
     X, y = _data(5, n=40, d=4)
     prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
     lam = ts.lambda_max(X, y, k=4, diagonal=diagonal) * 0.05
     out = {}
     for enabled, chunk in ((False, 2048), (True, 2048), (True, 3)):
-        monkeypatch.setattr(burst, "ENABLED", enabled)
-        monkeypatch.setattr(burst, "CHUNK", chunk)
+        how = dict(_compiled=enabled, _chunk=chunk)
         p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=12, screening=screening,
-                    backoff=False, dynamic=dynamic, diagonal=diagonal)
+                    backoff=False, dynamic=dynamic, diagonal=diagonal, **how)
         with pytest.warns(ConvergenceWarning):
             short = ts.solve(X, y, lam, triplets=prob, tol=1e-14,
                              max_iter=5 if diagonal else 23, screening=screening,
-                             dynamic=dynamic, diagonal=diagonal)
+                             dynamic=dynamic, diagonal=diagonal, **how)
         full = ts.solve(X, y, lam, triplets=prob, tol=1e-10, max_iter=20_000,
-                        screening=screening, backoff=False, dynamic=dynamic, diagonal=diagonal)
+                        screening=screening, backoff=False, dynamic=dynamic, diagonal=diagonal,
+                        **how)
+        assert (full.params["_compiled"], full.params["_chunk"]) == (enabled, chunk)
         out[(enabled, chunk)] = (p, short, full)
         assert np.all(np.diff(full.history.time) >= 0)
     ref = out[(False, 2048)]
@@ -1975,7 +1964,7 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
     (counted), and not with a callback, whose iterations stay in Python. With
     ``refresh="converged"`` (every early refresh paying) the compiled call's own
     convergence test ends it where the Python loop's does."""
-    from solvers.triplet_screening import burst, loops
+    from solvers.triplet_screening import burst
     from solvers.triplet_screening.state import SCREEN_EVERY
 
     X, y = _data(6, n=40, d=4)
@@ -1988,15 +1977,15 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
         calls.append(n)
         return real(run, eng, n, tol, n_test)
 
-    monkeypatch.setattr(loops, "run_working_steps", counted)
+    monkeypatch.setattr("solvers.triplet_screening.loops.run_working_steps", counted)
     every = SCREEN_EVERY
     kw = dict(triplets=prob, active_set=True, screening=screening, diagonal=diagonal,
               backoff=False, refresh=refresh)
     if refresh == "converged":
-        _cheap_refresh(monkeypatch)
+        kw["_tuning"] = CHEAP_REFRESH
     out = {}
     for enabled in (False, True):
-        monkeypatch.setattr(burst, "ENABLED", enabled)
+        kw["_compiled"] = enabled
         p = ts.path(X, y, tol=1e-9, n_lambdas=10, ratio=0.8, **kw)
         with pytest.warns(ConvergenceWarning):
             short = ts.solve(X, y, lam, tol=1e-14, max_iter=23, **kw)
@@ -2029,7 +2018,6 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     the hinge) returns it after the step and the Python loop certifies it (here every
     iterate, with a far-away sphere added to every solve): the same trace and dual point
     as without the compiled loop."""
-    from solvers.triplet_screening import burst
     from solvers.triplet_screening.spheres import Sphere
     from solvers.triplet_screening.state import _Run
 
@@ -2045,9 +2033,8 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     monkeypatch.setattr(_Run, "__init__", far)
     res = {}
     for enabled in (False, True):
-        monkeypatch.setattr(burst, "ENABLED", enabled)
         res[enabled] = ts.solve(X, y, lam, triplets=prob, loss=loss, tol=1e-10,
-                                max_iter=5000)
+                                max_iter=5000, _compiled=enabled)
         assert not np.any(res[enabled].history.exact[1:])
     _same_trace(res[False], res[True])
     np.testing.assert_array_equal(res[False].alpha, res[True].alpha)
@@ -2058,8 +2045,7 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     (("rrpb", "pgb"), "adaptive", False), (("rrpb", "gb"), "every10", False),
     (("pgb", "dgb"), "adaptive", False), (None, "adaptive", True),
     (("rrpb", "pgb"), "adaptive", True)])
-def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(monkeypatch, screening, dynamic,
-                                                           diagonal):
+def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(screening, dynamic, diagonal):
     """The dual method's iterations run by the compiled loop (burst._dual_burst: the APG
     step with its line search and restarts, the certificate, the history row) are the
     Python loop's, bit for bit: iterates, certificates, dual points, history rows (all
@@ -2068,16 +2054,12 @@ def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(monkeypatch, screenin
     (with its warning), and with dynamic rounds handed back to Python (adaptive or every
     10; with and without the back-off, whose first skip Python notes). Full and diagonal
     metrics."""
-    from solvers.triplet_screening import burst
-
     X, y = _data(5, n=40, d=4)
-    kw = dict(loss="hinge", diagonal=diagonal)
-    prob = ts.TripletProblem(X, y, k=4, **kw)
-    lam = ts.lambda_max(X, y, k=4, **kw) * 0.05
+    prob = ts.TripletProblem(X, y, k=4, loss="hinge", diagonal=diagonal)
+    lam = ts.lambda_max(X, y, k=4, loss="hinge", diagonal=diagonal) * 0.05
     out = {}
     for enabled, chunk in ((False, 2048), (True, 2048), (True, 3)):
-        monkeypatch.setattr(burst, "ENABLED", enabled)
-        monkeypatch.setattr(burst, "CHUNK", chunk)
+        kw = dict(loss="hinge", diagonal=diagonal, _compiled=enabled, _chunk=chunk)
         p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=12, screening=screening,
                     backoff=False, dynamic=dynamic, **kw)
         with pytest.warns(ConvergenceWarning):
@@ -2158,7 +2140,7 @@ def test_dual_method_starts_from_the_previous_dual_point(monkeypatch, screening)
         calls.append((alpha0, extras["alpha"], run.status.copy()))
         return out
 
-    monkeypatch.setattr(loops, "_dual_loop", spy)
+    monkeypatch.setattr("solvers.triplet_screening.loops._dual_loop", spy)
     p = ts.path(X, y, n_lambdas=15, termination=False, **kw)
     assert len(calls) == len(p.lambdas) == 15 and calls[0][0] is None
     for (_, left, status), (start, _, _) in itertools.pairwise(calls):
@@ -2172,12 +2154,11 @@ def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
     pay test; when the other spheres' rounds (PGB) back off or are skipped for a lambda,
     fused rounds still run there (they were switched off with them before), and the
     path keeps its certified objectives."""
-    from solvers.triplet_screening import burst, state
     from solvers.triplet_screening.state import _Run
 
     X, y = _data(3, n=60)
     prob = ts.TripletProblem(X, y, k=6)
-    monkeypatch.setattr(state, "ROUND_OVERHEAD", 0)  # rounds cheap enough to be tried here
+    tn = Tuning(round_overhead=0)  # rounds cheap enough to be tried here
     # the other spheres' rounds never pay (as PGB's on wine with all triplets): they
     # back off within a lambda and are skipped on the next ones
     dynamic_round = _Run.dynamic_round
@@ -2196,9 +2177,9 @@ def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
     monkeypatch.setattr(_Run, "evaluate", spy)
     out = {}
     for enabled in (True, False):  # the compiled loop and the Python loop alike
-        monkeypatch.setattr(burst, "ENABLED", enabled)
         applied.clear()
-        p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=("rrpb", "pgb"))
+        p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=("rrpb", "pgb"),
+                    _compiled=enabled, _tuning=tn)
         assert p.converged.all()
         assert any(("backed off" in n) or ("dynamic screening skipped" in n) for n in p.notes)
         assert True in applied and False in applied  # fused rounds with PGB's rounds off

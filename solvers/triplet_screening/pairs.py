@@ -17,6 +17,7 @@ from .kernels import (
     _work_set,
     _wsum,
 )
+from .tuning import Tuning
 
 # ---------------------------------------------------------------------------
 # The pair formulation
@@ -77,19 +78,6 @@ _NONE32 = np.empty(0, dtype=np.int32)
 #: No anchor blocks (the loss pass goes by pair ids): empty arrays of the block dtypes.
 NO_BLOCKS = _Blocks(*(np.empty(0, dtype=np.int64) for _ in range(5)),
                     *(_NONE32 for _ in range(4)))
-
-#: Cost of the sorted pass (:func:`.kernels._sorted_loss_pass`) in visits of the pair-id
-#: pass per row and column of a block (sorting, prefix sums, the merge walk, one scatter
-#: each), fitted to its time on wine with all triplets. The triplets of the middle run
-#: cost about one visit each on top; they are not known before the pass and not counted.
-SORTED_PASS_ELEMENT = 2.5
-
-#: Cost of a loss pass in anchor blocks (:func:`.kernels._block_loss_pass`) in visits of
-#: the pair-id pass: ``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row,
-#: fitted to its time relative to the pair-id pass on wine with all triplets and on
-#: digits (PCA 20, k = 20).
-BLOCK_PASS_TRIPLET = 0.15
-BLOCK_PASS_ROW = 7.5
 
 
 def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | None:
@@ -389,16 +377,18 @@ class _Sub:
     forms: _Forms
     blocks: _Blocks = NO_BLOCKS   # all triplets in anchor blocks: the loss pass by blocks
 
-    @property
-    def pass_visits(self) -> float:
-        """Cost of a loss pass over these triplets in visits of the pair-id pass
-        (``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row in blocks;
-        the sorted pass ``SORTED_PASS_ELEMENT`` per row and column of its blocks)."""
+    def pass_visits(self, tuning: Tuning) -> float:
+        """Cost of a loss pass over these triplets in visits of the pair-id pass: one
+        per triplet by pair ids; in anchor blocks ``tuning.block_pass_triplet`` per
+        triplet and ``tuning.block_pass_row`` per row; the sorted pass
+        ``tuning.sorted_pass_element`` per row and column of its blocks (the triplets
+        of its middle run, about one visit each on top, are not known before the pass
+        and not counted)."""
         b = self.blocks
         if b.CO.size:
-            return SORTED_PASS_ELEMENT * (b.PA.size + b.PB.size)
+            return tuning.sorted_pass_element * (b.PA.size + b.PB.size)
         if b.nd.size:
-            return BLOCK_PASS_TRIPLET * self.idx.size + BLOCK_PASS_ROW * b.PB.size
+            return tuning.block_pass_triplet * self.idx.size + tuning.block_pass_row * b.PB.size
         return float(self.idx.size)
 
     def quad(self, M: np.ndarray) -> np.ndarray:
