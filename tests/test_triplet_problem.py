@@ -15,6 +15,7 @@ from tripletkit import (
 
 from solvers import triplet_screening as ts
 from solvers.triplet_screening import spheres as sph
+from solvers.triplet_screening.tuning import Tuning
 
 
 def test_triplet_counts_and_nearest_neighbours():
@@ -534,6 +535,46 @@ def test_bad_input_more():
         ts.solve(X, y, 1.0, triplets=np.array([[0, same_class[1], same_class[2]]]))
     with pytest.raises(TypeError, match="triplets must contain integer"):
         ts.solve(X, y, 1.0, triplets=np.array([[0.5, 1.0, 2.0]]))
+
+
+def test_private_options_are_validated_once_and_recorded():
+    """``solve`` and ``path`` validate their private options with the same builder and
+    record them in ``params`` (``_tuning``: the fields changed from the default table);
+    the table rejects weights that are not finite nonnegative numbers, and shares
+    outside (0, 1]."""
+    import pickle
+    from dataclasses import fields
+
+    from solvers.triplet_screening.tuning import DEFAULT
+
+    X, y = _data(19)
+    prob = ts.TripletProblem(X, y, k=3)
+    for call in (lambda **kw: ts.solve(X, y, 1.0, triplets=prob, **kw),
+                 lambda **kw: ts.path(X, y, triplets=prob, n_lambdas=3, **kw)):
+        for kw, exc, msg in ((dict(_retest=1), TypeError, "_retest"),
+                             (dict(_workset="fresh"), ValueError, "_workset"),
+                             (dict(_compiled="yes"), TypeError, "_compiled"),
+                             (dict(_chunk=0), ValueError, "_chunk"),
+                             (dict(_tuning={"sample": 10}), TypeError, "_tuning")):
+            with pytest.raises(exc, match=msg):
+                call(**kw)
+        default = call()
+        assert {k: default.params[k] for k in ("_retest", "_workset", "_compiled", "_chunk",
+                                               "_tuning")} == {
+            "_retest": True, "_workset": "incremental", "_compiled": True, "_chunk": 2048,
+            "_tuning": {}}
+        tuned = call(_retest=False, _workset="rebuild", _compiled=False, _chunk=7,
+                     _tuning=Tuning(pay_margin=3.0, sample=64))
+        assert (tuned.params["_retest"], tuned.params["_workset"], tuned.params["_compiled"],
+                tuned.params["_chunk"]) == (False, "rebuild", False, 7)
+        assert tuned.params["_tuning"] == {"pay_margin": 3.0, "sample": 64}
+    for bad in (dict(pay_margin=-1.0), dict(round_overhead=math.inf),
+                dict(path_overhead=math.nan), dict(sample=1.5), dict(skip_lambdas=True),
+                dict(cand_share=0.0), dict(fused_shrink=1.5), dict(gram_weight="0.02")):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            Tuning(**bad)
+    assert pickle.loads(pickle.dumps(DEFAULT)) == DEFAULT == Tuning()
+    assert all(f.name in Tuning.__doc__ for f in fields(Tuning))  # each field documented
 
 
 def test_explorer_entry_and_generators():
