@@ -17,19 +17,11 @@ from .kernels import (
     _work_set,
     _wsum,
 )
-from .tuning import Tuning
+from .tuning import DEFAULT, Tuning
 
 # ---------------------------------------------------------------------------
 # The pair formulation
 # ---------------------------------------------------------------------------
-
-#: A subset keeps its parent's pairs unless fewer than this share remain in use. The
-#: per-pair forms cost O(P d) per evaluation; compacting costs one pass over the
-#: subset's triplets and, on the Gram route, two gathered index arrays
-#: (stored differences only on the per-pair route), so any pair out of use is dropped
-#: (1.0: compacting never cost more than the forms it saved, on wine and digits).
-PAIR_COMPACTION = 1.0
-
 
 #: Path screening takes the anchor-block pass (:func:`.kernels._path_rule_blocks`) when
 #: the rows of the blocks hold at least this many triplets on average, instead of the
@@ -309,20 +301,22 @@ class _Data:
         return _Sub(idx, pairs, la, lb, hn, self._forms_of(pairs))
 
     def restrict(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
-                 hn: np.ndarray) -> _Sub:
+                 hn: np.ndarray, compaction: float = DEFAULT.pair_compaction) -> _Sub:
         """The triplets ``idx`` (pair ids ``la``, ``lb`` local to ``sub``, norms ``hn``)
         as a subset of ``sub``: its pairs, compacted to those still in use when fewer
-        than :data:`PAIR_COMPACTION` of them are."""
+        than ``compaction`` (:attr:`.Tuning.pair_compaction`) of them are."""
         used, nla, nlb = _compact_pairs(la, lb, sub.pairs.size)
-        return self.in_use(sub, idx, la, lb, hn, used, nla, nlb)
+        return self.in_use(sub, idx, la, lb, hn, used, nla, nlb, compaction)
 
     def in_use(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
-               hn: np.ndarray, used: np.ndarray, nla: np.ndarray, nlb: np.ndarray) -> _Sub:
+               hn: np.ndarray, used: np.ndarray, nla: np.ndarray, nlb: np.ndarray,
+               compaction: float = DEFAULT.pair_compaction) -> _Sub:
         """The triplets ``idx`` of ``sub`` (pair ids ``la``, ``lb`` local to ``sub``, or
         ``nla``, ``nlb`` local to ``used``, the pairs of ``sub`` in use in increasing
         order, as :func:`.kernels._compact_pairs` gives them): on ``sub``'s pairs, or on
-        those in use when fewer than :data:`PAIR_COMPACTION` of them are."""
-        if used.size >= PAIR_COMPACTION * sub.pairs.size:
+        those in use when fewer than ``compaction`` (:attr:`.Tuning.pair_compaction`) of
+        them are."""
+        if used.size >= compaction * sub.pairs.size:
             return _Sub(idx, sub.pairs, la, lb, hn, sub.forms)
         gp = sub.pairs[used]
         return _Sub(idx, gp, nla, nlb, hn, self._forms_of(gp))

@@ -227,10 +227,11 @@ class PathScreen:
                 self._c0, self._theta = None, -np.inf
         # views of the scratch buffers: the subset lives until the next advance
         if self.incremental or b is None:
-            self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
+            self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
+                                     self.tuning.pair_compaction)
         else:
             self.sub = data.in_use(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
-                                   used, la[:na], lb[:na])
+                                   used, la[:na], lb[:na], self.tuning.pair_compaction)
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)

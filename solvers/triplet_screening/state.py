@@ -578,7 +578,8 @@ class _Run:
         if self.active_set:
             self.rebuild(out[0][:nk])
         else:
-            self.unscr = self.work = self.data.restrict(sub, *(a[:nk] for a in out))
+            self.unscr = self.work = self.data.restrict(sub, *(a[:nk] for a in out),
+                                                        self.tuning.pair_compaction)
         return int(nl + nr)
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,

@@ -13,6 +13,10 @@ the ones the solver has always produced.
 A :class:`Tuning` is passed to :func:`.api.solve` and :func:`.regpath.path` as
 ``_tuning`` (default :data:`DEFAULT`); the fields that differ from the default are
 recorded in ``result.params["_tuning"]``.
+
+Not in the table: :data:`.pairs.BLOCK_ROW` (the shortest average row for which the
+triplets are kept in anchor blocks), fixed when a :class:`.TripletProblem` is built and
+shared by every solve on it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ __all__ = ["DEFAULT", "Tuning"]
 #: Fields counted in whole units (triplets, lambdas): positive integers.
 _INTS = ("sample", "probe_min", "retest_min", "theta_sample", "skip_lambdas")
 #: Fields that are shares or factors in (0, 1].
-_SHARES = ("cand_share", "adaptive_shrink", "fused_shrink", "dual_shrink")
+_SHARES = ("cand_share", "adaptive_shrink", "fused_shrink", "dual_shrink", "pair_compaction")
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,13 @@ class Tuning:
     gram_weight : float
         The Gram route's products over the points (:class:`.pairs._Forms`), visits per
         multiply-add. Table 6 (digits, pair forms).
+    pair_compaction : float
+        A subset of triplets keeps its parent's pairs unless fewer than this share of
+        them remain in use (:meth:`.pairs._Data.restrict`), in (0, 1]. The per-pair
+        forms cost ``O(P d)`` per evaluation; compacting costs one pass over the subset
+        and, on the Gram route, two gathered index arrays; 1 (any pair out of use is
+        dropped): compacting never cost more than the forms it saved. Table 0 (pair
+        forms against screening time).
     pay_margin : float
         A dynamic screening round (or a fused round) runs only when its best-case gain
         is at least this many times its cost (dimensionless). Table 0.
@@ -148,6 +159,7 @@ class Tuning:
     theta_sample: int = 4096
     pair_weight: float = 0.15
     gram_weight: float = 0.02
+    pair_compaction: float = 1.0
     pay_margin: float = 2.0
     round_overhead: float = 40_000
     rule_weight: float = 3.5
