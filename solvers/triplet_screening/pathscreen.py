@@ -42,15 +42,14 @@ the remainder, and it needs to remove about half (digits PCA 20, k = 20) to four
 The solve's first evaluation at the reference needs no pass: the previous lambda's
 last evaluation there is the new reduced problem's (:class:`.state._Carry`).
 
-Measured on this 2-core machine (four lambdas along the path, best of 9, per lambda):
-wine with all 1,232,288 triplets (d = 13), the pair-id pass with the pair compaction
-8.0 ms, the anchor-block pass 1.8-1.9 ms; digits PCA 20, k = 20 (718,800 triplets):
-5.2-5.5 against 1.7-1.8 ms. Earlier, on wine with all triplets, the range-based scan
-evaluated ~49 % of the triplets per lambda (the intervals of a 0.9-ratio path mostly
-end within one step) yet cost ~10 ms, its scattered state (thresholds, references,
-their counts) making each visit ~5x dearer; and it screened 1-2 triplets more out of
-1.04 M. So per lambda is the default and the range-based scan an option
-(``path(..., range_screening=True)``).
+Why per lambda is the default: on wine with all triplets and on digits (PCA 20,
+k = 20) the anchor-block pass costs about a quarter to a third of the pair-id pass with
+its pair compaction; the range-based scan, although it evaluates only about half of the
+triplets per lambda on a 0.9-ratio path (the intervals mostly end within one step),
+makes each visit several times dearer (its scattered state: thresholds, references,
+their counts) and screened only 1-2 triplets more out of about a million. So the
+range-based scan is an option (``path(..., range_screening=True)``); the bench's path
+table compares them. The cost model's weights are :class:`.tuning.Tuning`'s.
 
 Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
 reference (the newest one, or for the range-based scan the one that screened it), a
