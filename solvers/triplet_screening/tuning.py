@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any
 
 __all__ = ["DEFAULT", "Tuning"]
@@ -188,7 +189,12 @@ class Tuning:
                 raise ValueError(f"Tuning.{f.name} must be in (0, 1], got {v!r}")
 
     def overrides(self) -> dict[str, Any]:
-        """The fields that differ from :data:`DEFAULT` (what ``result.params`` records)."""
+        """The fields that differ from :data:`DEFAULT` (what ``result.params`` records),
+        as a new dict (worked out once per table: each lambda of a path records it)."""
+        return dict(self._overrides)
+
+    @cached_property
+    def _overrides(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if getattr(self, f.name) != getattr(DEFAULT, f.name)}
 
