@@ -143,11 +143,10 @@ def path(
 
     Parameters
     ----------
-    X, y, triplets, k, loss, gamma, diagonal, active_set, refresh, method, dynamic, backoff,
-    evaluation, tol, max_iter, _retest, _workset, _compiled, _chunk, _tuning
-        As in :func:`solve` (validated by the same code, :func:`.api._options`; one set
-        of options for every lambda; ``_retest``: path screening's re-test along the
-        path).
+    X, y, triplets, k, loss, gamma, diagonal, active_set, refresh, method
+        As in :func:`solve`.
+    dynamic, backoff, evaluation, tol, max_iter
+        As in :func:`solve`.
     ratio : float in (0, 1)
         ``lam_t / lam_{t-1}`` (0.9; the paper's fine path uses 0.99).
     n_lambdas : int
@@ -191,6 +190,10 @@ def path(
         Apply the paper's termination rule.
     callback : callable, optional
         ``callback(t, lam, result)`` after each lambda; ``False`` stops the path.
+    _retest, _workset, _compiled, _chunk, _tuning
+        As in :func:`solve`. The options :func:`solve` and :func:`path` share are
+        validated by the same code (:func:`.api._options`), once for every lambda;
+        ``_retest``: path screening's re-test along the path.
 
     Returns
     -------
