@@ -40,7 +40,8 @@ iterations, the paper's; ``"adaptive"``: whenever the gap ball
 :func:`path` the screening state is carried across lambdas (:mod:`.pathscreen`;
 ``range_screening=True``: the range-based extension, Theorem 4.1). With
 ``backoff=True`` a screening round is skipped when its predicted saving in loss-pass
-visits is below its cost; ``result.notes`` says so.
+visits is below its cost; ``result.notes`` says so. The cost model's weights (fitted on
+one machine) are one table, :class:`.tuning.Tuning`, passed as ``_tuning``.
 
 Certificate: ``P~ <= P`` everywhere, with equality while ``M`` lies in every sphere
 that screened something (checked each iteration); otherwise ``P(M) - P~(M)`` is
@@ -57,7 +58,8 @@ Layout: :mod:`.triplets` (construction, argument checks, ``PARAMS``),
 :mod:`.spheres` and :mod:`.rules` (section 3), :mod:`.pathscreen` (path screening,
 section 4), :mod:`.state` (one solve's screening state), :mod:`.loops` (the
 optimisation loops), :mod:`.api` (:func:`solve`), :mod:`.regpath` (:func:`path`),
-:mod:`.results`, :mod:`.kernels` (numba).
+:mod:`.results`, :mod:`.kernels` (numba), :mod:`.burst` (compiled loops),
+:mod:`.tuning` (the cost model's weights).
 """
 
 from __future__ import annotations

@@ -11,15 +11,18 @@ import numpy as np
 from .._blas import single_threaded_blas
 from ..base import IncompatibleWarmStart
 from ..validation import (
+    check_bool,
     check_callback,
     check_choice,
+    check_int,
 )
 from . import spheres as sph
 from .loops import _run_solve
 from .problem import TripletProblem
 from .results import TripletResult
-from .state import _Opts, _Ref
+from .state import CHUNK, WORKSETS, _Opts, _Ref
 from .triplets import METHODS, PARAMS, _check_lam, _check_loss, _check_screening
+from .tuning import DEFAULT, Tuning
 
 # ---------------------------------------------------------------------------
 # Public solvers
@@ -34,6 +37,44 @@ def _resolve_method(method: str, hinge: bool, active_set: bool) -> str:
         raise ValueError("active_set=True needs method='pgd' (the active-set heuristic of the "
                          "paper runs on the primal projected gradient)")
     return method
+
+
+def _options(*, loss: Any, gamma: Any, screening: Any, rule: Any, diagonal: Any,
+             active_set: Any, refresh: Any, method: Any, dynamic: Any, backoff: Any,
+             evaluation: Any, tol: Any, max_iter: Any, callback: Any = None,
+             want_alpha: bool = True, retest: Any = True, workset: Any = "incremental",
+             compiled: Any = True, chunk: Any = CHUNK,
+             tuning: Any = None) -> tuple[_Opts, str, float, bool]:
+    """Validate the options :func:`solve` and :func:`.regpath.path` share, once.
+
+    Returns
+    -------
+    opts : _Opts
+        The solver's options (``callback``: :func:`solve`'s per-iteration one;
+        ``want_alpha``: keep each solve's dual point and screened sets).
+    loss, gamma, diagonal
+        The problem's settings, validated (a :class:`TripletProblem` is built or
+        checked from them).
+    """
+    v = PARAMS.validate(rule=rule, diagonal=diagonal, active_set=active_set, tol=tol,
+                        max_iter=max_iter, backoff=backoff, dynamic=dynamic,
+                        evaluation=evaluation, refresh=refresh)
+    loss_n, gamma_v, hinge = _check_loss(loss, gamma)
+    if tuning is None:
+        tuning = DEFAULT
+    if not isinstance(tuning, Tuning):
+        raise TypeError(f"_tuning must be a Tuning (or None), got {type(tuning).__name__}")
+    opts = _Opts(screening=_check_screening(screening), rule=v["rule"],
+                 active_set=v["active_set"],
+                 method=_resolve_method(method, hinge, v["active_set"]), tol=v["tol"],
+                 max_iter=v["max_iter"], callback=check_callback(callback),
+                 want_alpha=want_alpha, backoff=v["backoff"],
+                 adaptive=v["dynamic"] == "adaptive", evaluation=v["evaluation"],
+                 refresh=v["refresh"], retest=check_bool(retest, "_retest"),
+                 workset=check_choice(workset, "_workset", WORKSETS),
+                 compiled=check_bool(compiled, "_compiled"),
+                 chunk=check_int(chunk, "_chunk", low=1), tuning=tuning)
+    return opts, loss_n, gamma_v, v["diagonal"]
 
 
 def _make_problem(X, y, triplets_, k, loss, gamma, diagonal) -> TripletProblem:
@@ -65,6 +106,11 @@ def solve(
     max_iter: int = PARAMS.default("max_iter"),
     init: TripletResult | None = None,
     callback=None,
+    _retest: bool = True,
+    _workset: str = "incremental",
+    _compiled: bool = True,
+    _chunk: int = CHUNK,
+    _tuning: Tuning | None = None,
 ) -> TripletResult:
     r"""Learn a Mahalanobis metric by RTLM with safe triplet screening.
 
@@ -156,22 +202,31 @@ def solve(
     callback : callable, optional
         ``callback(state)`` per certified iteration; ``state.iterate`` holds ``M``
         and ``status`` (0 active, 1 L-hat, 2 R-hat, 3 outside the active set).
+    _retest, _workset, _compiled, _chunk : optional
+        Private: implementations that give the same iterates, kept for the benchmark's
+        before/after and the tests that compare them. ``_retest``: path screening
+        (with ``init``'s reference) re-tests only what the sphere's movement can reach
+        (:class:`.pathscreen.PathScreen`); ``_workset``: the active set's working set
+        updated ``"incremental"``-ly or ``"rebuild"``-t at every refresh;
+        ``_compiled``: runs of iterations in one compiled call (``False``: every
+        iteration in Python); ``_chunk``: most iterations per compiled call.
+    _tuning : Tuning, optional
+        Private: the cost model's weights (default :data:`.tuning.DEFAULT`, fitted on
+        one machine); they decide which screening rounds and refreshes run, never
+        what is certified. The fields that differ from the default are in
+        ``result.params["_tuning"]``.
 
     Returns
     -------
     TripletResult
     """
     lam = _check_lam(lam)
-    v = PARAMS.validate(rule=rule, diagonal=diagonal, active_set=active_set, tol=tol,
-                        max_iter=max_iter, backoff=backoff, dynamic=dynamic,
-                        evaluation=evaluation, refresh=refresh)
-    backoff = v["backoff"]
-    rule, diagonal, active_set, tol, max_iter = (
-        v["rule"], v["diagonal"], v["active_set"], v["tol"], v["max_iter"])
-    loss_n, gamma_v, hinge = _check_loss(loss, gamma)
-    kinds = _check_screening(screening)
-    method = _resolve_method(method, hinge, active_set)
-    callback = check_callback(callback)
+    opts, loss_n, gamma_v, diagonal = _options(
+        loss=loss, gamma=gamma, screening=screening, rule=rule, diagonal=diagonal,
+        active_set=active_set, refresh=refresh, method=method, dynamic=dynamic,
+        backoff=backoff, evaluation=evaluation, tol=tol, max_iter=max_iter,
+        callback=callback, retest=_retest, workset=_workset, compiled=_compiled,
+        chunk=_chunk, tuning=_tuning)
     prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
     if isinstance(triplets, TripletProblem) and (prob.loss != loss_n or prob.gamma != gamma_v
                                                  or prob.diagonal != diagonal):
@@ -205,10 +260,6 @@ def solve(
             ref = _Ref.of(init)
         if np.shape(init.alpha) == (prob.data.n_t,):
             alpha0 = np.asarray(init.alpha)  # where the dual method starts
-    opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
-                 max_iter=max_iter, callback=callback, backoff=backoff,
-                 adaptive=v["dynamic"] == "adaptive", evaluation=v["evaluation"],
-                 refresh=v["refresh"])
     with single_threaded_blas():
         res, _ = _run_solve(prob, lam, M0, opts, ref, step0, carry=carry, alpha0=alpha0)
     return res

@@ -55,19 +55,14 @@ from .kernels import (
     _weighted_sum,
 )
 from .pairs import _Eval
-from .pathscreen import PAY_MARGIN
 from .spheres import dgb_radius, dual_value, pos_sq_vec
-from .state import ADAPTIVE_SHRINK, FUSED_SHRINK, _Opts, _pad, _Run
+from .state import _Opts, _pad, _Run
 from .triplets import _iters_left
 
 __all__: list[str] = []
 
 # why a burst returned
 ARM, PENDING, STOP, MAXED, NONFINITE, ROUND = 0, 1, 2, 3, 4, 5
-#: Most iterations one burst runs (its history rows are preallocated).
-CHUNK = 2048
-#: Off: every iteration in Python (the tests compare both).
-ENABLED = True
 
 
 def _pm(A):  # pragma: no cover - compiled only (see the overload)
@@ -132,11 +127,13 @@ def _record_row(best, P, D, M, A, asum, a2, best_M, best_A, dual_src, dual_dst, 
 
 
 @njit(cache=True)
-def _round_due(adaptive, gap_r, lam, last_r, done, every):  # pragma: no cover - compiled
+def _round_due(adaptive, gap_r, lam, last_r, done, every,
+               shrink):  # pragma: no cover - compiled
     # _Run.dynamic_screening's test after iteration ``done``: adaptive (the gap ball has
-    # shrunk enough since the last sphere that screened) or every ``every`` iterations
+    # shrunk below ``shrink`` (Tuning.adaptive_shrink) times the last sphere that
+    # screened) or every ``every`` iterations
     if adaptive:
-        return dgb_radius(gap_r, lam) <= ADAPTIVE_SHRINK * last_r
+        return dgb_radius(gap_r, lam) <= shrink * last_r
     return done % every == 0
 
 
@@ -198,7 +195,7 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
     # arm = (fused, the other rounds on (_Run.dynamic_on; fused rounds are not under
     # it), backoff, a loss pass's visits (_Sub.pass_visits),
     # previous lambda's iterations or -1, pay_min, last radius, other rounds, adaptive,
-    # screen_every):
+    # screen_every, Tuning.adaptive_shrink, Tuning.fused_shrink):
     # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
     # rows[k] = (best P, D row, gap row, reduced P, step, cycle count) of the k-th
     # iteration run; best_M / dual_M receive the iterates of a new best P / best D,
@@ -206,7 +203,8 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
     # recorded iterate is exact: its A is the full one's).
     # Returns (reason, iterations recorded, steps taken, evaluations, x, P, G, A, asum,
     # a2, step, nh, gap_r, D, new best M?, new dual point?, cycles of eig, forms, loss).
-    fused, dyn_on, backoff, v_sub, prev, pay_min, last_r, rounds, adaptive, every = arm
+    (fused, dyn_on, backoff, v_sub, prev, pay_min, last_r, rounds, adaptive, every,
+     a_shrink, f_shrink) = arm
     n_rec = 0
     n_steps = 0
     counts = np.zeros(4)  # evaluations, cycles of eig, forms, loss (_gll_step)
@@ -220,7 +218,7 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
         pays = (not backoff) or v_sub * left >= pay_min
         can_pay = dyn_on and pays  # the other spheres' rounds, under their back-off
         if fused and pays and \
-                dgb_radius(gap_r, lam) <= FUSED_SHRINK * last_r:
+                dgb_radius(gap_r, lam) <= f_shrink * last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
         x, P, G, A, asum, a2, step, nh, finite = _gll_step(
@@ -250,7 +248,8 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
             reason = STOP
             break
         # _Run.dynamic_screening: a round may be due after this iteration
-        if rounds and can_pay and _round_due(adaptive, gap_r, lam, last_r, it - 1, every):
+        if rounds and can_pay and _round_due(adaptive, gap_r, lam, last_r, it - 1, every,
+                                             a_shrink):
             reason = ROUND
             break
     return (reason, n_rec, n_steps, counts[0], x, P, G, A, asum, a2, step, nh, gap_r, D,
@@ -310,8 +309,8 @@ def _hand_back(run: _Run, eng: PGD, sub, state: tuple, n_steps: int,
 def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
     """Whether the active set's iterations between refreshes may run in
     :func:`run_working_steps`: no callback and the sphere rule (the linear rule's
-    halfspace needs the last step's projection) and no work budget."""
-    return (ENABLED and opts.callback is None and opts.rule == "sphere"
+    halfspace needs the last step's projection), no work budget and ``opts.compiled``."""
+    return (opts.compiled and opts.callback is None and opts.rule == "sphere"
             and mon.budget is None)
 
 
@@ -353,10 +352,10 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
     """Whether the compiled loops (:func:`run_burst` for the projected gradient,
     :func:`run_dual_burst` for the dual method) may run this solve's iterations: no
-    callback, no active set, the sphere rule and no work budget (full or diagonal
-    metric)."""
-    return (ENABLED and opts.callback is None and not opts.active_set and opts.rule == "sphere"
-            and mon.budget is None)
+    callback, no active set, the sphere rule, no work budget (full or diagonal metric)
+    and ``opts.compiled``."""
+    return (opts.compiled and opts.callback is None and not opts.active_set
+            and opts.rule == "sphere" and mon.budget is None)
 
 
 def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, rows: np.ndarray,
@@ -404,15 +403,17 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     sub = run.work
     run.can_pay(it)  # refreshes the cached threshold (_pay_min) of the current subset
     prev = run.dyn.get("iters")
-    arm = (bool(fused), bool(run.dynamic_on), bool(run.backoff), float(sub.pass_visits),
+    t = run.tuning
+    arm = (bool(fused), bool(run.dynamic_on), bool(run.backoff), float(sub.pass_visits(t)),
            -1 if prev is None else int(prev), float(run._pay_min), float(run.last_radius),
-           bool(rounds), bool(opts.adaptive), int(opts.screen_every))
+           bool(rounds), bool(opts.adaptive), int(opts.screen_every),
+           float(t.adaptive_shrink), float(t.fused_shrink))
     reg = run.regions
     n_reg = reg.n
     x = np.ascontiguousarray(eng.x, dtype=float)
     ev = eng.ev
     hist, nh0 = eng.window()
-    it_max = min(opts.max_iter, it + CHUNK - 1)
+    it_max = min(opts.max_iter, it + opts.chunk - 1)
     rows = np.empty((max(it_max - it + 1, 0), 6))
     best = np.array([run.best_P, run.best_D, 0.0, 0.0])
     best_M = np.empty_like(x)
@@ -473,14 +474,15 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
     # line search), then the certificate of the loop's certify and _record. State in:
     # the iterate x, x_prev, t_prev, t_cur, L; x's split and sums (xA, xP, xN, xs) when
     # have_x. arm = (dynamic rounds possible, back-off, a loss pass's visits, previous
-    # lambda's iterations or -1, PAY_MARGIN x a round's cost, last radius, adaptive,
-    # screen_every, the skip already noted). rows as in _pgd_burst (step = 1 / L).
+    # lambda's iterations or -1, Tuning.pay_margin x a round's cost, last radius,
+    # adaptive, screen_every, the skip already noted, Tuning.adaptive_shrink). rows as
+    # in _pgd_burst (step = 1 / L).
     # Returns (reason, iterations recorded, x, x_prev, t_prev, t_cur, L, beta,
     # backtracks of the last step, restarts, evaluations of f, steps, x's split and
     # sums, the last certificate's evaluation (loss, sum alpha, sum alpha^2, A, G,
     # <M, M>, <M, H_L>), M, gap_r, D, new best M?, new dual point?, splits, certificate
     # evaluations, cycles of eig, forms, loss).
-    rounds, backoff, v_sub, prev, worth_min, last_r, adaptive, every, noted = arm
+    rounds, backoff, v_sub, prev, worth_min, last_r, adaptive, every, noted, a_shrink = arm
     like = np.empty(HL.shape)
     n_rec = 0
     n_steps = 0
@@ -612,7 +614,7 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
             break
         # _Run.dynamic_screening after iteration it - 1: a round when one is due and
         # worth it (_Run.worth_screening), or its first skip (noted by Python)
-        if rounds and _round_due(adaptive, gap_r, lam, last_r, it - 1, every) and (
+        if rounds and _round_due(adaptive, gap_r, lam, last_r, it - 1, every, a_shrink) and (
                 (not backoff) or (not noted)
                 or v_sub * max(_iters_left(prev, it - 1), 1) >= worth_min):
             reason = ROUND
@@ -636,11 +638,12 @@ def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, i
     assert sub is run.unscr  # no active set (bursts_apply): the working set is all of it
     kinds = len(opts.screening)
     prev = run.dyn.get("iters")
-    worth_min = PAY_MARGIN * run._round_cost(kinds) if kinds else 0.0
+    t = run.tuning
+    worth_min = t.pay_margin * run._round_cost(kinds) if kinds else 0.0
     arm = (bool(kinds) and bool(run.dynamic_on), bool(run.backoff),
-           float(run.unscr.pass_visits), -1 if prev is None else int(prev), float(worth_min),
-           float(run.last_radius), bool(opts.adaptive), int(opts.screen_every),
-           bool(run._skip_noted))
+           float(run.unscr.pass_visits(t)), -1 if prev is None else int(prev),
+           float(worth_min), float(run.last_radius), bool(opts.adaptive),
+           int(opts.screen_every), bool(run._skip_noted), float(t.adaptive_shrink))
     shape = run.HL.shape
     x = eng.x
     have = last[0] is x
@@ -651,7 +654,7 @@ def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, i
         xA = xP = xN = np.zeros(shape)
         xs = (0.0, 0.0, 0.0)
     reg = run.regions
-    it_max = min(opts.max_iter, it + CHUNK - 1)
+    it_max = min(opts.max_iter, it + opts.chunk - 1)
     rows = np.empty((max(it_max - it + 1, 0), 6))
     best = np.array([run.best_P, run.best_D, 0.0, 0.0])
     best_M = np.empty(shape)

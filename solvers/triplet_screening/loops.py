@@ -46,7 +46,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
     triplets, in ``extras["alpha"]``."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
                backoff=opts.backoff, keep_snapshots=opts.want_alpha,
-               evaluation=opts.evaluation)
+               evaluation=opts.evaluation, tuning=opts.tuning)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,
                   callback=opts.callback)
     extras: dict[str, Any] = {"compare": {}, "rate_path": 0.0, "rate_range": 0.0,
@@ -85,14 +85,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         notes=tuple(run.notes),
         fingerprint=prob.fingerprint(), method=opts.method,
         params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
-                "screening": "+".join(opts.screening) or "none", "rule": opts.rule,
-                "diagonal": prob.diagonal, "active_set": opts.active_set,
-                "refresh": opts.refresh,
-                "method": opts.method, "backoff": opts.backoff,
-                "evaluation": opts.evaluation,
-                "dynamic": "adaptive" if opts.adaptive else "every10", "tol": opts.tol,
-                "max_iter": opts.max_iter,
-                "n_triplets": data.n_t},
+                "diagonal": prob.diagonal, **opts.params(), "n_triplets": data.n_t},
         **fields,
     )
     extras["rate_final"] = (run.nL + run.nR) / data.n_t
@@ -137,9 +130,9 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
     spheres = run.spheres_at(kinds, M, ev, gap, D, ref, True, Ma) if kinds else []
     if spheres:
         before = len(run.log["new_L"])
-        n_before, v_before = run.unscr.idx.size, run.unscr.pass_visits
+        n_before, v_before = run.unscr.idx.size, run.unscr.pass_visits(run.tuning)
         changed += run.screen(spheres, opts.rule, Aneg, 0)
-        run.dynamic_round(n_before, len(spheres), v_before - run.unscr.pass_visits, 0)
+        run.dynamic_round(n_before, len(spheres), v_before - run.unscr.pass_visits(run.tuning), 0)
         for k in range(before, len(run.log["new_L"])):
             name = run.log["sphere"][k]
             extras["by_sphere"][name] = (run.log["new_L"][k] + run.log["new_R"][k]) / n_t
@@ -189,7 +182,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     if ev is None:
         ev = run.evaluate(M, run.unscr, margins=aset)
     if aset:
-        _refresh(run, ev)
+        _refresh(run, ev, opts.workset)
     P_full, D, gap_r, exact = _certify(run, M, ev)
     rest = [k for k in opts.screening if k not in pre]
     if rest and run.backoff and max(P_full - D, 0.0) <= opts.tol * max(1.0, abs(P_full)):
@@ -207,7 +200,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                             kinds=rest) and not run.still_exact(M, exact):
             ev = run.evaluate(M, run.unscr, margins=aset)
             if aset:
-                _refresh(run, ev)
+                _refresh(run, ev, opts.workset)
             P_full, D, gap_r, exact = _certify(run, M, ev)
     if _record(run, mon, 0, M, ev, P_full, D, exact, step, cb):
         return run.best_M, step
@@ -233,7 +226,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 if not run.still_exact(M, exact):
                     ev = run.evaluate(M, run.unscr, margins=aset)
                     if aset:
-                        _refresh(run, ev)
+                        _refresh(run, ev, opts.workset)
                 eng.reset(ev)
             extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
 
@@ -311,11 +304,11 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 grown = run.unscr.idx[ev.margins < 1.0]
                 M = run.best_M.copy()
                 ev = run.evaluate(M, run.unscr, margins=True)
-                _refresh(run, ev, also=grown)
+                _refresh(run, ev, opts.workset, also=grown)
                 eng.x = M
                 eng.step_size *= 0.5
             else:
-                _refresh(run, ev)
+                _refresh(run, ev, opts.workset)
             eng.reset(ev)
         P_full, D, gap_r, exact = _certify(run, M, ev)
         if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
@@ -325,24 +318,16 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
     return run.best_M, eng.step_size
 
 
-#: How the active set's working set is updated at a refresh: ``"incremental"``
-#: (:meth:`.pairs._Data.work_of`: built from the remaining subset's own pair ids, kept
-#: as it is when no triplet entered or left it) or ``"rebuild"`` (the working set
-#: gathered from all triplets and its pairs compacted anew at every refresh,
-#: :meth:`.pairs._Data.compact`). Both give the same arrays, so the same iterates bit for
-#: bit; ``"rebuild"`` is kept for the benchmark's before/after comparison and the test
-#: that they agree.
-REFRESH = "incremental"
-
-
-def _refresh(run: _Run, ev: _Eval, also: np.ndarray | None = None) -> None:
+def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",
+             also: np.ndarray | None = None) -> None:
     """Active set: working triplets = unscreened ones with positive loss (margin < 1),
-    plus the triplets ``also`` (global indices) when given (:data:`REFRESH`)."""
+    plus the triplets ``also`` (global indices) when given; ``workset``: how the working
+    set is built (:data:`.state.WORKSETS`, the same arrays either way)."""
     sub = run.unscr
     keep = ev.margins < 1.0
     if also is not None and also.size:
         keep |= np.isin(sub.idx, also, assume_unique=True)
-    if REFRESH == "rebuild":
+    if workset == "rebuild":
         run.status[sub.idx] = np.where(keep, 0, 3).astype(np.int8)
         run.work = run.data.compact(sub.idx[keep])
         run.work_src = None
@@ -377,13 +362,6 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
         n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
         reduced_primal=float(ev.P),
     )
-
-
-#: The dual method's APG lets its step grow back (``L <- 0.9 L`` before each line
-#: search, TFOCS's default; :class:`solvers.apg.APG`): the doubling search alone keeps
-#: an ``L`` up to twice what the iterates need, from wherever it last had to double.
-#: Wine k=10, hinge, RRPB path at tol 1e-6: 45,812 against 68,956 iterations.
-DUAL_SHRINK = 0.9
 
 
 def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
@@ -440,8 +418,10 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             q = sub.quad(split(a)[1] / lam)
             return value(a), _dual_grad(q, sub.la, sub.lb, gamma, a)
 
+        # the step grows back by ``L <- dual_shrink L`` before each line search (the
+        # doubling search alone keeps an L up to twice what the iterates need)
         eng = APG(value_and_grad, None, alpha0, value=value, L0=L0, adaptive_restart=True,
-                  box=(0.0, 1.0), shrink=DUAL_SHRINK)
+                  box=(0.0, 1.0), shrink=opts.tuning.dual_shrink)
         return eng, (split, sums, last)
 
     def certify(alpha, memo, sub, done=None):

@@ -17,18 +17,11 @@ from .kernels import (
     _work_set,
     _wsum,
 )
+from .tuning import DEFAULT, Tuning
 
 # ---------------------------------------------------------------------------
 # The pair formulation
 # ---------------------------------------------------------------------------
-
-#: A subset keeps its parent's pairs unless fewer than this share remain in use. The
-#: per-pair forms cost O(P d) per evaluation; compacting costs one pass over the
-#: subset's triplets and, on the Gram route, two gathered index arrays
-#: (stored differences only on the per-pair route), so any pair out of use is dropped
-#: (1.0: compacting never cost more than the forms it saved, on wine and digits).
-PAIR_COMPACTION = 1.0
-
 
 #: Path screening takes the anchor-block pass (:func:`.kernels._path_rule_blocks`) when
 #: the rows of the blocks hold at least this many triplets on average, instead of the
@@ -77,19 +70,6 @@ _NONE32 = np.empty(0, dtype=np.int32)
 #: No anchor blocks (the loss pass goes by pair ids): empty arrays of the block dtypes.
 NO_BLOCKS = _Blocks(*(np.empty(0, dtype=np.int64) for _ in range(5)),
                     *(_NONE32 for _ in range(4)))
-
-#: Cost of the sorted pass (:func:`.kernels._sorted_loss_pass`) in visits of the pair-id
-#: pass per row and column of a block (sorting, prefix sums, the merge walk, one scatter
-#: each), fitted to its time on wine with all triplets. The triplets of the middle run
-#: cost about one visit each on top; they are not known before the pass and not counted.
-SORTED_PASS_ELEMENT = 2.5
-
-#: Cost of a loss pass in anchor blocks (:func:`.kernels._block_loss_pass`) in visits of
-#: the pair-id pass: ``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row,
-#: fitted to its time relative to the pair-id pass on wine with all triplets and on
-#: digits (PCA 20, k = 20).
-BLOCK_PASS_TRIPLET = 0.15
-BLOCK_PASS_ROW = 7.5
 
 
 def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | None:
@@ -321,20 +301,22 @@ class _Data:
         return _Sub(idx, pairs, la, lb, hn, self._forms_of(pairs))
 
     def restrict(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
-                 hn: np.ndarray) -> _Sub:
+                 hn: np.ndarray, compaction: float = DEFAULT.pair_compaction) -> _Sub:
         """The triplets ``idx`` (pair ids ``la``, ``lb`` local to ``sub``, norms ``hn``)
         as a subset of ``sub``: its pairs, compacted to those still in use when fewer
-        than :data:`PAIR_COMPACTION` of them are."""
+        than ``compaction`` (:attr:`.Tuning.pair_compaction`) of them are."""
         used, nla, nlb = _compact_pairs(la, lb, sub.pairs.size)
-        return self.in_use(sub, idx, la, lb, hn, used, nla, nlb)
+        return self.in_use(sub, idx, la, lb, hn, used, nla, nlb, compaction)
 
     def in_use(self, sub: _Sub, idx: np.ndarray, la: np.ndarray, lb: np.ndarray,
-               hn: np.ndarray, used: np.ndarray, nla: np.ndarray, nlb: np.ndarray) -> _Sub:
+               hn: np.ndarray, used: np.ndarray, nla: np.ndarray, nlb: np.ndarray,
+               compaction: float = DEFAULT.pair_compaction) -> _Sub:
         """The triplets ``idx`` of ``sub`` (pair ids ``la``, ``lb`` local to ``sub``, or
         ``nla``, ``nlb`` local to ``used``, the pairs of ``sub`` in use in increasing
         order, as :func:`.kernels._compact_pairs` gives them): on ``sub``'s pairs, or on
-        those in use when fewer than :data:`PAIR_COMPACTION` of them are."""
-        if used.size >= PAIR_COMPACTION * sub.pairs.size:
+        those in use when fewer than ``compaction`` (:attr:`.Tuning.pair_compaction`) of
+        them are."""
+        if used.size >= compaction * sub.pairs.size:
             return _Sub(idx, sub.pairs, la, lb, hn, sub.forms)
         gp = sub.pairs[used]
         return _Sub(idx, gp, nla, nlb, hn, self._forms_of(gp))
@@ -389,16 +371,18 @@ class _Sub:
     forms: _Forms
     blocks: _Blocks = NO_BLOCKS   # all triplets in anchor blocks: the loss pass by blocks
 
-    @property
-    def pass_visits(self) -> float:
-        """Cost of a loss pass over these triplets in visits of the pair-id pass
-        (``BLOCK_PASS_TRIPLET`` per triplet and ``BLOCK_PASS_ROW`` per row in blocks;
-        the sorted pass ``SORTED_PASS_ELEMENT`` per row and column of its blocks)."""
+    def pass_visits(self, tuning: Tuning) -> float:
+        """Cost of a loss pass over these triplets in visits of the pair-id pass: one
+        per triplet by pair ids; in anchor blocks ``tuning.block_pass_triplet`` per
+        triplet and ``tuning.block_pass_row`` per row; the sorted pass
+        ``tuning.sorted_pass_element`` per row and column of its blocks (the triplets
+        of its middle run, about one visit each on top, are not known before the pass
+        and not counted)."""
         b = self.blocks
         if b.CO.size:
-            return SORTED_PASS_ELEMENT * (b.PA.size + b.PB.size)
+            return tuning.sorted_pass_element * (b.PA.size + b.PB.size)
         if b.nd.size:
-            return BLOCK_PASS_TRIPLET * self.idx.size + BLOCK_PASS_ROW * b.PB.size
+            return tuning.block_pass_triplet * self.idx.size + tuning.block_pass_row * b.PB.size
         return float(self.idx.size)
 
     def quad(self, M: np.ndarray) -> np.ndarray:

@@ -18,8 +18,8 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   counts change only for the triplets that enter or leave L-hat, so the folded
   ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)`` (pairs without a count
   skipped).
-  On problems of at least ``RETEST_MIN`` triplets the full pass runs only now and
-  then (:data:`RETEST`): it also keeps, for each triplet it screens, how far the
+  On problems of at least ``Tuning.retest_min`` triplets the full pass runs only now
+  and then (``retest=True``, the default): it also keeps, for each triplet it screens, how far the
   sphere may move before the rule could change (its slack radius), and the next
   lambdas re-test only the candidates whose slack radius the sphere's movement since
   that pass (centre shift plus radius growth, a running maximum) can have used up
@@ -34,7 +34,7 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
 
 What the pass must beat: without it the solve at ``lam`` runs on all triplets, whose
 loss pass goes by anchor blocks (:func:`.kernels._block_loss_pass`, 0.2-0.9 of a pair-id
-pass: :attr:`.pairs._Sub.pass_visits`), while the triplets it leaves go by pair ids; so
+pass: :meth:`.pairs._Sub.pass_visits`), while the triplets it leaves go by pair ids; so
 its gain (:meth:`PathScreen.gain`) is what a loss pass costs now less what it costs over
 the remainder, and it needs to remove about half (digits PCA 20, k = 20) to four fifths
 (wine, all triplets) of the triplets before a loss pass gets cheaper at all.
@@ -42,15 +42,14 @@ the remainder, and it needs to remove about half (digits PCA 20, k = 20) to four
 The solve's first evaluation at the reference needs no pass: the previous lambda's
 last evaluation there is the new reduced problem's (:class:`.state._Carry`).
 
-Measured on this 2-core machine (four lambdas along the path, best of 9, per lambda):
-wine with all 1,232,288 triplets (d = 13), the pair-id pass with the pair compaction
-8.0 ms, the anchor-block pass 1.8-1.9 ms; digits PCA 20, k = 20 (718,800 triplets):
-5.2-5.5 against 1.7-1.8 ms. Earlier, on wine with all triplets, the range-based scan
-evaluated ~49 % of the triplets per lambda (the intervals of a 0.9-ratio path mostly
-end within one step) yet cost ~10 ms, its scattered state (thresholds, references,
-their counts) making each visit ~5x dearer; and it screened 1-2 triplets more out of
-1.04 M. So per lambda is the default and the range-based scan an option
-(``path(..., range_screening=True)``).
+Why per lambda is the default: on wine with all triplets and on digits (PCA 20,
+k = 20) the anchor-block pass costs about a quarter to a third of the pair-id pass with
+its pair compaction; the range-based scan, although it evaluates only about half of the
+triplets per lambda on a 0.9-ratio path (the intervals mostly end within one step),
+makes each visit several times dearer (its scattered state: thresholds, references,
+their counts) and screened only 1-2 triplets more out of about a million. So the
+range-based scan is an option (``path(..., range_screening=True)``); the bench's path
+table compares them. The cost model's weights are :class:`.tuning.Tuning`'s.
 
 Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
 reference (the newest one, or for the range-based scan the one that screened it), a
@@ -71,98 +70,28 @@ from .kernels import (
 )
 from .pairs import _Data, _Sub
 from .rules import _rule_masks
+from .tuning import DEFAULT, Tuning
 
 __all__: list[str] = []
 
-#: Cost of path screening in loss-pass visits, fitted (least squares, relative) to its
-#: thread time at each lambda of whole paths (digits PCA 16 and 20 with k = 10 and 20,
-#: wine with k = 10 and all triplets, tol 1e-6 and 1e-9; 807 lambdas; a loss pass
-#: taking 1.3-1.8 ns per triplet on this 2-core machine): the pass with what follows it
-#: (the forms of the sphere's centre, the fold of L-hat, the new subset). The
-#: anchor-block pass: ``BLOCK_TRIPLET_WEIGHT`` per triplet (margins and rule),
-#: ``BLOCK_ROW_WEIGHT`` per row of a block (sums, pair counts, pairs in use),
-#: ``KEEP_WEIGHT`` per triplet that remains (compaction) and ``PATH_OVERHEAD``; the
-#: model is within -16 % .. +14 % of the measured cost at the 10th-90th percentiles
-#: on every set but wine with k = 10 (-29 % .. +14 %). The pair-id pass:
-#: ``PAIR_PASS_WEIGHT`` per triplet (median of digits PCA 16 with k = 5, PCA 20 with
-#: k = 6, wine with k = 5) and ``PATH_OVERHEAD``. Range-based: ``SCAN_WEIGHT`` per
-#: evaluated triplet (scattered reads and writes of its state) plus ``PASS_WEIGHT``
-#: per triplet for the threshold pass.
-BLOCK_TRIPLET_WEIGHT = 0.5
-BLOCK_ROW_WEIGHT = 32.0
-KEEP_WEIGHT = 2.1
-PAIR_PASS_WEIGHT = 7.0
-PATH_OVERHEAD = 34_000
-SCAN_WEIGHT = 6.0
-PASS_WEIGHT = 0.5
-#: Cost of the per-pair forms and weighted sums in loss-pass visits per pair and
-#: dimension (what a screened triplet also saves, :func:`visits_saved`).
-PAIR_WEIGHT = 0.15
-#: Margin a screening round's best-case gain must clear (dynamic screening, see
-#: :meth:`._Run.worth_screening`).
-PAY_MARGIN = 2.0
-#: Path screening runs at a lambda when its predicted gain is at least this many times
-#: its predicted cost: the model is optimistic in situ (the pass is cache-cold, and the
-#: fused rounds and pair compaction that follow it are not in it). Measured per lambda
-#: along whole paths (wine with all triplets and k = 10, digits PCA 16 and 20, tol
-#: 1e-6 and 1e-9, RRPB against naive): where the predicted gain/cost was 1-1.5 the
-#: screened lambda took 0.81-1.10x the naive one's time (medians of the six runs),
-#: at 1.5-2 1.10-1.45x on five of them (0.96x on wine k = 10), at 2 and more
-#: 1.23-2.01x.
-PATH_PAY_MARGIN = 1.5
-#: Before a pass over more than ``PROBE_MIN`` triplets, the share it would screen is
-#: estimated on a fixed random sample of ``SAMPLE`` of them (the same rule and sphere;
-#: standard error under 1.6 points), which costs ~0.05 ms (2 % of the pass on digits
-#: PCA 20 with k = 20; 4,096 triplets, ~8,000 pairs, took 0.15-0.2 ms).
-SAMPLE = 1024
-PROBE_MIN = 65_536
-#: Re-test only what the sphere's movement can have changed (:meth:`PathScreen.advance`;
-#: ``False``: the full pass at every lambda, kept for the benchmark's before/after and
-#: the test that both give the same screening). Same statuses, pair counts and remaining
-#: triplets either way.
-RETEST = True
-#: The candidates for re-testing that a full pass keeps: the triplets it leaves and
-#: those whose slack radius is within a bound ``theta`` that about ``CAND_SHARE`` of all
-#: triplets meet among the screened (estimated before the pass on a fixed random sample
-#: of ``THETA_SAMPLE`` triplets); a full pass follows once the movement bound exceeds
-#: ``theta``.
-CAND_SHARE = 0.1
-THETA_SAMPLE = 4096
 #: Every this many folds of ``H_L`` (:meth:`PathScreen.folded_L`) fold all counts anew
-#: instead of adding the changed pairs' terms to the last fold.
+#: instead of adding the changed pairs' terms to the last fold (against rounding).
 FOLD_EVERY = 8
-#: Cost of building the active set's working set (:func:`.kernels._work_set`, a pass
-#: over the remaining triplets at each refresh) in loss-pass visits per triplet: 2.9 ns
-#: against 1.3 ns a visit on digits (PCA 16, k = 10; 1,936 refreshes over 179,700
-#: triplets, 1.0 G loss-pass visits).
-WORKSET_WEIGHT = 2.0
-#: Cost of a refresh beyond its passes (the certificate, the history row, the working
-#: set's arrays and the Python around them) in loss-pass visits: about 150 us a
-#: refresh on digits (PCA 16, k = 10) with RRPB.
-REFRESH_OVERHEAD = 100_000
-#: Cost of the Gram route's products over the points (:class:`.pairs._Forms`, BLAS) in
-#: loss-pass visits per multiply-add: 24 us for 2 x 460,000 on digits (PCA 16).
-GRAM_WEIGHT = 0.02
-#: Cost of a re-test in loss-pass visits per candidate looked at and per triplet
-#: re-tested (a gather of two pair forms and the rule).
-CAND_WEIGHT = 0.5
-RETEST_WEIGHT = 4.0
-#: Below this many triplets the full pass is always taken (no candidates kept).
-RETEST_MIN = 65_536
 
 
 def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
-                 now: float) -> float:
+                 now: float, pair_weight: float = DEFAULT.pair_weight) -> float:
     """Loss-pass visits saved by removing ``removed`` of ``n`` triplets (on ``n_pairs``
     pairs in dimension ``d``) from ``evals`` evaluations: their loss passes and the
     forms of the pairs they alone used, estimated as half their share of the pairs
     (measured along whole paths with path screening at every lambda: 1.1-1.7 visits
     per screened triplet and evaluation; this gives 1.02-1.36, more on sets whose
     pairs serve fewer triplets). ``now``: what a loss pass over the ``n`` costs
-    (:attr:`.pairs._Sub.pass_visits`: ``n``, or less when they are all in anchor
-    blocks), the remaining ones going by pair ids (so removing few can save nothing)."""
+    (:meth:`.pairs._Sub.pass_visits`: ``n``, or less when they are all in anchor
+    blocks), the remaining ones going by pair ids (so removing few can save nothing).
+    ``pair_weight``: :attr:`.Tuning.pair_weight`."""
     pairs = 0.5 * n_pairs * removed / max(n, 1)
-    return evals * (now - (n - removed) + 2 * PAIR_WEIGHT * d * pairs)
+    return evals * (now - (n - removed) + 2 * pair_weight * d * pairs)
 
 
 def _up32(x: np.ndarray) -> np.ndarray:
@@ -171,11 +100,19 @@ def _up32(x: np.ndarray) -> np.ndarray:
 
 
 class PathScreen:
-    """Screening state carried along a regularisation path (one per :func:`path` call)."""
+    """Screening state carried along a regularisation path (one per :func:`path` call).
+
+    ``retest``: re-test only what the sphere's movement can have changed
+    (:meth:`advance`; ``False``: the full pass at every lambda, for the benchmark's
+    before/after and the test that both give the same screening: same statuses, pair
+    counts and remaining triplets either way). ``tuning``: the cost model's weights
+    (:class:`.Tuning`)."""
 
     def __init__(self, data: _Data, gamma: float, n_lambdas: int,
-                 incremental: bool = False, evaluation: str = "triplets") -> None:
+                 incremental: bool = False, evaluation: str = "triplets", *,
+                 retest: bool = True, tuning: Tuning = DEFAULT) -> None:
         self.data = data
+        self.tuning = tuning
         #: all triplets as the solve evaluates them without screening (its loss pass is
         #: what screening must beat: :meth:`gain`)
         self.full = data.all_triplets(evaluation)
@@ -208,7 +145,7 @@ class PathScreen:
         self.advanced = False
         # re-testing: the last full pass's sphere, its candidates (triplets with slack
         # radius <= theta) and the running maximum of the movement bound
-        self._retest = RETEST and not incremental and n_t >= RETEST_MIN
+        self._retest = retest and not incremental and n_t >= tuning.retest_min
         m = n_t if self._retest else 0
         # candidate buffers, as the full pass appends them (index, slack radius, pair
         # ids, ||H||, status); pages touched only as far as the candidates reach
@@ -216,7 +153,7 @@ class PathScreen:
                        np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32),
                        np.empty(m, dtype=np.float32), np.empty(m, dtype=np.int8))
         self._tsample = (np.sort(np.random.default_rng(1).choice(
-            n_t, min(THETA_SAMPLE, n_t), replace=False)) if self._retest else None)
+            n_t, min(tuning.theta_sample, n_t), replace=False)) if self._retest else None)
         self._c0: np.ndarray | None = None
         self._r0 = 0.0
         self._theta = -np.inf
@@ -254,14 +191,15 @@ class PathScreen:
                                         float(lam_ref), float(eps), self.c, float(lam), rid,
                                         self.status, self.thr, self.ref_of, self.ref_count,
                                         self.cnt, idx, la, lb, hn)
-            self._last_cost = SCAN_WEIGHT * ev + PASS_WEIGHT * data.n_t
+            self._last_cost = self.tuning.scan_weight * ev + self.tuning.pass_weight * data.n_t
         elif self._within(sp):
             na, dl, dr, ev = _path_retest(
                 data.quad(sp.center), float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                 self.cnt, *self._cand, self._dmax, idx, la, lb, hn)
             b = None   # pair ids global: compacted below
             self.n_retest += 1
-            self._last_cost = CAND_WEIGHT * self._cand[0].size + RETEST_WEIGHT * ev
+            self._last_cost = (self.tuning.cand_weight * self._cand[0].size
+                               + self.tuning.retest_weight * ev)
         else:
             b = data.blocks
             q = data.quad(sp.center)
@@ -288,10 +226,11 @@ class PathScreen:
                 self._c0, self._theta = None, -np.inf
         # views of the scratch buffers: the subset lives until the next advance
         if self.incremental or b is None:
-            self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na])
+            self.sub = data.restrict(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
+                                     self.tuning.pair_compaction)
         else:
             self.sub = data.in_use(data.everything, idx[:na], la[:na], lb[:na], hn[:na],
-                                   used, la[:na], lb[:na])
+                                   used, la[:na], lb[:na], self.tuning.pair_compaction)
         self.nL += int(dl)
         self.nR += int(dr)
         self.visited += int(ev)
@@ -340,9 +279,9 @@ class PathScreen:
 
     def _theta_for(self, q: np.ndarray, r: float) -> float:
         """The candidates' bound for a full pass with pair forms ``q`` and radius ``r``:
-        the ``CAND_SHARE`` quantile of the slack radii of the screened among a fixed
-        sample of ``THETA_SAMPLE`` triplets (0 without re-testing, or when too few of the
-        sample are screened)."""
+        the ``Tuning.cand_share`` quantile of the slack radii of the screened among a
+        fixed sample of ``Tuning.theta_sample`` triplets (0 without re-testing, or when
+        too few of the sample are screened)."""
         if not self._retest:
             return 0.0
         d = self.data
@@ -356,42 +295,45 @@ class PathScreen:
                            np.where(hq + rh < self.c - sl, (self.c - 2 * sl - hq - rh) / h,
                                     np.nan))
         rho = rho[np.isfinite(rho)]
-        k = int(CAND_SHARE * s.size)
+        k = int(self.tuning.cand_share * s.size)
         if rho.size <= k:
             return 0.0
         return float(np.partition(rho, k)[k])
 
     def pass_cost(self, share: float = 1.0) -> float:
         """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of
-        the triplets (the model of ``BLOCK_TRIPLET_WEIGHT``; after a range-based scan,
+        the triplets (the model of ``Tuning.block_triplet_weight`` and the next
+        fields; after a range-based scan,
         that scan's cost)."""
         if self.incremental and self._n_acc > 1:
             return self._last_cost
         n_t = self.data.n_t
         b = self.data.blocks
+        t = self.tuning
         if b is None or self.incremental:
-            return PAIR_PASS_WEIGHT * n_t + PATH_OVERHEAD
-        return (BLOCK_TRIPLET_WEIGHT * n_t + BLOCK_ROW_WEIGHT * b.PB.size
-                + KEEP_WEIGHT * (1.0 - share) * n_t + PATH_OVERHEAD)
+            return t.pair_pass_weight * n_t + t.path_overhead
+        return (t.block_triplet_weight * n_t + t.block_row_weight * b.PB.size
+                + t.keep_weight * (1.0 - share) * n_t + t.path_overhead)
 
     def gain(self, share: float) -> float:
         """Loss-pass visits the pass saves when it screens ``share`` of the triplets,
         over as many evaluations as the last solve ran (:func:`visits_saved`)."""
         d = self.data
         return visits_saved(share * d.n_t, d.n_t, d.n_pairs, d.d, max(self._evals, 1),
-                            self.full.pass_visits)
+                            self.full.pass_visits(self.tuning), self.tuning.pair_weight)
 
     def skip(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> str | None:
         """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``
         sits out, and why (None: it runs). It runs when it is predicted to pay: the
-        visits it saves (:meth:`gain`) at least ``PATH_PAY_MARGIN`` times its cost
+        visits it saves (:meth:`gain`) at least ``Tuning.path_pay_margin`` times its cost
         (:meth:`pass_cost`), both for the share of the triplets it would screen. That
         share is taken as 1 first; if that pays and the problem has more than
-        ``PROBE_MIN`` triplets, it is measured on a fixed random sample of ``SAMPLE`` of
+        ``Tuning.probe_min`` triplets, it is measured on a fixed random sample of
+        ``Tuning.sample`` of
         them with the reference's sphere. When a re-test would decide the lambda
         (:meth:`_within`), it runs if the visits saved at the last lambda's share
-        pay ``PATH_PAY_MARGIN`` times the re-test's cost (``RETEST_WEIGHT`` per
-        candidate) plus ``PATH_OVERHEAD``, without the sample. The
+        pay ``path_pay_margin`` times the re-test's cost (``retest_weight`` per
+        candidate) plus ``path_overhead``, without the sample. The
         range-based scan always runs its first two times (the first builds its state,
         the second measures what a scan costs once it has one).
         Counts, not clocks: the decisions do not depend on the machine's load."""
@@ -401,49 +343,52 @@ class PathScreen:
         data = self.data
         n_t = data.n_t
         evals = max(self._evals, 1)
+        t = self.tuning
+        margin, sample = t.path_pay_margin, t.sample
         if self._retest and self._c0 is not None and self._c0.shape == M0.shape:
             # a re-test (no full pass) would decide this lambda: its cost is the
             # candidates', its share about the last lambda's
             sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
             if max(self._dmax, self._movement(sp)) <= self._theta and self.gain(
-                    (self.nL + self.nR) / n_t) >= PATH_PAY_MARGIN * (
-                    RETEST_WEIGHT * self._cand[0].size + PATH_OVERHEAD):
+                    (self.nL + self.nR) / n_t) >= margin * (
+                    t.retest_weight * self._cand[0].size + t.path_overhead):
                 return None
-        gain, cost = self.gain(1.0), PATH_PAY_MARGIN * self.pass_cost(1.0)
+        gain, cost = self.gain(1.0), margin * self.pass_cost(1.0)
         if gain < cost:
             return (f"path screening skipped at this lambda: at most {gain:,.0f} triplet "
                     f"visits of loss passes and pair forms to save ({evals:.3g} evaluation(s) "
                     f"at the last lambda) against about {cost:,.0f} for the pass (its cost "
-                    f"x {PATH_PAY_MARGIN:g})")
-        if n_t <= PROBE_MIN:
+                    f"x {margin:g})")
+        if n_t <= t.probe_min:
             return None
         if self._probe is None:
-            pick = np.random.default_rng(0).choice(n_t, SAMPLE, replace=False)
+            pick = np.random.default_rng(0).choice(n_t, sample, replace=False)
             self._probe = data.compact(np.sort(pick))
         sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
         L, R = _rule_masks(data, self._probe, sp, "sphere", 1.0 - self.c, None)
-        self.visited += SAMPLE
-        share = float(L.sum() + R.sum()) / SAMPLE
-        gain, cost = self.gain(share), PATH_PAY_MARGIN * self.pass_cost(share)
+        self.visited += sample
+        share = float(L.sum() + R.sum()) / sample
+        gain, cost = self.gain(share), margin * self.pass_cost(share)
         if gain >= cost:
             return None
         return (f"path screening skipped at this lambda: about {gain:,.0f} triplet visits "
                 f"of loss passes and pair forms to save ({share:.0%} of a sample of "
-                f"{SAMPLE:,} triplets screened, {evals:.3g} evaluation(s) at the last lambda) "
-                f"against about {cost:,.0f} for the pass (its cost x {PATH_PAY_MARGIN:g})")
+                f"{sample:,} triplets screened, {evals:.3g} evaluation(s) at the last lambda) "
+                f"against about {cost:,.0f} for the pass (its cost x {margin:g})")
 
     def account(self, n_evals: int, n_refresh: int = 0) -> None:
         """After each lambda: what its solve ran, as the number of passes over all the
         remaining triplets that :meth:`skip` predicts with, and whether :meth:`advance`
         screened at it. Without an active set that is its ``n_evals`` evaluations. With
         one, ``n_refresh`` of them were refreshes (a loss pass over the remaining
-        triplets, and the working set built from them: ``1 + WORKSET_WEIGHT`` passes);
+        triplets, and the working set built from them: ``1 + Tuning.workset_weight``
+        passes);
         the others went over the working set, which a screened triplet would have been
         in if it was screened into L-hat (positive loss): they count as the L-hat share
         of the triplets screened at this lambda."""
         if n_refresh:
             share_L = self.nL / max(self.nL + self.nR, 1)
-            self._evals = (n_refresh * (1.0 + WORKSET_WEIGHT)
+            self._evals = (n_refresh * (1.0 + self.tuning.workset_weight)
                            + (n_evals - n_refresh) * share_L)
         else:
             self._evals = n_evals

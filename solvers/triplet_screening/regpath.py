@@ -14,15 +14,15 @@ from ..validation import (
     check_choice,
     check_int,
     check_scalar,
-    check_tol_max_iter,
 )
 from . import spheres as sph
-from .api import _make_problem, _resolve_method
+from .api import _make_problem, _options
 from .loops import _run_solve
 from .pathscreen import PathScreen
 from .results import PathResult, TripletResult
-from .state import _Opts, _Ref
-from .triplets import PARAMS, RULES, SPHERES, _check_loss, _check_screening
+from .state import CHUNK, _Ref
+from .triplets import PARAMS, RULES, SPHERES
+from .tuning import Tuning
 
 #: Where each lambda of :func:`path` after the first starts (see its ``warm_start``).
 WARM_STARTS = ("previous", "secant")
@@ -122,6 +122,11 @@ def path(
     max_iter: int = 5000,
     termination: bool = True,
     callback=None,
+    _retest: bool = True,
+    _workset: str = "incremental",
+    _compiled: bool = True,
+    _chunk: int = CHUNK,
+    _tuning: Tuning | None = None,
 ) -> PathResult:
     r"""Regularisation path ``lam_t = ratio * lam_{t-1}`` from ``lam_max`` with screening.
 
@@ -185,24 +190,28 @@ def path(
         Apply the paper's termination rule.
     callback : callable, optional
         ``callback(t, lam, result)`` after each lambda; ``False`` stops the path.
+    _retest, _workset, _compiled, _chunk, _tuning
+        As in :func:`solve`. The options :func:`solve` and :func:`path` share are
+        validated by the same code (:func:`.api._options`), once for every lambda;
+        ``_retest``: path screening's re-test along the path.
 
     Returns
     -------
     PathResult
         With the last lambda's whole :class:`TripletResult` as ``final``.
     """
-    loss_n, gamma_v, hinge = _check_loss(loss, gamma)
-    kinds = _check_screening(screening)
-    rule = check_choice(rule, "rule", RULES)
-    diagonal = check_bool(diagonal, "diagonal")
-    active_set = check_bool(active_set, "active_set")
+    opts, loss_n, gamma_v, diagonal = _options(
+        loss=loss, gamma=gamma, screening=screening, rule=rule, diagonal=diagonal,
+        active_set=active_set, refresh=refresh, method=method, dynamic=dynamic,
+        backoff=backoff, evaluation=evaluation, tol=tol, max_iter=max_iter,
+        want_alpha=False, retest=_retest, workset=_workset, compiled=_compiled,
+        chunk=_chunk, tuning=_tuning)
+    kinds, rule = opts.screening, opts.rule
     range_screening = check_bool(range_screening, "range_screening")
     termination = check_bool(termination, "termination")
     warm_start = check_choice(warm_start, "warm_start", WARM_STARTS)
-    method = _resolve_method(method, hinge, active_set)
     ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0, high_inclusive=False)
     n_lambdas = check_int(n_lambdas, "n_lambdas", low=1)
-    tol, max_iter = check_tol_max_iter(tol, max_iter)
     specs = _parse_compare(compare)
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable or None")
@@ -233,18 +242,11 @@ def path(
                 "lam_max" if lam_max is not None else "lambda_max")
             raise ValueError(f"lam_min={lam_min:g} is above the path's first lambda "
                              f"({first}={lam0:g}): the path would be empty")
-    opts = _Opts(screening=kinds, rule=rule, active_set=active_set, method=method, tol=tol,
-                 max_iter=max_iter, callback=None, want_alpha=False,
-                 backoff=check_bool(backoff, "backoff"),
-                 adaptive=check_choice(dynamic, "dynamic", PARAMS["dynamic"].choices)
-                 == "adaptive",
-                 evaluation=PARAMS["evaluation"].validate(evaluation),
-                 refresh=PARAMS["refresh"].validate(refresh))
     # RRPB with the sphere rule screens with state carried along the path: one fused pass
     # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
     ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening,
-                    evaluation=opts.evaluation) if (
-        "rrpb" in kinds and rule == "sphere") else None
+                    evaluation=opts.evaluation, retest=opts.retest,
+                    tuning=opts.tuning) if ("rrpb" in kinds and rule == "sphere") else None
     rows: dict[str, list] = {k_: [] for k_ in (
         "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",
         "rate_final", "rate_range", "dynamic", "converged", "visits")}
@@ -342,10 +344,7 @@ def path(
         profile={**prof, "triplets_visited": float(np.sum(rows["visits"]))}, notes=notes,
         params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
                 "grid": "geometric" if grid is None else "given",
-                "screening": "+".join(kinds) or "none", "rule": rule,
                 "range_screening": range_screening, "diagonal": prob.diagonal,
-                "active_set": active_set, "refresh": opts.refresh,
-                "method": method, "dynamic": dynamic,
-                "evaluation": opts.evaluation, "warm_start": warm_start, "tol": tol,
-                "max_iter": max_iter, "n_triplets": prob.n_triplets},
+                "warm_start": warm_start, **opts.params(),
+                "n_triplets": prob.n_triplets},
     )

@@ -21,19 +21,12 @@ from .kernels import (
     _sphere_rule,
 )
 from .pairs import BLOCK_ROW, _Eval, _Sub, kkt_alpha
-from .pathscreen import (
-    GRAM_WEIGHT,
-    PAIR_WEIGHT,
-    PAY_MARGIN,
-    REFRESH_OVERHEAD,
-    WORKSET_WEIGHT,
-    PathScreen,
-    visits_saved,
-)
+from .pathscreen import PathScreen, visits_saved
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
 from .triplets import SCREEN_EVERY, _iters_left, _pad
+from .tuning import DEFAULT, Tuning
 
 # ---------------------------------------------------------------------------
 # One solve at a fixed lambda
@@ -72,24 +65,6 @@ class _Ref:
                    eps=float(sph.dgb_radius(_pad(res.gap, res.primal), res.lam)))
 
 
-#: Costs of a screening round in loss-pass visits (one visit: one triplet of a loss
-#: pass), fitted on wine and digits: the fixed work (spheres, bookkeeping, Python),
-#: per remaining triplet the rule pass and the status update with compaction, per pair
-#: and dimension the forms of a sphere's centre (``PAIR_WEIGHT``, :mod:`.pathscreen`).
-ROUND_OVERHEAD = 40_000
-RULE_WEIGHT = 3.5
-#: Lambdas without dynamic rounds after one on which they did not pay (doubling while
-#: that repeats, :meth:`_Run.finish_dynamic`).
-SKIP_LAMBDAS = 3
-#: Adaptive dynamic screening: a round is due when the duality-gap ball's radius
-#: ``sqrt(2 gap / lam)`` is below this share of the last screening sphere's radius.
-ADAPTIVE_SHRINK = 0.5
-#: Fused rounds (screening inside the loss pass): armed when the duality-gap ball's
-#: radius is below this share of the last screening sphere's, applied when the loss
-#: passes they save pay for the update (``COMMIT_WEIGHT`` loss-pass visits per
-#: remaining triplet, :meth:`_Run._commit_cost`; always, with ``backoff=False``).
-FUSED_SHRINK = 0.75
-COMMIT_WEIGHT = 2.5
 
 
 class _Regions:
@@ -127,7 +102,10 @@ class _Run:
 
     def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool,
                  dynamic: dict | None = None, backoff: bool = True,
-                 keep_snapshots: bool = True, evaluation: str = "triplets") -> None:
+                 keep_snapshots: bool = True, evaluation: str = "triplets",
+                 tuning: Tuning = DEFAULT) -> None:
+        #: the cost model's weights (:class:`.Tuning`)
+        self.tuning = tuning
         self.backoff = backoff
         self.keep_snapshots = keep_snapshots
         self.prob = prob
@@ -238,7 +216,7 @@ class _Run:
         r = 0.0
         if fused is not None and sub is self.unscr and not margins:
             r = fused[1] + sph.fnorm(M - fused[0])
-            if not r <= FUSED_SHRINK * self.last_radius:
+            if not r <= self.tuning.fused_shrink * self.last_radius:
                 fused = None
         else:
             fused = None
@@ -259,7 +237,7 @@ class _Run:
         ev = self._make_eval(loss, asum, a2, A, G, mm, mh, mout if margins else None)
         if fused is not None and nl + nr and (
                 not self.backoff or self._fused_gain(sub, nl + nr, self._armed_iteration)
-                >= PAY_MARGIN * self._commit_cost(sub)):
+                >= self.tuning.pay_margin * self._commit_cost(sub)):
             t3 = pc()
             self._log_round(Sphere("dgb", np.array(M), r), "dgb (fused)", "sphere",
                             self._armed_iteration, nl, nr, self.nL + nl, self.nR + nr, 0.0)
@@ -273,10 +251,10 @@ class _Run:
         :meth:`evaluate`): ``M`` and its reduced duality gap give the ball
         ``B(M, sqrt(2 gap / lam))`` (DGB, Theorem 3.5), which contains the optimum."""
         r = float(sph.dgb_radius(gap, self.lam))
-        if not r <= FUSED_SHRINK * self.last_radius:
+        if not r <= self.tuning.fused_shrink * self.last_radius:
             return
         if self.backoff and (self._fused_gain(self.unscr, self.unscr.idx.size, iteration)
-                             < PAY_MARGIN * self._commit_cost(self.unscr)):
+                             < self.tuning.pay_margin * self._commit_cost(self.unscr)):
             return  # even screening every remaining triplet could not pay
         self._armed = (M, r)  # iterates are never modified in place
         self._armed_iteration = iteration
@@ -287,14 +265,15 @@ class _Run:
         of the pairs they alone used (estimated as half their share of the pairs)."""
         evals = self.iters_left(iteration) * float(self.dyn.get("evals_per_iter", 1.0))
         return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals,
-                            sub.pass_visits)
+                            sub.pass_visits(self.tuning), self.tuning.pair_weight)
 
     def _commit_cost(self, sub: _Sub) -> float:
         """Cost of applying a fused round over ``sub`` in loss-pass visits: the status
-        update and compaction (``COMMIT_WEIGHT`` per triplet), the fold of the new L-hat
+        update and compaction (``Tuning.commit_weight`` per triplet), the fold of the new L-hat
         and the pair compaction (pair forms), and the fixed work."""
-        return COMMIT_WEIGHT * sub.idx.size + 2 * PAIR_WEIGHT * sub.pairs.size * self.data.d \
-            + ROUND_OVERHEAD
+        t = self.tuning
+        return t.commit_weight * sub.idx.size \
+            + 2 * t.pair_weight * sub.pairs.size * self.data.d + t.round_overhead
 
     def proj(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(A_+, A_-)`` (timed as an eigendecomposition)."""
@@ -316,16 +295,17 @@ class _Run:
         set solved, :meth:`work_converged`) still pays: it replaces the steps left to the
         scheduled one (``every``), so it runs while they would cost at least the refresh
         (a loss pass over the remaining triplets and the working set built from them,
-        ``WORKSET_WEIGHT`` visits a triplet, and ``REFRESH_OVERHEAD``). A step costs a
-        loss pass over the working set, its pair forms and sums (``PAIR_WEIGHT`` a pair
-        and dimension, twice) and the route's products over the points (``GRAM_WEIGHT`` a
+        ``Tuning.workset_weight`` visits a triplet, and ``Tuning.refresh_overhead``). A step costs a
+        loss pass over the working set, its pair forms and sums (``pair_weight`` a pair
+        and dimension, twice) and the route's products over the points (``gram_weight`` a
         multiply-add, ``2 n d^2`` on the Gram route); counts, not clocks."""
         unscr, work = self.unscr, self.work
-        refresh = unscr.pass_visits + WORKSET_WEIGHT * unscr.idx.size + REFRESH_OVERHEAD
+        t = self.tuning
+        refresh = unscr.pass_visits(t) + t.workset_weight * unscr.idx.size + t.refresh_overhead
         d = self.data.d
-        step = work.pass_visits + 2.0 * PAIR_WEIGHT * d * work.pairs.size
+        step = work.pass_visits(t) + 2.0 * t.pair_weight * d * work.pairs.size
         if work.forms.mode == "gram":
-            step += 2.0 * GRAM_WEIGHT * self.data.n * d * d
+            step += 2.0 * t.gram_weight * self.data.n * d * d
         return every - math.ceil(refresh / max(step, 1.0))
 
     def work_converged(self, ev: _Eval, tol: float) -> bool:
@@ -357,12 +337,13 @@ class _Run:
 
     def _round_cost(self, n_spheres: int, n: int | None = None) -> float:
         """Cost of a screening round over ``n`` triplets (default: the remaining ones) in
-        loss-pass visits: per sphere ``RULE_WEIGHT`` per triplet and the pair forms of
+        loss-pass visits: per sphere ``Tuning.rule_weight`` per triplet and the pair forms of
         its centre, plus the fixed work of a round."""
         sub = self.unscr
         n = sub.idx.size if n is None else n
-        return n_spheres * (RULE_WEIGHT * n + PAIR_WEIGHT * sub.pairs.size * self.data.d) \
-            + ROUND_OVERHEAD
+        t = self.tuning
+        return n_spheres * (t.rule_weight * n + t.pair_weight * sub.pairs.size * self.data.d) \
+            + t.round_overhead
 
     def can_pay(self, iteration: int) -> bool:
         """A cheap per-iteration test before any dynamic round: could a round (or a
@@ -373,8 +354,9 @@ class _Run:
         sub = self.unscr
         if self._pay_sub is not sub:
             self._pay_sub = sub
-            self._pay_min = PAY_MARGIN * min(self._round_cost(1), self._commit_cost(sub))
-        return sub.pass_visits * self.iters_left(iteration) >= self._pay_min
+            self._pay_min = self.tuning.pay_margin * min(self._round_cost(1),
+                                                         self._commit_cost(sub))
+        return sub.pass_visits(self.tuning) * self.iters_left(iteration) >= self._pay_min
 
     def iters_left(self, iteration: int) -> int:
         """Iterations still expected at this lambda: the previous lambda's count minus
@@ -415,7 +397,7 @@ class _Run:
                           kinds: Sequence[str] | None = None) -> int | None:
         """One round of dynamic screening inside a solve, when one is due (``opts.adaptive``:
         the duality-gap ball's radius ``sqrt(2 gap / lam)`` is at most
-        ``ADAPTIVE_SHRINK`` times the radius of the last sphere that screened at this
+        ``Tuning.adaptive_shrink`` times the radius of the last sphere that screened at this
         lambda; otherwise every ``opts.screen_every`` iterations), dynamic screening is
         on and a round can pay: screen with the spheres ``opts.screening`` at ``M``,
         update the back-off bookkeeping, and return how many triplets were removed
@@ -424,15 +406,15 @@ class _Run:
         if not (kinds and self.dynamic_on and iteration > 0):
             return None
         if opts.adaptive:
-            due = sph.dgb_radius(gap, self.lam) <= ADAPTIVE_SHRINK * self.last_radius
+            due = sph.dgb_radius(gap, self.lam) <= self.tuning.adaptive_shrink * self.last_radius
         else:
             due = iteration % opts.screen_every == 0
         if not (due and self.worth_screening(len(kinds), self.iters_left(iteration))):
             return None
-        n_before, v_before = self.unscr.idx.size, self.unscr.pass_visits
+        n_before, v_before = self.unscr.idx.size, self.unscr.pass_visits(self.tuning)
         spheres = self.spheres_at(kinds, M, ev, gap, D, ref, False, Ma)
         removed = self.screen(spheres, opts.rule, halfspace, iteration)
-        self.dynamic_round(n_before, len(spheres), v_before - self.unscr.pass_visits,
+        self.dynamic_round(n_before, len(spheres), v_before - self.unscr.pass_visits(self.tuning),
                            iteration)
         return removed
 
@@ -440,15 +422,15 @@ class _Run:
         """Whether a screening round can pay at all: at best it removes every remaining
         triplet from the loss passes of the iterations still expected (those of the
         previous lambda on a path, otherwise ``SCREEN_EVERY``). When even that best case
-        is below ``PAY_MARGIN`` times the round's cost (:meth:`_round_cost`), screening
+        is below ``Tuning.pay_margin`` times the round's cost (:meth:`_round_cost`), screening
         is skipped and the result says so."""
         if not self.backoff:
             return True
         if iters is None:
             iters = self.iters_left(0)
-        best_gain = self.unscr.pass_visits * max(iters, 1)
+        best_gain = self.unscr.pass_visits(self.tuning) * max(iters, 1)
         cost = self._round_cost(n_spheres)
-        if best_gain < PAY_MARGIN * cost:
+        if best_gain < self.tuning.pay_margin * cost:
             if not self._skip_noted:
                 self._skip_noted = True
                 self.notes.append(
@@ -466,10 +448,10 @@ class _Run:
         self.dyn["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
         if self.backoff and self._dyn_cost > 0:
             if self._dyn_gain < self._dyn_cost:
-                self.dyn["skip"] = self.dyn.get("next_skip", SKIP_LAMBDAS)
+                self.dyn["skip"] = self.dyn.get("next_skip", self.tuning.skip_lambdas)
                 self.dyn["next_skip"] = 2 * self.dyn["skip"]
             else:
-                self.dyn["next_skip"] = SKIP_LAMBDAS
+                self.dyn["next_skip"] = self.tuning.skip_lambdas
 
     def exact(self, M: np.ndarray) -> bool:
         return self.regions.contains_all(M)
@@ -596,7 +578,8 @@ class _Run:
         if self.active_set:
             self.rebuild(out[0][:nk])
         else:
-            self.unscr = self.work = self.data.restrict(sub, *(a[:nk] for a in out))
+            self.unscr = self.work = self.data.restrict(sub, *(a[:nk] for a in out),
+                                                        self.tuning.pair_compaction)
         return int(nl + nr)
 
     def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
@@ -707,8 +690,31 @@ class _Run:
         return out
 
 
+#: How the active set's working set is updated at a refresh (``_workset``):
+#: ``"incremental"`` (:meth:`.pairs._Data.work_of`: built from the remaining subset's own
+#: pair ids, kept as it is when no triplet entered or left it) or ``"rebuild"`` (gathered
+#: from all triplets and its pairs compacted anew at every refresh,
+#: :meth:`.pairs._Data.compact`). Both give the same arrays, so the same iterates bit for
+#: bit; ``"rebuild"`` is kept for the benchmark's before/after and the test that they
+#: agree.
+WORKSETS = ("incremental", "rebuild")
+#: Most iterations one compiled call runs by default (``_chunk``; its history rows are
+#: preallocated).
+CHUNK = 2048
+
+
 @dataclass
 class _Opts:
+    """The options of one solve or of every lambda of a path, validated once
+    (:func:`.api._options`). Besides :data:`.triplets.PARAMS`' (``screening`` ...
+    ``refresh``; ``adaptive`` is ``dynamic == "adaptive"``), the private ones, which
+    select implementations and cost weights, never the optimum: ``retest`` (path
+    screening re-tests only what the sphere's movement can reach, else a full pass at
+    every lambda: :class:`.pathscreen.PathScreen`), ``workset`` (:data:`WORKSETS`),
+    ``compiled`` (runs of iterations in one compiled call, :mod:`.burst`; ``False``:
+    every iteration in Python, the same iterates), ``chunk`` (most iterations per
+    compiled call) and ``tuning`` (the cost model's weights, :class:`.Tuning`)."""
+
     screening: tuple[str, ...]
     rule: str
     active_set: bool
@@ -725,5 +731,22 @@ class _Opts:
     #: the active set's refresh schedule (PARAMS "refresh": "every10" or "converged",
     #: also when the working set is solved; :func:`.loops._pgd_loop`)
     refresh: str = "every10"
+    retest: bool = True
+    workset: str = "incremental"
+    compiled: bool = True
+    chunk: int = CHUNK
+    tuning: Tuning = DEFAULT
     #: shared along a path: whether dynamic screening paid on the previous lambdas
     dynamic: dict = field(default_factory=dict)
+
+    def params(self) -> dict[str, Any]:
+        """The options as ``result.params`` records them (the private ones with a
+        leading underscore; ``_tuning``: the fields that differ from the default)."""
+        return {"screening": "+".join(self.screening) or "none", "rule": self.rule,
+                "active_set": self.active_set, "refresh": self.refresh,
+                "method": self.method, "backoff": self.backoff,
+                "evaluation": self.evaluation,
+                "dynamic": "adaptive" if self.adaptive else "every10", "tol": self.tol,
+                "max_iter": self.max_iter, "_retest": self.retest,
+                "_workset": self.workset, "_compiled": self.compiled,
+                "_chunk": self.chunk, "_tuning": self.tuning.overrides()}

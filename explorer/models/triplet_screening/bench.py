@@ -43,7 +43,6 @@ import numpy as np
 
 from solvers import triplet_screening as ts
 from solvers.reference import triplet_screening as ref
-from solvers.triplet_screening import loops, pathscreen
 
 from ...benchkit import (
     BenchReport,
@@ -471,10 +470,9 @@ PRACTICAL_SETS = (
     ("wine, all triplets", "wine", None, np.inf, 6.0),
     ("digits PCA 16, k=10", "digits", 16, 10, 3.6),
 )
-#: Bookkeeping compared, each as (label, working-set update
-#: :data:`solvers.triplet_screening.loops.REFRESH`, path screening re-tests only the
-#: candidates :data:`solvers.triplet_screening.pathscreen.RETEST`, the active set's
-#: ``refresh``): the working set rebuilt at every refresh with a full path-screening pass
+#: Bookkeeping compared, each as (label, working-set update (``path``'s private option
+#: ``_workset``), path screening re-tests only the candidates (``_retest``), the active
+#: set's ``refresh``): the working set rebuilt at every refresh with a full path-screening pass
 #: at every lambda, updated incrementally with the full pass, and updated incrementally
 #: with the re-test (today's defaults), all refreshed every 10 iterations (the paper's
 #: schedule); then today's bookkeeping with ``refresh="converged"``. The active set alone
@@ -500,28 +498,24 @@ def _practical_warm_up(X: np.ndarray, y: np.ndarray) -> None:
 
 def _practical_runs(X, y, prob, n_lambdas: int, progress, label: str,
                     bookkeeping=BOOKKEEPING) -> dict:
-    """``{(bookkeeping label, run label): (CPU seconds, path)}`` in one process."""
+    """``{(bookkeeping label, run label): (CPU seconds, path)}`` in one process; each
+    bookkeeping mode passed to :func:`solvers.triplet_screening.path` as its options."""
     res = {}
-    saved = loops.REFRESH, pathscreen.RETEST
-    try:
-        prev = None
-        for mode, update, retest, schedule in bookkeeping:
-            loops.REFRESH, pathscreen.RETEST = update, retest
-            for run_label, kw in PRACTICAL_RUNS:
-                if kw.get("screening") is None and prev is not None and \
-                        prev[1:] == (update, schedule):
-                    res[mode, run_label] = res[prev[0], run_label]  # no path screening
-                    continue
-                t, p, compiled = cpu_time_without_jit(lambda kw=kw, sc=schedule: ts.path(
-                    X, y, triplets=prob, n_lambdas=n_lambdas, refresh=sc, **PRACTICAL,
-                    **kw))
-                res[mode, run_label] = (t, p)
-                again = " (compiled first: timed again)" if compiled else ""
-                progress(f"practical {label} {run_label} [{mode}]: {t:.2f} s CPU, "
-                         f"{len(p.lambdas)} lambdas{again}")
-            prev = (mode, update, schedule)
-    finally:
-        loops.REFRESH, pathscreen.RETEST = saved
+    prev = None
+    for mode, update, retest, schedule in bookkeeping:
+        how = dict(refresh=schedule, _workset=update, _retest=retest)
+        for run_label, kw in PRACTICAL_RUNS:
+            if kw.get("screening") is None and prev is not None and \
+                    prev[1:] == (update, schedule):
+                res[mode, run_label] = res[prev[0], run_label]  # no path screening
+                continue
+            t, p, compiled = cpu_time_without_jit(lambda kw=kw, how=how: ts.path(
+                X, y, triplets=prob, n_lambdas=n_lambdas, **how, **PRACTICAL, **kw))
+            res[mode, run_label] = (t, p)
+            again = " (compiled first: timed again)" if compiled else ""
+            progress(f"practical {label} {run_label} [{mode}]: {t:.2f} s CPU, "
+                     f"{len(p.lambdas)} lambdas{again}")
+        prev = (mode, update, schedule)
     return res
 
 
