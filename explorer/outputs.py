@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solvers.fileio import read_regular, write_atomic
-
 __all__ = ["BENCH_JSON", "PREDICTIONS", "RUN_JSON", "SAVED_MODEL", "OutputKind", "OverwriteError",
            "guard_output", "same_file", "write_atomic"]
 
@@ -123,6 +121,8 @@ def guard_output(path: str | os.PathLike, *, kind: OutputKind | None = None,
 
 
 def _json_object(p: Path) -> dict[str, Any]:
+    from solvers.fileio import read_regular  # solvers (numba) only when a file is read
+
     doc = json.loads(read_regular(p, RECOGNISE_BYTES, "JSON file").decode("utf-8"))
     if not isinstance(doc, dict):
         raise ValueError("not a JSON object")
@@ -157,6 +157,8 @@ PREDICTION_COLUMN = "prediction"
 def _predictions(p: Path) -> int:
     """Rows of a predictions CSV as ``predict --out`` writes it: a header ``prediction``
     or ``TASK,prediction`` and rows of as many fields (all rows are checked)."""
+    from solvers.fileio import read_regular
+
     text = read_regular(p, RECOGNISE_BYTES, "predictions file").decode("utf-8")
     rows = csv.reader(io.StringIO(text, newline=""))
     header = next(rows, None)
@@ -175,3 +177,11 @@ RUN_JSON = OutputKind("a dualscope run JSON (solve/check --json)", _run_json)
 BENCH_JSON = OutputKind("a dualscope benchmark JSON (bench --json)", _bench_json)
 SAVED_MODEL = OutputKind("a saved dualscope model (--save)", _saved_model, (".npz", ".json"))
 PREDICTIONS = OutputKind("a dualscope predictions CSV (predict --out)", _predictions)
+
+
+def write_atomic(*args: Any, **kwargs: Any) -> Any:
+    """:func:`solvers.fileio.write_atomic` (imported on first use: ``import explorer.cli``
+    and ``dualscope --help`` load no numerical library)."""
+    from solvers.fileio import write_atomic as _write
+
+    return _write(*args, **kwargs)

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solvers.fileio import atomic_path
-
 from .spec import CERTIFICATE, STRUCT_PREFIX
 
 __all__ = ["SweepTable", "TableError", "TableRead", "TableWarning", "load_table", "read_table",
@@ -224,6 +222,8 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> N
     """
     path = Path(path)
     cols = _columns(rows)
+    from solvers.fileio import atomic_path  # numba-free import of explorer.sweep
+
     with atomic_path(path) as tmp:
         if path.suffix.lower() in (".parquet", ".pq"):
             pq = _pyarrow()
