@@ -424,20 +424,9 @@ def test_auto_agrees_with_cvxpy_and_names_what_ran(case, kernel_kind, G_kind, p,
 
 
 def _penguins_like(seed=0):
-    """233 rows x 4 unscaled features (bill length / depth in mm, flipper in mm, body
-    mass in g), 3 species as tasks, the sex as the label; the flat hierarchy."""
-    rng = np.random.default_rng(seed)
-    mu = np.array([[38.8, 18.3, 190.0, 3700.0], [48.8, 18.4, 196.0, 3730.0],
-                   [47.5, 15.0, 217.0, 5080.0]])
-    sd = np.array([2.7, 1.2, 6.5, 460.0])
-    X, y, t = [], [], []
-    for s, n in enumerate((101, 56, 76)):
-        sex = rng.choice([-1.0, 1.0], size=n)
-        X.append(mu[s] + sd * rng.normal(size=(n, 4)) + 0.6 * sd * sex[:, None])
-        y.append(sex)
-        t.append(np.full(n, s))
-    G = [np.ones((3, 3))] + [np.diag(np.eye(3)[k]) for k in range(3)]
-    return np.vstack(X), np.concatenate(y), np.concatenate(t), G
+    from explorer.models.mtmkl.bench import penguins_like  # the bench's problem
+
+    return penguins_like(seed)
 
 
 def test_auto_converges_where_e1_stalls_on_unscaled_features():

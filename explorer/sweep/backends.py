@@ -185,7 +185,6 @@ def stop_helpers(timeout: float = 2.0) -> None:
     tracker's pipe). The forkserver is asked to stop (its "alive" pipe closed) and killed
     after ``timeout``; the resource tracker stops when its pipe closes (killed after
     ``timeout``). ``multiprocessing`` starts new ones if they are needed again."""
-    import signal
     from multiprocessing import forkserver, resource_tracker
 
     for p in (x for x in __import__("multiprocessing").active_children()):
@@ -195,9 +194,7 @@ def stop_helpers(timeout: float = 2.0) -> None:
     fs = getattr(forkserver, "_forkserver", None)
     pid = getattr(fs, "_forkserver_pid", None)
     if pid:
-        with contextlib.suppress(Exception):
-            os.close(fs._forkserver_alive_fd)
-        _reap(pid, timeout, signal.SIGKILL)
+        _end_helper(pid, getattr(fs, "_forkserver_alive_fd", None), timeout)
         with contextlib.suppress(Exception):
             if fs._forkserver_address and not fs._forkserver_address.startswith("\0"):
                 os.unlink(fs._forkserver_address)
@@ -205,10 +202,19 @@ def stop_helpers(timeout: float = 2.0) -> None:
     rt = getattr(resource_tracker, "_resource_tracker", None)
     pid = getattr(rt, "_pid", None)
     if pid:
-        with contextlib.suppress(Exception):
-            os.close(rt._fd)
-        _reap(pid, timeout, signal.SIGKILL)
+        _end_helper(pid, getattr(rt, "_fd", None), timeout)
         rt._fd = rt._pid = None
+
+
+def _end_helper(pid: int, fd: int | None, timeout: float) -> None:
+    """End a multiprocessing helper process (the forkserver or the resource tracker):
+    close our end of its pipe (it exits on EOF), then reap it, killing it if needed."""
+    import signal
+
+    if fd is not None:
+        with contextlib.suppress(Exception):
+            os.close(fd)
+    _reap(pid, timeout, signal.SIGKILL)
 
 
 def _reap(pid: int, timeout: float, sig: int) -> None:

@@ -292,7 +292,7 @@ def _auc(sigmas: tuple[float, ...], seeds: int, n_test: int, progress) -> BenchT
     return table
 
 
-def _penguins_like(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+def penguins_like(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """233 rows x 4 unscaled features shaped like palmerpenguins (bill length and depth,
     flipper length in mm, body mass in g; species means and spreads), the 3 species as
     tasks, the sex as the label, the flat hierarchy (all tasks, then each alone)."""
@@ -326,7 +326,7 @@ def _real_data(clarabel: bool, tols: tuple[float, ...], e1_budget: int, progress
         problems.append(("School", d["X"], d["y"], d["tasks"], d["G"]))
     else:
         table.notes.append("School rows skipped: school.mat not found (set DUALSCOPE_SCHOOL).")
-    problems.append(("penguins-like 233 x 4", *_penguins_like()))
+    problems.append(("penguins-like 233 x 4", *penguins_like()))
     for name, X, y, tasks, G in problems:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
