@@ -300,7 +300,10 @@ def _signals(out: str | None) -> Iterator[None]:
                         f"{kept}\n".encode())
         os._exit(130 if signum == signal.SIGINT else 143)
 
+    received: list[int] = []
+
     def first(signum: int, _frame: Any) -> None:
+        received.append(signum)
         signal.signal(signal.SIGINT, exit_now)
         signal.signal(signal.SIGTERM, exit_now)
         raise KeyboardInterrupt if signum == signal.SIGINT else Terminated()
@@ -315,6 +318,11 @@ def _signals(out: str | None) -> Iterator[None]:
     finally:
         if stopped:  # the handlers stay exit_now until the process ends
             stop_helpers()
+            if received:
+                # the work is over and the process is about to exit: a Ctrl-C from now
+                # on waits (blocked) instead of landing during interpreter shutdown,
+                # where no Python handler runs and it would kill the process by signal
+                signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
         else:
             for s, h in old.items():
                 signal.signal(s, h)
