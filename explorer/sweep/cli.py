@@ -319,10 +319,11 @@ def _signals(out: str | None) -> Iterator[None]:
         if stopped:  # the handlers stay exit_now until the process ends
             stop_helpers()
             if received:
-                # the work is over and the process is about to exit: a Ctrl-C from now
-                # on waits (blocked) instead of landing during interpreter shutdown,
-                # where no Python handler runs and it would kill the process by signal
-                signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+                # the work is over and the process is about to exit: a Ctrl-C from now on
+                # is ignored. A Python handler would be reset to the default action during
+                # interpreter shutdown (CPython keeps only SIG_IGN), and a Ctrl-C landing
+                # there would kill the process by signal instead of the exit status 130.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         else:
             for s, h in old.items():
                 signal.signal(s, h)
