@@ -11,11 +11,10 @@ one the test FAILS with a one-line instruction (never skips).
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
+from browserkit import chromium
 
-from explorer.browserbench import launch, serve
+from explorer.browserbench import serve
 
 pytestmark = pytest.mark.browser
 
@@ -25,23 +24,6 @@ def server():
     # no background warm-up: the test process shares the machine with the rest of the suite
     with serve({"DUALSCOPE_WARMUP": "0"}) as url:
         yield url
-
-
-@contextlib.contextmanager
-def _chromium():
-    """A headless Chromium (playwright's sync API, a fresh temporary profile); the test
-    FAILS with a one-line instruction when none can be launched (never skips)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        try:
-            browser = launch(pw)
-        except RuntimeError as exc:
-            pytest.fail(f"tests/test_browser.py: {exc}", pytrace=False)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _wait_idle(page, timeout=90_000):
@@ -63,7 +45,7 @@ def _chart_signature(page) -> str:
 
 
 def test_page_loads_control_changes_chart_updates_url_follows(server):
-    with _chromium() as browser:
+    with chromium("tests/test_browser.py") as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         # the paper's Walrus sweeps, which warm-start (the page's default method, auto,
         # runs the interior-point method at this d*k, which starts cold)
@@ -153,7 +135,7 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
             f.write(",".join(repr(float(v)) for v in xi) + f",{s}\n")
     expected = wwsvm.solve(X, y, C=1.0, tol=1e-6)
 
-    with _chromium() as browser:
+    with chromium("tests/test_browser.py") as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(server + "/wwsvm")
         page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
@@ -221,7 +203,7 @@ def _open(browser, url: str, width: int):
 
 
 def test_pages_at_their_defaults_show_their_point_with_nothing_clipped(server):
-    with _chromium() as browser:
+    with chromium("tests/test_browser.py") as browser:
         # the screening page screens at its defaults (no control touched)
         page = _open(browser, server + "/triplet_screening", 1280)
         rate = _metric(page, "screening rate")
@@ -252,7 +234,7 @@ def test_app_works_offline_home_alias_no_deploy_button(server):
             external.append(route.request.url)
             route.abort()
 
-    with _chromium() as browser:
+    with chromium("tests/test_browser.py") as browser:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.route("**/*", block)
         page = context.new_page()

@@ -9,7 +9,6 @@ a headless Chromium that may reach nothing but the site's own files.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import re
@@ -17,6 +16,7 @@ import types
 from pathlib import Path
 
 import pytest
+from browserkit import chromium
 
 from explorer import cli, docs
 from explorer.docs_sphinx import MATHJAX_LEFT_OUT
@@ -175,23 +175,6 @@ def test_math_and_figures_use_the_sites_own_files(site):
         assert "Traceback" not in html and "ipythontb" not in html, path.name
 
 
-@contextlib.contextmanager
-def _offline_chromium():
-    from playwright.sync_api import sync_playwright
-
-    from explorer.browserbench import launch
-
-    with sync_playwright() as pw:
-        try:
-            browser = launch(pw)
-        except RuntimeError as exc:
-            pytest.fail(f"tests/test_docs_site.py: {exc}", pytrace=False)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.mark.browser
 def test_in_a_browser_offline_equations_typeset_and_figures_draw(site):
     """The built pages opened from disk in Chromium with every non-file request blocked:
@@ -205,7 +188,7 @@ def test_in_a_browser_offline_equations_typeset_and_figures_draw(site):
         else:  # the site's files (file:), about:blank, data: and blob: URLs
             route.continue_()
 
-    with _offline_chromium() as browser:
+    with chromium("tests/test_docs_site.py") as browser:
         page = browser.new_page()
         page.route("**/*", guard)
         page.goto((site / "models" / "wwsvm.html").as_uri())
