@@ -192,7 +192,6 @@ def test_complex_mat_is_refused(tmp_path):
     pd.to_timedelta(np.arange(10), unit="D"),
 ])
 def test_parquet_date_and_duration_columns_are_refused(tmp_path, column):
-    pytest.importorskip("pyarrow")
     X, y = _blobs(n=10)
     df = pd.DataFrame({"a": X[:, 0], "when": column, "y": y})
     df.to_parquet(tmp_path / "d.parquet")

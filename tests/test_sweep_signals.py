@@ -15,11 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+import psutil  # distributed (the test extra) requires it
 import pytest
 
 from explorer.sweep.table import load_table
-
-psutil = pytest.importorskip("psutil")
 
 #: The sweep: 16 one-point chains (one per seed), each about a second on 2 workers.
 SWEEP = ["sweep", "wwsvm", "--dataset", "blobs", "--size", "n=3000", "--size", "d=50",
