@@ -108,7 +108,7 @@ def random_uids() -> bool:
         return True
     if _uids_before() is None:
         return False
-    FunctionIdentity._unique_ids = RandomIds()
+    FunctionIdentity._unique_ids = RandomIds()  # type: ignore[assignment]
     return True
 
 
@@ -147,8 +147,8 @@ def install() -> bool:
     try:
         from numba.core import caching
 
-        classes = caching.CacheImpl._locator_classes
-        base = caching._CacheLocator
+        classes: list[Any] = caching.CacheImpl._locator_classes
+        base: Any = caching._CacheLocator
     except (ImportError, AttributeError):
         return False
     for cls in classes:
@@ -160,7 +160,7 @@ def install() -> bool:
     if not shared:
         _private_dir()
 
-    class SolversLocator(base):
+    class SolversLocator(base):  # type: ignore[valid-type,misc]
         """numba's locator for a function of ``solvers/`` (the first that applies), with
         the package's source hash added to its source stamp."""
 

@@ -139,7 +139,7 @@ def _line(exc: BaseException) -> str:
 
 def npz_keys(source: str | os.PathLike | IO[bytes], name: str | None = None) -> list[str]:
     """The array names of a ``.npz`` (its ``*.npy`` members), read from the zip directory."""
-    name = name or Path(getattr(source, "name", source)).name
+    name = name or Path(str(getattr(source, "name", source))).name
     with _zip(source, name) as z:
         return [m[:-4] for m in z.namelist() if m.endswith(".npy")]
 
@@ -162,7 +162,7 @@ def npz_arrays(source: str | os.PathLike | IO[bytes], keys: Iterable[str] | None
     """
     from numpy.lib import format as npformat
 
-    name = name or Path(getattr(source, "name", source)).name
+    name = name or Path(str(getattr(source, "name", source))).name
     out: dict[str, np.ndarray] = {}
     total = 0
     with _zip(source, name) as z:
@@ -177,7 +177,7 @@ def npz_arrays(source: str | os.PathLike | IO[bytes], keys: Iterable[str] | None
                               else npformat.read_array_header_2_0)
                     shape, fortran, dtype = reader(fh, max_header_size=100_000) \
                         if version in ((1, 0), (2, 0)) else (None, None, None)
-                    if shape is None:
+                    if shape is None or dtype is None:
                         raise ValueError(f"unsupported .npy version {version}")
                     if dtype.hasobject:
                         raise ValueError("object arrays are not read (they need pickles)")
