@@ -202,7 +202,9 @@ def test_in_a_browser_offline_equations_typeset_and_figures_draw(site):
         page.wait_for_function(
             "() => document.querySelectorAll('.plotly-graph-div .main-svg').length >= 3",
             timeout=60_000)
-        assert page.evaluate("() => document.querySelectorAll('.MathJax').length") > 0
+        # MathJax typesets after the figures may have drawn: wait for it (it must appear)
+        page.wait_for_function("() => document.querySelectorAll('.MathJax').length > 0",
+                               timeout=60_000)
         traces = page.evaluate(
             "() => [...document.querySelectorAll('.plotly-graph-div')]"
             ".map(d => (d.data || []).length)")
