@@ -7,7 +7,7 @@ Subcommands::
     dualscope solve MODEL [options]          solve once, print the gap history
     dualscope check MODEL [options]          solve and cross-check against cvxpy
     dualscope predict --model M --data PATH  apply a saved model to a data file
-    dualscope bench MODEL [--quick]          the model's benchmark table
+    dualscope bench MODEL [--quick|--real]   the model's benchmark tables
     dualscope docs build|open                build or open the documentation site
 
 Options of ``solve`` / ``check``: ``--dataset NAME``, ``--size KEY=VALUE``
@@ -599,7 +599,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = entry.run_bench(quick=args.quick, progress=progress)
+        report = entry.run_bench(quick=args.quick, progress=progress, real=args.real)
     print(report.to_markdown())
     if args.json:
         report.write_json(args.json)
@@ -808,6 +808,9 @@ def _configure_predict(p: argparse.ArgumentParser) -> None:
 def _configure_bench(b: argparse.ArgumentParser) -> None:
     b.add_argument("model", choices=_models())
     b.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    b.add_argument("--real", action="store_true",
+                   help="only the real-data tables (School, the Debian file; their paths: "
+                        "$DUALSCOPE_SCHOOL, $DUALSCOPE_DEBIAN_TRAIN or ../shared/data)")
     b.add_argument("--json", metavar="PATH", help="write the tables as JSON")
 
 

@@ -282,9 +282,20 @@ class ModelEntry:
             )
         return None
 
-    def run_bench(self, *, quick: bool = False, progress: Callable[[str], Any] = print) -> Any:
-        """Run the model's benchmark (``quick``: smaller sizes) and return its report."""
-        return _load(self.bench)(quick=quick, progress=progress)
+    def run_bench(self, *, quick: bool = False, progress: Callable[[str], Any] = print,
+                  real: bool = False) -> Any:
+        """Run the model's benchmark (``quick``: smaller sizes) and return its report.
+
+        ``real``: only its real-data tables, the function ``real(progress)`` next to the
+        benchmark's (``ValueError`` when the model has none).
+        """
+        if not real:
+            return _load(self.bench)(quick=quick, progress=progress)
+        mod = self.bench.partition(":")[0]
+        fn = getattr(importlib.import_module(mod), "real", None)
+        if fn is None:
+            raise ValueError(f"the {self.name} benchmark has no real-data tables")
+        return fn(progress=progress)
 
     def render_page(self) -> None:
         _load(self.page)()

@@ -86,6 +86,39 @@ def test_bench_quick_prints_both_tables(tmp_path, capsys):
     assert walrus[5] <= 1e-6  # same objective as cvxpy to 1e-6 relative
 
 
+def test_bench_real_refuses_a_model_without_real_data_tables(capsys):
+    assert cli.main(["bench", "triplet_screening", "--real"]) == 2
+    assert "no real-data tables" in capsys.readouterr().err
+
+
+def test_bench_real_without_the_data_file_writes_no_table(tmp_path, monkeypatch, capsys):
+    """``--real`` runs the model's ``real`` tables alone; without School there are none."""
+    monkeypatch.setenv("DUALSCOPE_SCHOOL", str(tmp_path / "missing.mat"))
+    path = tmp_path / "bench.json"
+    assert cli.main(["bench", "robust_mtl", "--real", "--json", str(path)]) == 0
+    assert json.loads(path.read_text())["tables"] == []
+    assert "school.mat not found" in capsys.readouterr().err
+
+
+def test_wwsvm_tail_rows_bracket_the_optimum():
+    """The Debian tail table's rows, read from a run's history: at each gap reached, the
+    dual is below and the certified primal above the final certificate."""
+    from explorer.benchkit import BenchTable
+    from explorer.models.wwsvm.bench import _tail_rows
+    from explorer.models.wwsvm.data import blobs
+    from solvers import wwsvm
+
+    prob = blobs(seed=1, n=400, k=4, d=5, spread=1.0)
+    res = wwsvm.solve(prob.data["X"], prob.data["y"], 1.0, tol=1e-7)
+    table = BenchTable("t", ["C", "g", "epoch", "time", "gap", "dual", "primal", "ratio"])
+    _tail_rows(table, 1.0, res)
+    assert [r[1] for r in table.rows] == [1e-3, 1e-4, 1e-5, 1e-6]
+    for _, g, epoch, _, gap, dual_lag, primal_lag, _ in table.rows:
+        assert 1 <= epoch <= res.n_iter and gap <= g * max(1.0, abs(res.primal))
+        assert dual_lag >= 0.0 and primal_lag >= 0.0
+        assert dual_lag + primal_lag == pytest.approx(gap, rel=1e-9, abs=1e-9)
+
+
 def test_cpu_time_without_jit_times_again_after_a_compilation():
     """A run that compiled a numba kernel is run and timed again (its time without the
     compilation), and says what compiled; a run that compiled nothing runs once."""

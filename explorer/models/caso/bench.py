@@ -348,4 +348,17 @@ def run(quick: bool = False, progress=print) -> BenchReport:
     return report
 
 
-__all__ = ["run"]
+def real(progress=print) -> BenchReport:
+    """The real-data table alone (``dualscope bench caso --real``): School, every method
+    and Clarabel in one process."""
+    report = BenchReport("caso")
+    path = school_path()
+    if path is None:
+        progress("school.mat not found (set DUALSCOPE_SCHOOL): no real-data table")
+        return report
+    _warm_up()
+    report.tables.append(_school(path, True, 5000, progress))
+    return report
+
+
+__all__ = ["real", "run"]

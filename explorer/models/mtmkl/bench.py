@@ -382,4 +382,12 @@ def run(quick: bool = False, progress=print) -> BenchReport:
     return report
 
 
-__all__ = ["run"]
+def real(progress=print) -> BenchReport:
+    """The real-data table alone (``dualscope bench mtmkl --real``): School at 1e-6 and
+    1e-8 and the penguins-like problem, every method and Clarabel in one process."""
+    report = BenchReport("mtmkl")
+    report.tables.append(_real_data(True, (1e-6, 1e-8), 20_000, progress))
+    return report
+
+
+__all__ = ["real", "run"]
