@@ -379,7 +379,7 @@ def _debian_real(path: Path, Cs: tuple[float, ...], progress) -> list[BenchTable
          "converged", "test accuracy", "CPU / OvR (tol 1e-6)"])
     tail = BenchTable(
         "Real data: Debian sections, the certified run's tail (from its history)",
-        ["C", "rel. gap reached", "epoch", "time [s]", "gap", "dual below optimum <=",
+        ["C", "rel. gap reached", "epoch", "wall [s]", "gap", "dual below optimum <=",
          "primal above optimum >=", "primal lag / dual lag"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -420,7 +420,8 @@ def _debian_real(path: Path, Cs: tuple[float, ...], progress) -> list[BenchTable
         "The final certificate [D_T, P_T] brackets the optimum, so at the first epoch that "
         "reached each relative gap the dual was at most P_T - D_t below it and the "
         "certified primal candidate (the best of W(alpha) and the averaged W) at least "
-        "P_t - P_T above it; a large last column means the run waits for the primal.")
+        "P_t - P_T above it; a large last column means the run waits for the primal. Wall "
+        "time from the history (the solver's clock; the machine may be shared).")
     return [table, tail]
 
 
