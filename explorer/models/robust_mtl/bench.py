@@ -26,7 +26,7 @@ without Clarabel's row):
 School (MALSAR's ``school.mat``, 139 schools as tasks in file order, 75 % of each
 school; ``$DUALSCOPE_SCHOOL`` or ``../shared/data/school.mat``), the default weights:
 cvxpy/Clarabel once, ``exact_dual`` certified to 1e-6 and 1e-8, and the paper's
-accelerated dual ascent at mu = 1e-3 within a CPU budget, all in one process.
+accelerated dual ascent at mu = 1e-3 within a 30 s wall budget, all in one process.
 
 Times are CPU seconds of the solve call (best of 3 for short runs) unless a column
 says wall; solver times of the page table are ``Result.time`` (wall, JIT excluded).
