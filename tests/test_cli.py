@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer import cli, registry
+from explorer import cli, limits, registry
 
 
 def test_console_script_is_installed():
@@ -472,7 +472,7 @@ def test_force_prints_the_estimate(capsys):
 def test_every_dataset_estimates_its_default_size_within_limits(entry):
     for ds in entry.datasets.values():
         mem, secs = ds.estimate({})
-        assert 0 < mem <= cli.MEMORY_LIMIT, (ds.name, mem)
+        assert 0 < mem <= limits.COMMAND_LINE.memory, (ds.name, mem)
         assert secs is None or secs >= 0
         # the largest allowed sizes are estimated too (finite, positive)
         mem_hi, secs_hi = ds.estimate({k: v[2] for k, v in ds.sizes.items()})
