@@ -249,13 +249,10 @@ class ModelEntry:
         return next(iter(self.datasets))
 
     def dataset(self, name: str | None = None) -> tuple[str, Dataset]:
-        """``(name, Dataset)`` of dataset ``name`` (default: the first); ``ValueError``
-        lists the available ones."""
+        """``(name, Dataset)`` of built-in dataset ``name`` (default: the first);
+        ``ValueError`` lists the available ones. A user's file as well:
+        :func:`explorer.datasource.resolve`."""
         ds_name = name or self.default_dataset
-        if ds_name.startswith("file:"):  # a user's data file (explorer.datafiles.file_spec)
-            from .datafiles import file_dataset
-
-            return ds_name, file_dataset(self.name, ds_name)
         if ds_name not in self.datasets:
             raise ValueError(f"model {self.name} has no dataset {ds_name!r}; "
                              f"available: {list(self.datasets)}")

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import registry
 from ..cliargs import CLIError, parse_number, parse_pairs, parse_size
+from ..datasource import resolve
 from .backends import BACKENDS
 from .guard import MAX_POINTS, guard_sweep
 from .hooks import hooks_of
@@ -157,7 +158,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     entry = registry.get(args.model)
     file_dataset = _file_dataset(args)  # a bad file: its own message, naming the file
     try:
-        ds_name, ds = entry.dataset(file_dataset or args.dataset)
+        ds_name, ds = resolve(entry.name, file_dataset or args.dataset)
     except ValueError as exc:
         raise _fail("--dataset", exc) from None
     max_n = None if force else MAX_POINTS

@@ -10,6 +10,7 @@ import warnings
 from typing import Any
 
 from .. import registry
+from ..datasource import resolve
 from ..limits import CostError, check_sizes
 from .backends import solves_at_once
 from .spec import SweepSpec, _as_list, _path_param
@@ -70,7 +71,7 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
     chooses by it.
     """
     n, n_chains = check_points(spec, force=force)
-    _name, ds = registry.get(spec.model).dataset(spec.dataset)
+    _name, ds = resolve(spec.model, spec.dataset)
     parallel = solves_at_once(backend, workers=workers, scheduler=scheduler,
                               n_pending=n if n_pending is None else n_pending,
                               n_chains=n_chains)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import ModelEntry, Problem
-from .problems import _CACHE
+from . import problems
 from .upload import uploaded_problem
 
 __all__ = ["get_problem"]
@@ -17,4 +17,4 @@ def get_problem(entry: ModelEntry, c: Any) -> Problem:
     if getattr(c, "upload", ""):
         return uploaded_problem(entry, c)
     key = (entry.name, c.dataset, tuple(sorted(c.sizes.items())), c.data_seed)
-    return _CACHE.get(key, lambda: entry.datasets[c.dataset](seed=c.data_seed, **c.sizes))
+    return problems._CACHE.get(key, lambda: entry.datasets[c.dataset](seed=c.data_seed, **c.sizes))
