@@ -143,3 +143,39 @@ def test_a_data_source_names_what_is_wrong():
         DataSource.parse("wwsvm", "file:/tmp/x.csv", sizes={"n": 3})
     with pytest.raises(ValueError, match="unknown file option"):
         DataSource.parse("wwsvm", "file:/tmp/x.csv?colour=red")
+
+
+def test_any_backend_object_runs_a_sweep_and_the_table_names_the_backends():
+    """A sweep runs on any object of the Backend protocol; the table drives the choices."""
+    from explorer import sweep
+
+    class Recording:
+        name = "recording"
+        workers = 1
+
+        def __init__(self) -> None:
+            self.chains = 0
+            self.closed = False
+
+        def imap(self, chains):
+            for chain in chains:
+                self.chains += 1
+                yield list(sweep.iter_chain(chain))
+
+        def close(self) -> None:
+            self.closed = True
+
+    b = Recording()
+    assert isinstance(b, sweep.Backend)
+    spec = sweep.SweepSpec(model="wwsvm", dataset="blobs", grid={"C": [0.1, 1.0]},
+                           sizes={"n": 40, "k": 3, "d": 4}, seeds=(0, 1))
+    table = sweep.run(spec, backend=b)
+    assert b.chains == 2 and len(table) == 4 and not table.errors()
+    serial = sweep.run(spec, backend="serial")
+    key = ["data_seed", "C", "primal", "dual"]
+    assert sorted(tuple(r[k] for k in key) for r in table) == sorted(
+        tuple(r[k] for k in key) for r in serial)
+    assert sweep.BACKENDS == ("auto", *sweep.TABLE)
+    names = [k.name for k in sweep.available()]
+    assert {"processes", "serial"} <= set(names) and set(names) <= set(sweep.TABLE)
+    assert isinstance(sweep.make_backend("serial"), sweep.Backend)

@@ -19,18 +19,35 @@ import os
 import sys
 import time
 import types
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from .. import registry
 from .chain import iter_chain, run_chain
 from .spec import Chain
 
-__all__ = ["BACKENDS", "SMALL_GRID", "ClusterLostError", "DaskBackend", "ProcessBackend",
-           "SerialBackend", "helper_pids", "make_backend", "solves_at_once", "stop_helpers"]
+__all__ = ["BACKENDS", "SMALL_GRID", "TABLE", "Backend", "BackendKind", "ClusterLostError",
+           "DaskBackend", "ProcessBackend", "SerialBackend", "available", "helper_pids",
+           "make_backend", "solves_at_once", "stop_helpers"]
 
-#: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
-BACKENDS = ("auto", "serial", "processes", "dask")
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a sweep runs its chains on.
+
+    ``name`` names it in the table's ``backend`` column and messages; ``workers`` is how
+    many chains it solves at once on this machine (the memory guard's factor);
+    ``imap(chains)`` yields each chain's rows (a list of dicts) as the chain finishes, in
+    any order; ``close()`` releases what it started (workers, clusters).
+    """
+
+    name: str
+    workers: int
+
+    def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]: ...
+
+    def close(self) -> None: ...
 #: ``auto`` runs serially up to this many pending points (or when there is one chain).
 SMALL_GRID = 8
 #: Seconds a Dask cluster may have no worker before the sweep gives up on it.
@@ -368,6 +385,45 @@ class DaskBackend:
         self._client = None
 
 
+def _has_distributed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("distributed") is not None
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """A row of :data:`TABLE`: a backend's name, what it does, whether it can run here
+    and its factory ``make(workers, scheduler) -> Backend``."""
+
+    name: str
+    help: str
+    make: Callable[[int | None, Any], Backend]
+    ready: Callable[[], bool] = lambda: True
+    remote: bool = False  # takes a scheduler address
+
+
+#: name -> backend: what :func:`make_backend`, the CLI and the dashboard's sweep panel
+#: offer (``auto`` chooses between ``serial`` and ``processes``, see :func:`make_backend`).
+TABLE: dict[str, BackendKind] = {
+    "processes": BackendKind("processes", "local worker processes (all cores)",
+                             lambda workers, _scheduler: ProcessBackend(workers)),
+    "serial": BackendKind("serial", "this process, one point at a time",
+                          lambda _workers, _scheduler: SerialBackend()),
+    "dask": BackendKind("dask", "Dask distributed (a local cluster, or a scheduler address)",
+                        lambda workers, scheduler: DaskBackend(scheduler, workers),
+                        ready=_has_distributed, remote=True),
+}
+#: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
+BACKENDS = ("auto", *TABLE)
+
+
+def available() -> list[BackendKind]:
+    """The backends of :data:`TABLE` that can run in this environment (``dask`` needs the
+    ``distributed`` extra)."""
+    return [kind for kind in TABLE.values() if kind.ready()]
+
+
 def _is_connection_error(exc: BaseException) -> bool:
     from asyncio import CancelledError
 
@@ -401,18 +457,15 @@ def _backend_name(backend: str, *, workers: int | None, scheduler: Any, n_pendin
     return backend
 
 
-def make_backend(backend: str | Any = "auto", *, workers: int | None = None,
-                 scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Any:
-    """A backend object from a name (``auto``: serial for small grids, else processes)."""
+def make_backend(backend: str | Backend = "auto", *, workers: int | None = None,
+                 scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Backend:
+    """A backend from a name of :data:`TABLE` (``auto``: serial for small grids, else
+    processes), or ``backend`` itself when it is already one (any :class:`Backend`)."""
     if not isinstance(backend, str):
         return backend
     name = _backend_name(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
                          n_chains=n_chains)
-    if name == "serial":
-        return SerialBackend()
-    if name == "processes":
-        return ProcessBackend(workers)
-    return DaskBackend(scheduler, workers)
+    return TABLE[name].make(workers, scheduler)
 
 
 def solves_at_once(backend: str | Any = "auto", *, workers: int | None = None,
