@@ -1341,9 +1341,10 @@ def solve(
     return MTMKLResult(
         **fields,
         method=ran,
-        params={"C": C, "p": p, "method": method, "structure": structure,
-                "fix_theta": fix_theta, "tol": tol, "max_iter": max_iter, "seed": seed,
-                "kernel": data.kind},
+        params=PARAMS.record(C=C, p=p, method=method, structure=structure,
+                             fix_theta=fix_theta, tol=tol, max_iter=max_iter, seed=seed,
+                             theta0=None if theta0 is None else [float(x) for x in theta0],
+                             kernel=data.kind),
         theta=state.theta.copy(),
         alpha=state.alpha.copy(),
         W=state.weights(),

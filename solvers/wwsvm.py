@@ -792,9 +792,9 @@ def _result(mon: Any, method: str, v: Mapping[str, Any], W_aug: np.ndarray, bias
     return WWSVMResult(
         **fields,
         method=method,
-        params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
-                                        "accelerate", "stopping", "ratio", "fit_intercept",
-                                        "intercept_scaling")},
+        params=PARAMS.record(**{key: v[key] for key in (
+            "C", "method", "tol", "max_iter", "seed", "shrinking", "accelerate", "stopping",
+            "ratio", "fit_intercept", "intercept_scaling")}),
         W=W,
         intercept=intercept,
         alpha=handover(alpha),

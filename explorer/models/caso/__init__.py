@@ -77,6 +77,7 @@ ENTRY = ModelEntry(
         ui_param(_specs()["method"]),
         ui_param(_specs()["m_step"]),
         ui_param(_specs()["restart"]),
+        ui_param(_specs()["ustep"]),
     ),
     solve=_solve,
     reference=_reference,
