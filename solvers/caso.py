@@ -103,6 +103,7 @@ from .apg import APG
 from .base import Monitor, NumericalError, Result
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .prox import project_fantope, sym
+from .saved import SavedForm, array_specs, scores_per_task, sign_classes
 from .validation import (
     DATA_MAX_ABS,
     check_array,
@@ -1108,3 +1109,33 @@ def solve(
         loss=loss,
         c=c,
     )
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """``x^T u_task`` for each row."""
+    return scores_per_task(X, sm.arrays["U"].T, tasks)
+
+
+def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """The score (squared loss without class names), else the class of its sign."""
+    f = _saved_scores(sm, X, tasks)
+    if sm.class_names is None and sm.params.get("loss") == "squared":
+        return f
+    return sign_classes(sm, f)
+
+
+def _saved_check(sm: Any, bad: Any, _sizes: Any) -> None:
+    loss = sm.params.get("loss")
+    if sm.class_names is None and loss not in (None, *LOSSES):
+        raise bad("params.loss", f"unknown loss {loss!r}")
+
+
+#: How a fitted cASO model is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("U", "d m", True)),
+    names={"feature_names": "d", "class_names": "2", "task_names": "m"},
+    features=("U", 0), decide=_saved_scores, predict=_saved_predict, per_task=True,
+    check=_saved_check)

@@ -104,6 +104,7 @@ from ._mtmkl_kernels import (
 )
 from .base import Monitor, Result, relative_gap
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
+from .saved import SavedForm, array_specs, scores_per_task, sign_classes
 from .validation import (
     check_array,
     check_binary_labels,
@@ -1359,3 +1360,23 @@ def solve(
         fixed_theta=fix_theta,
         shared_kernel=data.shared,
     )
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """``x^T sum_m w_{m,task}`` for each row."""
+    return scores_per_task(X, sm.arrays["W"].sum(axis=0), tasks)
+
+
+def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """The class of the sign of the score."""
+    return sign_classes(sm, _saved_scores(sm, X, tasks))
+
+
+#: How a fitted MT-MKL model is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("W", "v m d", True)),
+    names={"feature_names": "d", "class_names": "2", "task_names": "m"},
+    features=("W", 2), decide=_saved_scores, predict=_saved_predict, per_task=True)

@@ -127,6 +127,7 @@ from .prox import (
     project_spectral_ball,
     svt,
 )
+from .saved import SavedForm, array_specs, scores_per_task
 from .validation import (
     DATA_MAX_ABS,
     check_callback,
@@ -1253,3 +1254,18 @@ def _solve_smoothing(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_ite
         ):
             break
     return it
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """``x^T w_task`` for each row (regression: the prediction)."""
+    return scores_per_task(X, sm.arrays["W"].T, tasks)
+
+
+#: How a fitted robust MTL model is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("W", "d m", True)),
+    names={"feature_names": "d", "class_names": None, "task_names": "m"},
+    features=("W", 0), decide=_saved_scores, per_task=True)
