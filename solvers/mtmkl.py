@@ -1375,8 +1375,17 @@ def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
     return sign_classes(sm, _saved_scores(sm, X, tasks))
 
 
+def _saved_prepare(_res: Any, _est: Any, _arrays: Any, names: dict[str, Any],
+                   reference: Any) -> None:
+    if reference is not None:
+        raise ValueError("reference points are the metric learner's; this model has none")
+    if names["class_names"] is None:  # the solver's labels are -1 / +1
+        names["class_names"] = np.array([-1.0, 1.0])
+
+
 #: How a fitted MT-MKL model is saved and predicts (:class:`solvers.saved.SavedForm`).
 SAVED_FORM = SavedForm(
     arrays=array_specs(("W", "v m d", True)),
     names={"feature_names": "d", "class_names": "2", "task_names": "m"},
-    features=("W", 2), decide=_saved_scores, predict=_saved_predict, per_task=True)
+    features=("W", 2), decide=_saved_scores, predict=_saved_predict, per_task=True,
+    prepare=_saved_prepare)

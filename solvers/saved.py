@@ -123,6 +123,9 @@ class SavedForm:
         ``decide`` takes ``scipy.sparse`` rows as they are (otherwise they are densified).
     transform : bool
         The model maps rows to a new space (:meth:`SavedModel.transform` is ``decide``).
+    reference : bool
+        The model predicts from reference points (its training rows), which
+        :func:`from_fitted` then takes as ``reference``.
     check : callable, optional
         ``check(sm, bad, sizes)``: the model's own checks after the schema's, raising
         ``bad(field, message)``; ``sizes`` maps each length symbol to ``(length, what)``.
@@ -140,6 +143,7 @@ class SavedForm:
     per_task: bool = False
     sparse: bool = False
     transform: bool = False
+    reference: bool = False
     check: Callable[[SavedModel, Callable[[str, str], ValueError],
                      dict[str, tuple[int, str]]], None] | None = None
     prepare: Callable[[Any, Any, dict[str, np.ndarray], dict[str, Any], Any], None] | None = None

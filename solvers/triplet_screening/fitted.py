@@ -88,5 +88,5 @@ SAVED_FORM = SavedForm(
     arrays=array_specs(("L", "r d", True), ("M", "d d", False, "iuf", "d"), ("X_ref", "p d"),
                        ("y_ref", "p", False, "iu")),
     names={"feature_names": "d", "class_names": "c", "task_names": None},
-    features=("L", 1), decide=_transform, predict=_predict, transform=True, check=_check,
-    prepare=_prepare)
+    features=("L", 1), decide=_transform, predict=_predict, transform=True, reference=True,
+    check=_check, prepare=_prepare)
