@@ -487,8 +487,8 @@ def test_estimate_hook_and_default():
     assert mem == 8 * 8 * 100 * 3 and secs is None  # default: from the integer sizes
     ds2 = registry.Dataset("toy", "toy", lambda seed=0, **s: None, sizes=ds.sizes,
                            memory=lambda s: calls.append(dict(s)) or 123.0,
-                           seconds="explorer.estimates:wwsvm_blobs_seconds")
-    with pytest.raises(KeyError):  # the named estimate is resolved and called
+                           cost="explorer.models.wwsvm.costs:BLOBS")
+    with pytest.raises(KeyError):  # the named cost is resolved and its seconds called
         ds2.estimate({"n": 5})
     assert calls == [{"n": 5, "d": 3, "spread": 1.0}]
 
