@@ -118,7 +118,7 @@ class ProcessBackend:
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = int(workers or os.cpu_count() or 1)
-        self._pool = None
+        self._pool: Any = None
 
     def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]:
         import multiprocessing as mp
@@ -128,6 +128,7 @@ class ProcessBackend:
             return
         # forkserver: no fork of a threaded parent (Streamlit, Dask), cheaper than spawn
         # The server preloads this module, so workers start with it imported.
+        ctx: Any
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
             ctx.set_forkserver_preload(_preload())
@@ -191,9 +192,11 @@ def helper_pids() -> list[int]:
     with contextlib.suppress(Exception):
         pids += [p.pid for p in mp.active_children() if p.pid]
     with contextlib.suppress(Exception):
-        pids.append(forkserver._forkserver._forkserver_pid)
+        fs: Any = forkserver._forkserver  # type: ignore[attr-defined]
+        pids.append(fs._forkserver_pid)
     with contextlib.suppress(Exception):
-        pids.append(resource_tracker._resource_tracker._pid)
+        rt: Any = resource_tracker._resource_tracker  # type: ignore[attr-defined]
+        pids.append(rt._pid)
     return [p for p in pids if p]
 
 
@@ -208,7 +211,7 @@ def stop_helpers(timeout: float = 2.0) -> None:
         with contextlib.suppress(Exception):
             p.kill()
             p.join(timeout)
-    fs = getattr(forkserver, "_forkserver", None)
+    fs: Any = getattr(forkserver, "_forkserver", None)
     pid = getattr(fs, "_forkserver_pid", None)
     if pid:
         _end_helper(pid, getattr(fs, "_forkserver_alive_fd", None), timeout)
@@ -216,7 +219,7 @@ def stop_helpers(timeout: float = 2.0) -> None:
             if fs._forkserver_address and not fs._forkserver_address.startswith("\0"):
                 os.unlink(fs._forkserver_address)
         fs._forkserver_pid = fs._forkserver_alive_fd = fs._forkserver_address = None
-    rt = getattr(resource_tracker, "_resource_tracker", None)
+    rt: Any = getattr(resource_tracker, "_resource_tracker", None)
     pid = getattr(rt, "_pid", None)
     if pid:
         _end_helper(pid, getattr(rt, "_fd", None), timeout)
@@ -272,7 +275,7 @@ class DaskBackend:
         self.scheduler = scheduler
         self.workers = int(workers or os.cpu_count() or 1)
         self.processes = processes
-        self._client = None
+        self._client: Any = None
         self._own: list[Any] = []
         self._futures: list[Any] = []
 
