@@ -114,6 +114,11 @@ class FileRoles:
     triplets: bool = False
     sparse: bool = False
 
+    def __post_init__(self) -> None:
+        if self.labels not in ("classes", "binary", "real"):
+            raise ValueError(f"FileRoles: labels must be 'classes', 'binary' or 'real', got "
+                             f"{self.labels!r}")
+
     def describe(self) -> str:
         """The roles in words (for ``dualscope list``)."""
         what = {"classes": "class labels (>= 2 classes)", "binary": "binary labels",
