@@ -108,15 +108,15 @@ def school_path() -> str | None:
 
 def school_problem(model: str, path: str, *, seed: int = 0) -> Any:
     """School as ``explorer.filebench`` reads it: 75 % of each school for training
-    (``split_table(table, 0.25, seed)``), through the project's data reader; MT-MKL's
-    label is a score above the median of the training scores."""
+    (``split_table(table, 0.25, seed)``), through the project's data reader; a model with
+    binary labels (MT-MKL) gets a score above the median of the training scores."""
     from dataclasses import replace
 
     from . import datafiles
 
     table = datafiles.read_table(path)
     train, test = datafiles.split_table(table, 0.25, seed=seed)
-    if model == "mtmkl":
+    if datafiles.roles(model).labels == "binary":
         med = float(np.median(train.y))
         train = replace(train, y=np.where(train.y > med, "high", "low"))
         test = replace(test, y=np.where(test.y > med, "high", "low"))

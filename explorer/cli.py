@@ -51,25 +51,13 @@ from typing import Any
 import numpy as np
 
 from . import registry
+from .cliargs import CLIError, Terminated, parse_number, parse_pairs, parse_size
+from .limits import CostError, check_sizes
 from .numfmt import gap_text
 
 __all__ = ["SUBCOMMANDS", "CLIError", "CostError", "Subcommand", "Terminated", "check_output_path",
            "check_sizes", "guard_sizes", "main", "parse_number", "parse_pairs", "parse_size",
            "register"]
-
-#: Estimated memory above which ``solve``/``check``/``sweep`` ask for ``--force``.
-MEMORY_LIMIT = 2 * 1024**3
-#: Estimated seconds of one solve above which a size beyond its range needs ``--force``.
-TIME_LIMIT = 600.0
-
-
-class CLIError(Exception):
-    """A user-facing error whose message is final (printed as is, exit status 2)."""
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread by a command that handles it (``sweep``): the
-    same unwinding as Ctrl-C (rows kept, workers ended), exit status 143."""
 
 
 class _UsageError(CLIError):
@@ -82,24 +70,6 @@ def _err(msg: str) -> None:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TB"  # pragma: no cover
-
-
-def _fmt_seconds(s: float) -> str:
-    if s < 1:
-        return "< 1 s"
-    if s < 120:
-        return f"~{s:.0f} s"
-    if s < 7200:
-        return f"~{s / 60:.0f} min"
-    return f"~{s / 3600:.1f} h"
 
 
 # --------------------------------------------------------------------------- errors
@@ -209,46 +179,6 @@ def check_output_path(path: str, option: str = "--json") -> Path:
     return p
 
 
-def parse_pairs(pairs: list[str] | None, what: str) -> dict[str, str]:
-    """``KEY=VALUE`` items of a repeatable option ``what`` as a dict (keys and values
-    stripped); a malformed item or a repeated key is a :class:`CLIError` naming ``what``.
-    Shared by every
-    subcommand (``solve``, ``check``, ``sweep``)."""
-    out: dict[str, str] = {}
-    for item in pairs or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CLIError(f"{what} expects KEY=VALUE, got {item!r}")
-        key = key.strip()
-        if key in out:
-            raise CLIError(f"{what} {key} is given twice ({key}={out[key]} and "
-                           f"{key}={value.strip()}); give each {what} key once")
-        out[key] = value.strip()
-    return out
-
-
-_parse_pairs = parse_pairs  # the name solve/check call it by
-
-
-def parse_number(text: str, what: str, *, integer: bool) -> int | float:
-    """``text`` as a finite float (or an integral int), or a CLIError naming ``what``."""
-    kind = "an integer" if integer else "a number"
-    try:
-        x = float(text)
-    except ValueError:
-        raise CLIError(f"{what} must be {kind}, got {text!r}") from None
-    if not math.isfinite(x):
-        raise CLIError(f"{what} must be finite, got {text!r}")
-    if integer:
-        if not x.is_integer():
-            raise CLIError(f"{what} must be an integer, got {text!r}")
-        return int(x)
-    return x
-
-
-_parse_number = parse_number  # the older private name
-
-
 def _parse_param(p: registry.Param, key: str, text: str) -> Any:
     if p.kind in ("float", "int"):
         try:
@@ -264,79 +194,10 @@ def _parse_param(p: registry.Param, key: str, text: str) -> Any:
 def _parse_sizes(ds: registry.Dataset, pairs: list[str] | None, *, force: bool
                  ) -> dict[str, Any]:
     sizes: dict[str, Any] = {}
-    for key, text in _parse_pairs(pairs, "--size").items():
+    for key, text in parse_pairs(pairs, "--size").items():
         sizes[key] = parse_size(ds, key, text)
     guard_sizes(ds, sizes, force=force)
     return sizes
-
-
-def parse_size(ds: registry.Dataset, key: str, text: str) -> int | float:
-    """The value of ``--size key=text`` (a finite number; an integer for integer sizes)."""
-    if key not in ds.sizes:
-        raise CLIError(f"dataset {ds.name!r} has no size {key!r}; available: "
-                       f"{list(ds.sizes)}")
-    default = ds.sizes[key][0]
-    integer = isinstance(default, int) and not isinstance(default, bool)
-    return parse_number(text, f"--size {key}", integer=integer)
-
-
-class CostError(CLIError, ValueError):
-    """A size or sweep the dataset's cost model refuses (without ``force``): a
-    :class:`CLIError` for the command line, a ``ValueError`` for library callers."""
-
-
-def check_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool,
-                parallel: int = 1, hint: str = "pass --force to run it anyway"
-                ) -> list[tuple[str, str]]:
-    """The cost guard of ``solve``, ``check`` and ``sweep``: refuse (:class:`CostError`,
-    naming the sizes and giving the estimate) sizes the dataset's cost model
-    (:meth:`registry.Dataset.estimate`) puts above :data:`MEMORY_LIMIT`, sizes below a
-    range's low end, and sizes above a range's high end on a real data set (it has no more
-    rows) or whose estimate is above :data:`TIME_LIMIT` (or has no time estimate), unless
-    ``force``.
-
-    ``parallel`` solves run at once (a sweep's workers on this machine): the memory
-    compared with the limit is ``parallel`` times the per-solve estimate. Returns the
-    messages to show, as ``(kind, text)`` with kind ``"warning"`` (``force``: what would
-    have been refused) or ``"note"`` (a synthetic size above the dashboard's range whose
-    estimate fits both limits: it runs).
-    """
-    parallel = max(int(parallel), 1)
-    full = {**{k: v[0] for k, v in ds.sizes.items()}, **sizes}
-    mem, secs = ds.estimate(full)
-    est = f"estimated memory {_fmt_bytes(mem)}" + (
-        f" per solve, {_fmt_bytes(parallel * mem)} for {parallel} solves at once"
-        if parallel > 1 else "") + (
-        f", time {_fmt_seconds(secs)}" if secs is not None else "")
-    refused, beyond = [], []
-    for key, value in sizes.items():
-        _default, low, high = ds.sizes[key]
-        if value < low or (value > high and ds.real):
-            refused.append(f"{key}={value} is outside [{low}, {high}]")
-        elif value > high:
-            beyond.append(f"{key}={value} is outside [{low}, {high}]")
-    cheap = secs is not None and secs <= TIME_LIMIT
-    if beyond and not cheap:
-        refused += beyond
-        beyond = []
-        if secs is not None:
-            refused.append(f"the estimate is above {_fmt_seconds(TIME_LIMIT)}")
-    at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "the default sizes"
-    if parallel * mem > MEMORY_LIMIT:
-        refused.append(f"{at} needs more than {_fmt_bytes(MEMORY_LIMIT)}" if parallel == 1
-                       else f"{parallel} workers solving at once at {at} need more than "
-                            f"{_fmt_bytes(MEMORY_LIMIT)}, {parallel} x the per-solve "
-                            "estimate")
-    where = f"dataset {ds.name!r}"
-    if refused:
-        what = "; ".join(refused)
-        if not force:
-            raise CostError(f"{where}: {what} ({est}); {hint}")
-        return [("warning", f"--force: {where}: {what}; {est}")]
-    if beyond:
-        return [("note", f"{where}: {'; '.join(beyond)} (the dashboard's range); "
-                         f"{est}, within the limits, so it runs")]
-    return []
 
 
 def guard_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool) -> None:
@@ -358,7 +219,7 @@ def _build(entry: registry.ModelEntry, args: argparse.Namespace
         raise CLIError(str(exc)) from None
     sizes = _parse_sizes(ds, args.size, force=args.force)
     params = entry.default_params()
-    for key, text in _parse_pairs(args.set, "--set").items():
+    for key, text in parse_pairs(args.set, "--set").items():
         params[key] = _parse_param(entry.param(key), key, text)
     problem = ds(seed=args.seed, **sizes)
     return problem, params
@@ -374,7 +235,7 @@ def _build_from_file(entry: registry.ModelEntry, args: argparse.Namespace
     if args.size:
         raise CLIError("--size applies to the built-in datasets, not to --data PATH")
     params = entry.default_params()
-    for key, text in _parse_pairs(args.set, "--set").items():
+    for key, text in parse_pairs(args.set, "--set").items():
         params[key] = _parse_param(entry.param(key), key, text)
     problem = datafiles.load_problem(
         entry.name, args.data, fmt=args.format, label=args.label, task=args.task,

@@ -114,6 +114,11 @@ class FileRoles:
     triplets: bool = False
     sparse: bool = False
 
+    def __post_init__(self) -> None:
+        if self.labels not in ("classes", "binary", "real"):
+            raise ValueError(f"FileRoles: labels must be 'classes', 'binary' or 'real', got "
+                             f"{self.labels!r}")
+
     def describe(self) -> str:
         """The roles in words (for ``dualscope list``)."""
         what = {"classes": "class labels (>= 2 classes)", "binary": "binary labels",
@@ -1068,10 +1073,8 @@ def fitted_model(model: str, problem: Problem, res: Any,
     from solvers import saved
 
     info = problem.info
-    ref = (problem.data["X"], problem.data["y"]) if model == "triplet_screening" else None
+    ref = (problem.data["X"], problem.data["y"]) if saved.form_of(model).reference else None
     classes = info.get("class_names")
-    if classes is None and model == "mtmkl":
-        classes = np.array([-1.0, 1.0])
     extra = {k: v for k, v in (params or {}).items() if k not in res.params}
     return saved.from_fitted(res, model=model, zero_based=info.get("zero_based"),
                              feature_names=info.get("feature_names"),

@@ -56,8 +56,10 @@ class Dataset:
     ``memory(sizes) -> bytes`` and ``seconds(sizes) -> seconds`` are the dataset's
     cost model: estimates of building the problem and one solve at the default
     parameters (``sizes``: every size keyword, defaults filled in), single-threaded CPU,
-    given as callables or as ``"module:function"`` strings (imported on use; the
-    registry's datasets use :mod:`explorer.estimates`, fitted to measured runs).
+    given as callables or as ``"module:function"`` strings (imported on use), or both at
+    once as ``cost``, an :class:`explorer.estimates.Cost` or a ``"module:NAME"`` string
+    (the registry's datasets name their model's ``costs`` module, fitted to measured
+    runs).
     :meth:`estimate` is the one entry point the CLI's size check, the page's guard and
     the sweep call; without a model it falls back to a rough guess from the sizes
     (8 bytes x the product of the integer sizes x 8 working copies) and no time.
@@ -70,6 +72,12 @@ class Dataset:
     real: bool = False
     memory: Callable[[Mapping[str, Any]], float] | str | None = None
     seconds: Callable[[Mapping[str, Any]], float] | str | None = None
+    cost: Any = None
+
+    def cost_model(self) -> Any:
+        """The dataset's :class:`explorer.estimates.Cost` (``cost``, imported when given
+        as ``"module:NAME"``), or None."""
+        return _load(self.cost) if isinstance(self.cost, str) else self.cost
 
     def full_sizes(self, **sizes: Any) -> dict[str, Any]:
         """``sizes`` with the defaults of the sizes not given."""
@@ -81,6 +89,9 @@ class Dataset:
         full = self.full_sizes(**sizes)
         memory = _load(self.memory) if isinstance(self.memory, str) else self.memory
         seconds = _load(self.seconds) if isinstance(self.seconds, str) else self.seconds
+        cost = self.cost_model()
+        if cost is not None:
+            memory, seconds = memory or cost.memory, seconds or cost.seconds
         if memory is not None:
             mem = float(memory(full))
         else:
@@ -249,13 +260,10 @@ class ModelEntry:
         return next(iter(self.datasets))
 
     def dataset(self, name: str | None = None) -> tuple[str, Dataset]:
-        """``(name, Dataset)`` of dataset ``name`` (default: the first); ``ValueError``
-        lists the available ones."""
+        """``(name, Dataset)`` of built-in dataset ``name`` (default: the first);
+        ``ValueError`` lists the available ones. A user's file as well:
+        :func:`explorer.datasource.resolve`."""
         ds_name = name or self.default_dataset
-        if ds_name.startswith("file:"):  # a user's data file (explorer.datafiles.file_spec)
-            from .datafiles import file_dataset
-
-            return ds_name, file_dataset(self.name, ds_name)
         if ds_name not in self.datasets:
             raise ValueError(f"model {self.name} has no dataset {ds_name!r}; "
                              f"available: {list(self.datasets)}")

@@ -207,18 +207,11 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
     c1, c2, c3 = st.columns(3)
     n_seeds = int(c1.number_input("data seeds", min_value=1, max_value=10, value=1, step=1,
                                   key=_key(entry, "seeds")))
-    backends = ["processes", "serial"]
-    try:
-        import distributed  # noqa: F401
-
-        backends.append("dask")
-    except ImportError:
-        pass
-    backend = c2.selectbox("run on", backends, key=_key(entry, "backend"),
-                           help="local processes (all cores), this process, or Dask "
-                                "(a LocalCluster, or the scheduler address below)")
+    kinds = {kind.name: kind for kind in sweep.backends.available()}
+    backend = c2.selectbox("run on", list(kinds), key=_key(entry, "backend"),
+                           help="; ".join(f"{k.name}: {k.help}" for k in kinds.values()))
     scheduler = None
-    if backend == "dask":
+    if kinds[backend].remote:
         scheduler = st.text_input("Dask scheduler (empty: local cluster)", value="",
                                   key=_key(entry, "scheduler")).strip() or None
     t1, t2, _ = st.columns(3)

@@ -201,20 +201,25 @@ def install() -> bool:
 
 
 def _kernel_modules() -> list[Any]:
-    """Every module of this package that defines compiled functions (imported here)."""
-    import importlib
+    """Every module of this package that defines compiled functions (imported here).
 
-    names = ["base", "prox", "_wwsvm_kernels", "_caso_kernels", "_mtmkl_kernels",
-             "_robust_mtl_kernels", "triplet_screening.kernels", "triplet_screening.burst",
-             "triplet_screening.triplets", "triplet_screening.pairs",
-             "triplet_screening.pathscreen", "triplet_screening.spheres",
-             "triplet_screening.state", "triplet_screening.rules"]
+    Found by walking the package (the cvxpy references aside) and keeping the modules
+    with a numba dispatcher of their own, so a renamed or new kernel module is never
+    missed.
+    """
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(__package__ or "solvers")
     out = []
-    for n in names:
-        try:
-            out.append(importlib.import_module(f"{__package__}.{n}"))
-        except ImportError:  # pragma: no cover - a module renamed: skip it
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg.__name__}."):
+        if info.name.startswith(f"{pkg.__name__}.reference"):
             continue
+        mod = importlib.import_module(info.name)
+        if any(getattr(obj, "py_func", None) is not None
+               and getattr(obj.py_func, "__module__", None) == mod.__name__
+               for obj in vars(mod).values()):
+            out.append(mod)
     return out
 
 

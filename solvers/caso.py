@@ -103,6 +103,7 @@ from .apg import APG
 from .base import Monitor, NumericalError, Result
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .prox import project_fantope, sym
+from .saved import SavedForm, array_specs, scores_per_task, sign_classes
 from .validation import (
     DATA_MAX_ABS,
     check_array,
@@ -155,12 +156,15 @@ PARAMS = ParamSpecs(
               choices=("median", "sort")),
     ParamSpec("restart", False, "APG: adaptive momentum restart (not in Algorithm 1; "
               "apg_precond always restarts)"),
+    ParamSpec("ustep", "auto", "BCD's U-step systems (squared/logistic loss): n_l x n_l "
+              "(kernel), d x d (primal), or kernel for tasks with n_l < d (auto); same "
+              "iterates up to rounding", choices=("auto", "kernel", "primal")),
 )
 LOSSES = PARAMS["loss"].choices
 METHODS = PARAMS["method"].choices
 M_STEPS = PARAMS["m_step"].choices
 #: Forms of BCD's squared-loss U-step (``solve(ustep=...)``).
-USTEPS = ("auto", "kernel", "primal")
+USTEPS = PARAMS["ustep"].choices
 
 #: BCD's hinge U-step (dual coordinate ascent) follows the accuracy reached so far:
 #: largest margin violation <= clip(_INNER_FACTOR * relative gap, _INNER_MIN, _INNER_MAX).
@@ -989,7 +993,7 @@ def solve(
     restart: bool = PARAMS.default("restart"),
     init: CASOResult | None = None,
     callback=None,
-    ustep: str = "auto",
+    ustep: str = PARAMS.default("ustep"),
 ) -> CASOResult:
     r"""Solve convex relaxed ASO with a certified duality gap.
 
@@ -1049,12 +1053,11 @@ def solve(
         ``n_backtracks``, ``n_restarts``).
     """
     v = PARAMS.validate(method=method, m_step=m_step, tol=tol, max_iter=max_iter,
-                        restart=restart)
-    method, m_method, tol, max_iter, restart = (
-        v["method"], v["m_step"], v["tol"], v["max_iter"], v["restart"])
+                        restart=restart, ustep=ustep)
+    method, m_method, tol, max_iter, restart, ustep = (
+        v["method"], v["m_step"], v["tol"], v["max_iter"], v["restart"], v["ustep"])
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
     callback = check_callback(callback)
-    ustep = check_choice(ustep, "ustep", USTEPS)
     d, m = data.d, data.m
     init = check_init(init, CASOResult, U=(d, m), M=(d, d))
     c = alpha * eta * (1.0 + eta)
@@ -1094,8 +1097,9 @@ def solve(
     return CASOResult(
         **fields,
         method=method,
-        params={"alpha": alpha, "eta": eta, "h": h, "loss": loss, "method": method,
-                "tol": tol, "max_iter": max_iter, "m_step": m_method, "restart": restart},
+        params=PARAMS.record(alpha=alpha, eta=eta, h=h, loss=loss, method=method, tol=tol,
+                             max_iter=max_iter, m_step=m_method, restart=restart,
+                             ustep=ustep),
         U=U,
         M=M,
         Theta=Theta,
@@ -1105,3 +1109,33 @@ def solve(
         loss=loss,
         c=c,
     )
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """``x^T u_task`` for each row."""
+    return scores_per_task(X, sm.arrays["U"].T, tasks)
+
+
+def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """The score (squared loss without class names), else the class of its sign."""
+    f = _saved_scores(sm, X, tasks)
+    if sm.class_names is None and sm.params.get("loss") == "squared":
+        return f
+    return sign_classes(sm, f)
+
+
+def _saved_check(sm: Any, bad: Any, _sizes: Any) -> None:
+    loss = sm.params.get("loss")
+    if sm.class_names is None and loss not in (None, *LOSSES):
+        raise bad("params.loss", f"unknown loss {loss!r}")
+
+
+#: How a fitted cASO model is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("U", "d m", True)),
+    names={"feature_names": "d", "class_names": "2", "task_names": "m"},
+    features=("U", 0), decide=_saved_scores, predict=_saved_predict, per_task=True,
+    check=_saved_check)

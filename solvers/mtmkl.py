@@ -104,6 +104,7 @@ from ._mtmkl_kernels import (
 )
 from .base import Monitor, Result, relative_gap
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
+from .saved import SavedForm, array_specs, scores_per_task, sign_classes
 from .validation import (
     check_array,
     check_binary_labels,
@@ -1341,9 +1342,10 @@ def solve(
     return MTMKLResult(
         **fields,
         method=ran,
-        params={"C": C, "p": p, "method": method, "structure": structure,
-                "fix_theta": fix_theta, "tol": tol, "max_iter": max_iter, "seed": seed,
-                "kernel": data.kind},
+        params=PARAMS.record(C=C, p=p, method=method, structure=structure,
+                             fix_theta=fix_theta, tol=tol, max_iter=max_iter, seed=seed,
+                             theta0=None if theta0 is None else [float(x) for x in theta0],
+                             kernel=data.kind),
         theta=state.theta.copy(),
         alpha=state.alpha.copy(),
         W=state.weights(),
@@ -1358,3 +1360,32 @@ def solve(
         fixed_theta=fix_theta,
         shared_kernel=data.shared,
     )
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """``x^T sum_m w_{m,task}`` for each row."""
+    return scores_per_task(X, sm.arrays["W"].sum(axis=0), tasks)
+
+
+def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """The class of the sign of the score."""
+    return sign_classes(sm, _saved_scores(sm, X, tasks))
+
+
+def _saved_prepare(_res: Any, _est: Any, _arrays: Any, names: dict[str, Any],
+                   reference: Any) -> None:
+    if reference is not None:
+        raise ValueError("reference points are the metric learner's; this model has none")
+    if names["class_names"] is None:  # the solver's labels are -1 / +1
+        names["class_names"] = np.array([-1.0, 1.0])
+
+
+#: How a fitted MT-MKL model is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("W", "v m d", True)),
+    names={"feature_names": "d", "class_names": "2", "task_names": "m"},
+    features=("W", 2), decide=_saved_scores, predict=_saved_predict, per_task=True,
+    prepare=_saved_prepare)

@@ -198,6 +198,38 @@ class ParamSpecs(Mapping[str, ParamSpec]):
         """Validate each given value against its spec; return the cleaned values."""
         return {k: self[k].validate(v) for k, v in values.items()}
 
+    def record(self, **values: Any) -> dict[str, Any]:
+        """The ``params`` a result records: every declared parameter, in declared order.
+
+        Parameters
+        ----------
+        **values
+            The value each declared parameter took in the run, plus any extra option
+            (a private ``_name`` switch, or a data-dependent value) after them.
+
+        Returns
+        -------
+        dict
+            Declared parameters first, then the extras, as given.
+
+        Raises
+        ------
+        ValueError
+            A declared parameter is missing (a result must say how it was computed).
+
+        Examples
+        --------
+        >>> from solvers.params import MAX_ITER, TOL, ParamSpecs
+        >>> ParamSpecs(TOL, MAX_ITER).record(max_iter=10, tol=1e-6, _seed=0)
+        {'tol': 1e-06, 'max_iter': 10, '_seed': 0}
+        """
+        missing = [k for k in self._specs if k not in values]
+        if missing:
+            raise ValueError(f"result params miss declared parameter(s) {missing}")
+        out = {k: values[k] for k in self._specs}
+        out.update((k, v) for k, v in values.items() if k not in self._specs)
+        return out
+
     def extend(self, *specs: ParamSpec, drop: tuple[str, ...] = ()) -> ParamSpecs:
         """A new collection with ``specs`` added (replacing same names) and ``drop`` removed."""
         merged = {k: v for k, v in self._specs.items() if k not in drop}

@@ -127,6 +127,7 @@ from .prox import (
     project_spectral_ball,
     svt,
 )
+from .saved import SavedForm, array_specs, scores_per_task
 from .validation import (
     DATA_MAX_ABS,
     check_callback,
@@ -949,10 +950,11 @@ def solve(
     return RobustMTLResult(
         **fields,
         method=method,
-        params={"lam": lam, "gamma": gamma, "zeta": zeta, "rho": rho,
-                "p": "inf" if p == math.inf else int(p), "mu": mu, "method": method,
-                "tol": tol, "max_iter": max_iter, "max_svd": max_svd,
-                "restart": v["restart"], "check_every": check_every},
+        params=PARAMS.record(lam=lam, gamma=gamma, zeta=zeta, rho=rho,
+                             p="inf" if p == math.inf else int(p), mu=mu, method=method,
+                             tol=tol, max_iter=max_iter, max_svd=max_svd,
+                             restart=v["restart"], check_every=check_every,
+                             max_inner=v["max_inner"], inner_rtol=v["inner_rtol"]),
         W=out["W"], theta=out["theta"], A=out["A"], B=out["B"], loss_norms=out["loss_norms"],
         mu=mu, smoothed_gap=out["smoothed_gap"], floor=out["floor"],
         floor_reached=fields["stop_reason"] == "floor",
@@ -1252,3 +1254,18 @@ def _solve_smoothing(pb: _Problem, cert: _Certifier, mon: Monitor, init, max_ite
         ):
             break
     return it
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """``x^T w_task`` for each row (regression: the prediction)."""
+    return scores_per_task(X, sm.arrays["W"].T, tasks)
+
+
+#: How a fitted robust MTL model is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("W", "d m", True)),
+    names={"feature_names": "d", "class_names": None, "task_names": "m"},
+    features=("W", 0), decide=_saved_scores, per_task=True)

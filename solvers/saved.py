@@ -29,7 +29,7 @@ import dataclasses
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,9 @@ import numpy as np
 
 from .fileio import npz_arrays, npz_keys, open_regular, read_regular, write_atomic
 
-__all__ = ["FORMAT", "MAX_MODEL_BYTES", "RUN_KEY", "SCHEMAS", "ArraySpec", "SavedModel",
-           "from_fitted", "load_model", "save_model", "validate"]
+__all__ = ["FORMAT", "MAX_MODEL_BYTES", "RUN_KEY", "ArraySpec", "SavedForm", "SavedModel",
+           "array_specs", "form_of", "from_fitted", "known_models", "load_model",
+           "register_form", "save_model", "scores_per_task", "sign_classes", "validate"]
 
 #: Marker of a saved dualscope model.
 FORMAT = "dualscope-model"
@@ -65,49 +66,150 @@ class ArraySpec:
     ``dims``: a symbol per axis (``"d"`` features, ``"k"`` classes, ``"m"`` tasks, ``"v"``
     kernels, ``"r"`` rank, ``"n"`` rows, ...); the same symbol is the same length in every
     array and name list of the model. ``kinds``: the numpy dtype kinds accepted.
-    Floating arrays must be finite.
+    ``alt_dims``: a second accepted layout (a metric saved as its diagonal). Floating
+    arrays must be finite.
     """
 
     name: str
     dims: tuple[str, ...]
     required: bool = False
     kinds: str = "iuf"
+    alt_dims: tuple[str, ...] | None = None  # another accepted layout (a diagonal matrix)
 
 
-def _spec(*items: tuple[str, str] | tuple[str, str, bool] | tuple[str, str, bool, str]
-          ) -> dict[str, ArraySpec]:
+def array_specs(*items: tuple[Any, ...]) -> dict[str, ArraySpec]:
+    """``{name: ArraySpec}`` from ``(name, "dims ...", required, kinds, alt_dims)``
+    tuples (the last three optional; ``alt_dims`` as a string too)."""
     out = {}
     for it in items:
         name, dims = it[0], tuple(it[1].split()) if it[1] else ()
-        out[name] = ArraySpec(name, dims, *it[2:])
+        rest = list(it[2:])
+        if len(rest) == 3 and isinstance(rest[2], str):
+            rest[2] = tuple(rest[2].split())
+        out[name] = ArraySpec(name, dims, *rest)
     return out
 
 
-#: One schema per model: the arrays ``predict`` uses (required) or may use, and the
-#: length symbols of ``feature_names`` / ``class_names`` / ``task_names``. Any other
-#: array (the solver's dual variables, diagnostics) must be a finite numeric array.
-#: Written and read through :func:`validate`.
-SCHEMAS: dict[str, dict[str, ArraySpec]] = {
-    "wwsvm": _spec(("W", "d k", True), ("classes", "k", False, "biufU"), ("intercept", "k"),
-                   ("b", "k")),
-    "caso": _spec(("U", "d m", True)),
-    "robust_mtl": _spec(("W", "d m", True)),
-    "mtmkl": _spec(("W", "v m d", True)),
-    "triplet_screening": _spec(("L", "r d", True), ("M", "d d"), ("X_ref", "p d"),
-                               ("y_ref", "p", False, "iu")),
-}
-#: The length symbol of each name list (``None``: not part of the model).
-_NAME_DIMS: dict[str, dict[str, str | None]] = {
-    "wwsvm": {"feature_names": "d", "class_names": "k", "task_names": None},
-    "caso": {"feature_names": "d", "class_names": "2", "task_names": "m"},
-    "robust_mtl": {"feature_names": "d", "class_names": None, "task_names": "m"},
-    "mtmkl": {"feature_names": "d", "class_names": "2", "task_names": "m"},
-    "triplet_screening": {"feature_names": "d", "class_names": "c", "task_names": None},
-}
+NAMES_OF = ("feature_names", "class_names", "task_names")
+
+
+@dataclass(frozen=True)
+class SavedForm:
+    """How one model is saved, checked and applied: its part of :class:`SavedModel`.
+
+    Each model module defines one as ``SAVED_FORM`` (found by :func:`form_of` from the
+    model's name, ``solvers.<model>.SAVED_FORM``); a model outside this package registers
+    its own with :func:`register_form`.
+
+    Parameters
+    ----------
+    arrays : Mapping[str, ArraySpec]
+        The arrays ``predict`` uses (required) or may use, with their axes' length symbols.
+        Any other array (dual variables, diagnostics) must be a finite numeric array.
+    names : Mapping[str, str or None]
+        The length symbol of ``feature_names``, ``class_names`` and ``task_names``
+        (None: the model has no such names).
+    features : (str, int)
+        The array and axis whose length is the number of features.
+    decide : callable
+        ``decide(sm, X, task_index) -> ndarray``: the real-valued output for the rows of
+        ``X`` (a float array, or a CSR matrix when ``sparse``); ``task_index`` is each
+        row's task column (per-task models) or None.
+    predict : callable, optional
+        ``predict(sm, X, task_index) -> ndarray``: the predictions (default: ``decide``).
+    per_task : bool
+        The model has one weight vector per task: ``predict`` needs each row's task.
+    sparse : bool
+        ``decide`` takes ``scipy.sparse`` rows as they are (otherwise they are densified).
+    transform : bool
+        The model maps rows to a new space (:meth:`SavedModel.transform` is ``decide``).
+    reference : bool
+        The model predicts from reference points (its training rows), which
+        :func:`from_fitted` then takes as ``reference``.
+    check : callable, optional
+        ``check(sm, bad, sizes)``: the model's own checks after the schema's, raising
+        ``bad(field, message)``; ``sizes`` maps each length symbol to ``(length, what)``.
+    prepare : callable, optional
+        ``prepare(res, est, arrays, names, reference)`` completes the arrays and names
+        (a dict with ``feature_names``, ``class_names``, ``task_names``) of
+        :func:`from_fitted` in place.
+    """
+
+    arrays: Mapping[str, ArraySpec]
+    names: Mapping[str, str | None]
+    features: tuple[str, int]
+    decide: Callable[[SavedModel, Any, np.ndarray | None], np.ndarray]
+    predict: Callable[[SavedModel, Any, np.ndarray | None], np.ndarray] | None = None
+    per_task: bool = False
+    sparse: bool = False
+    transform: bool = False
+    reference: bool = False
+    check: Callable[[SavedModel, Callable[[str, str], ValueError],
+                     dict[str, tuple[int, str]]], None] | None = None
+    prepare: Callable[[Any, Any, dict[str, np.ndarray], dict[str, Any], Any], None] | None = None
+
+
+_FORMS: dict[str, SavedForm] = {}
+
+
+def register_form(model: str, form: SavedForm) -> None:
+    """Make :func:`load_model` and :class:`SavedModel` know model ``model`` (one defined
+    outside :mod:`solvers`; the package's own are found from their module)."""
+    if not isinstance(form, SavedForm):
+        raise TypeError(f"form must be a SavedForm, got {type(form).__name__}")
+    _FORMS[model] = form
+
+
+def _builtin_form(model: str) -> SavedForm | None:
+    import importlib
+    import importlib.util
+
+    name = f"{__package__}.{model}"
+    if not model.isidentifier() or model.startswith("_"):
+        return None
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    form = getattr(importlib.import_module(name), "SAVED_FORM", None)
+    return form if isinstance(form, SavedForm) else None
+
+
+def known_models() -> list[str]:
+    """The model kinds a saved model may have: this package's and the registered ones."""
+    import pkgutil
+
+    from . import __path__ as pkg_path
+
+    own = [m.name for m in pkgutil.iter_modules(pkg_path) if _builtin_form(m.name)]
+    return sorted(set(own) | set(_FORMS))
+
+
+def form_of(model: Any) -> SavedForm:
+    """The :class:`SavedForm` of model ``model``; ``ValueError`` names the known ones."""
+    form = _FORMS.get(model) if isinstance(model, str) else None
+    if form is None and isinstance(model, str):
+        form = _builtin_form(model)
+    if form is None:
+        raise ValueError(f"unknown model kind {model!r}; known: {', '.join(known_models())}")
+    return form
+
+
+def scores_per_task(X: np.ndarray, coef: np.ndarray, task_index: np.ndarray) -> np.ndarray:
+    """``x_i^T coef[task_i]`` for each row (``coef``: one weight vector per task, m x d)."""
+    return np.einsum("ij,ij->i", X, coef[task_index])
+
+
+def sign_classes(sm: SavedModel, f: np.ndarray) -> np.ndarray:
+    """The class of the sign of ``f``: ``class_names[1]`` where ``f > 0``, else ``[0]``
+    (-1/+1 without names)."""
+    classes = sm.class_names if sm.class_names is not None else np.array([-1.0, 1.0])
+    return np.asarray(classes)[(f > 0).astype(np.int64)]
 
 
 def validate(sm: SavedModel, where: str = "model") -> None:
-    """Check ``sm`` against its model's schema (:data:`SCHEMAS`); ``ValueError`` otherwise.
+    """Check ``sm`` against its model's :class:`SavedForm`; ``ValueError`` otherwise.
 
     Checks the model kind, every array's dtype kind (numbers; no objects or text where
     numbers belong), its number of axes and lengths consistent across arrays and name lists
@@ -119,8 +221,10 @@ def validate(sm: SavedModel, where: str = "model") -> None:
     def bad(field_: str, msg: str) -> ValueError:
         return ValueError(f"{where}: {field_}: {msg}")
 
-    if not isinstance(sm.model, str) or sm.model not in SCHEMAS:
-        raise bad("model", f"unknown model kind {sm.model!r}; known: {', '.join(SCHEMAS)}")
+    try:
+        form = form_of(sm.model)
+    except ValueError as exc:
+        raise bad("model", str(exc)) from None
     for name, val in (("params", sm.params), ("certificate", sm.certificate)):
         if not isinstance(val, Mapping):
             raise bad(name, f"must be a mapping, got {type(val).__name__}")
@@ -133,7 +237,7 @@ def validate(sm: SavedModel, where: str = "model") -> None:
     if not isinstance(sm.arrays, Mapping):
         raise bad("arrays", f"must be a mapping of names to arrays, got "
                             f"{type(sm.arrays).__name__}")
-    schema = SCHEMAS[sm.model]
+    schema = form.arrays
     sizes: dict[str, tuple[int, str]] = {"2": (2, "two classes")}
 
     def agree(sym: str, n: int, field_: str, axis: int | None) -> None:
@@ -163,15 +267,14 @@ def validate(sm: SavedModel, where: str = "model") -> None:
                               "be finite")
         if key not in schema:
             continue
-        if key == "M" and sm.model == "triplet_screening" and arr.ndim == 1:
-            agree("d", arr.shape[0], field_, 0)  # a diagonal metric
-            continue
+        if spec.alt_dims is not None and arr.ndim == len(spec.alt_dims):
+            spec = dataclasses.replace(spec, dims=spec.alt_dims)
         if arr.ndim != len(spec.dims):
             raise bad(field_, f"must have {len(spec.dims)} axes ({' x '.join(spec.dims)}), "
                               f"got shape {arr.shape}")
         for ax, (sym, n) in enumerate(zip(spec.dims, arr.shape, strict=True)):
             agree(sym, int(n), field_, ax)
-    dims = _NAME_DIMS[sm.model]
+    dims = form.names
     for name in _NAMES:
         val = getattr(sm, name)
         if val is None:
@@ -189,31 +292,10 @@ def validate(sm: SavedModel, where: str = "model") -> None:
         agree(sym, int(val.shape[0]), field_, None)
         if np.unique(val).size != val.shape[0]:
             raise bad(field_, "names repeat")
-    if sm.model in ("caso", "robust_mtl", "mtmkl") and sm.task_names is None:
+    if form.per_task and sm.task_names is None:
         raise bad("names.task_names", f"missing (model {sm.model} predicts per task)")
-    if sm.model == "wwsvm":
-        if sizes["k"][0] < 2:
-            raise bad("arrays.W", f"has {sizes['k'][0]} class column(s); a classifier has "
-                                  "at least two")
-        if sm.class_names is None and "classes" not in sm.arrays:
-            raise bad("names.class_names", "missing (and no arrays.classes): the "
-                                           "classes cannot be named")
-    if sm.model == "triplet_screening":
-        has_x, has_y = "X_ref" in sm.arrays, "y_ref" in sm.arrays
-        if has_x != has_y:
-            raise bad("arrays.X_ref" if has_y else "arrays.y_ref",
-                      "the reference points need both X_ref and y_ref")
-        if has_y and sm.arrays["y_ref"].size:
-            yr = sm.arrays["y_ref"]
-            top = sizes["c"][0] if "c" in sizes else None
-            if yr.min() < 0 or (top is not None and yr.max() >= top):
-                raise bad("arrays.y_ref", f"class codes must lie in [0, "
-                                          f"{top if top is not None else 'inf'}), got "
-                                          f"[{int(yr.min())}, {int(yr.max())}]")
-    loss = sm.params.get("loss")
-    if sm.model == "caso" and sm.class_names is None and loss not in (
-            None, "squared", "hinge", "logistic"):
-        raise bad("params.loss", f"unknown loss {loss!r}")
+    if form.check is not None:
+        form.check(sm, bad, sizes)
 
 
 @dataclass(frozen=True)
@@ -255,25 +337,24 @@ class SavedModel:
     # ------------------------------------------------------------------ shape
 
     @property
+    def form(self) -> SavedForm:
+        """The model's :class:`SavedForm` (how it predicts from its arrays)."""
+        return form_of(self.model)
+
+    @property
     def n_features(self) -> int:
-        a = self.arrays
-        if self.model == "wwsvm":
-            return int(a["W"].shape[0])
-        if self.model == "caso":
-            return int(a["U"].shape[0])
-        if self.model == "robust_mtl":
-            return int(a["W"].shape[0])
-        if self.model == "mtmkl":
-            return int(a["W"].shape[2])
-        return int(a["L"].shape[1])
+        """Number of features the model takes."""
+        array, axis = self.form.features
+        return int(self.arrays[array].shape[axis])
 
     @property
     def needs_tasks(self) -> bool:
-        return self.model in ("caso", "robust_mtl", "mtmkl")
+        """Whether ``predict`` needs each row's task (one weight vector per task)."""
+        return self.form.per_task
 
     def _X(self, X: Any) -> Any:
         if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
-            if self.model == "wwsvm":  # scores X W straight from scipy.sparse rows
+            if self.form.sparse:  # the model computes from scipy.sparse rows as they are
                 if X.ndim != 2 or X.shape[1] != self.n_features:
                     raise ValueError(f"X must have shape (n, {self.n_features}) (the model's "
                                      f"features), got {X.shape}")
@@ -310,56 +391,25 @@ class SavedModel:
 
     # -------------------------------------------------------------- predicting
 
+    def _inputs(self, X: Any, tasks: Any) -> tuple[Any, np.ndarray | None]:
+        X = self._X(X)
+        return X, (self.task_index(tasks, X.shape[0]) if self.form.per_task else None)
+
     def decision_function(self, X: Any, tasks: Any = None) -> np.ndarray:
         """The model's real-valued output (see the module docstring)."""
-        X = self._X(X)
-        a = self.arrays
-        if self.model == "wwsvm":
-            S = np.asarray(X @ a["W"])
-            for b in ("b", "intercept"):
-                if b in a:
-                    S = S + a[b]
-            return S
-        if self.model == "triplet_screening":
-            return self.transform(X)
-        idx = self.task_index(tasks, X.shape[0])
-        if self.model == "caso":
-            coef = a["U"].T
-        elif self.model == "robust_mtl":
-            coef = a["W"].T
-        else:
-            coef = a["W"].sum(axis=0)
-        return np.einsum("ij,ij->i", X, coef[idx])
+        return self.form.decide(self, *self._inputs(X, tasks))
 
     def transform(self, X: Any) -> np.ndarray:
         """Metric learner: ``X L^T`` (Euclidean distances there are the learned ones)."""
-        if self.model != "triplet_screening":
+        if not self.form.transform:
             raise ValueError(f"transform is the metric learner's; model {self.model} predicts")
-        return self._X(X) @ self.arrays["L"].T
+        return self.form.decide(self, self._X(X), None)
 
     def predict(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Predictions: class names (classifiers), real values (regression) or, for the
         metric learner, the label of the nearest reference point."""
-        a = self.arrays
-        if self.model == "wwsvm":
-            S = self.decision_function(X)
-            classes = self.class_names if self.class_names is not None else a["classes"]
-            return np.asarray(classes)[np.argmax(S, axis=1)]
-        if self.model == "triplet_screening":
-            if "X_ref" not in a:
-                raise ValueError("this metric model was saved without reference points; "
-                                 "use transform(X)")
-            Z, R = self.transform(X), a["X_ref"] @ a["L"].T
-            d2 = (np.einsum("ij,ij->i", Z, Z)[:, None] - 2.0 * Z @ R.T
-                  + np.einsum("ij,ij->i", R, R)[None, :])
-            codes = a["y_ref"][np.argmin(d2, axis=1)]
-            return self.class_names[codes] if self.class_names is not None else codes
-        f = self.decision_function(X, tasks)
-        if self.model == "robust_mtl" or (self.model == "caso" and self.class_names is None
-                                          and self.params.get("loss") == "squared"):
-            return f
-        classes = self.class_names if self.class_names is not None else np.array([-1.0, 1.0])
-        return np.asarray(classes)[(f > 0).astype(np.int64)]
+        form = self.form
+        return (form.predict or form.decide)(self, *self._inputs(X, tasks))
 
     # ----------------------------------------------------------------- writing
 
@@ -501,13 +551,6 @@ def _model_name(res: Any) -> str:
     return parts[1] if len(parts) > 1 and parts[0] == "solvers" else parts[-1]
 
 
-def _metric_factor(M: np.ndarray) -> np.ndarray:
-    """``L`` with ``M = L^T L``, as :class:`solvers.estimators.SafeTripletMetricLearner`."""
-    M = np.diag(M) if M.ndim == 1 else M
-    w, V = np.linalg.eigh((M + M.T) / 2)
-    return (V * np.sqrt(np.maximum(w, 0.0))).T
-
-
 def from_fitted(fitted: Any, *, model: str | None = None,
                 feature_names: Sequence[Any] | None = None,
                 class_names: Sequence[Any] | None = None,
@@ -545,39 +588,29 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         raise TypeError(f"fitted must be a solver result or a fitted estimator, got "
                         f"{type(fitted).__name__}")
     name = model or _model_name(res)
+    form = form_of(name)
     arrays = {k: np.array(v) for k, v in res.arrays().items()
               if isinstance(v, np.ndarray) and v.dtype.kind in "biufU"}
-    if name == "triplet_screening":
-        arrays["L"] = (np.array(est.components_) if est is not None
-                       else _metric_factor(np.asarray(res.M)))
-        if reference is not None:
-            Xr = np.asarray(reference[0], dtype=np.float64)
-            yr = np.asarray(reference[1])
-            if Xr.ndim != 2 or Xr.shape[1] != arrays["L"].shape[1] or yr.shape != (Xr.shape[0],):
-                raise ValueError("reference must be (X (n, d), y (n,)) of the model's features")
-            if yr.dtype.kind not in "iu":
-                cls, yr = np.unique(yr, return_inverse=True)
-                class_names = cls if class_names is None else class_names
-            arrays["X_ref"], arrays["y_ref"] = Xr, yr.astype(np.int64)
-    if name == "wwsvm" and "classes" not in arrays and hasattr(res, "classes"):
-        arrays["classes"] = np.asarray(res.classes)
-    if task_names is None and name in ("caso", "robust_mtl"):
-        m = (arrays["U"] if name == "caso" else arrays["W"]).shape[1]
-        task_names = np.arange(m)
-    if task_names is None and name == "mtmkl":
-        task_names = np.arange(arrays["W"].shape[1])
-    if est is not None and name == "caso" and class_names is None:
-        class_names = getattr(est, "classes_", None)
+    names = {"feature_names": feature_names, "class_names": class_names,
+             "task_names": task_names}
+    if form.prepare is not None:
+        form.prepare(res, est, arrays, names, reference)
+    elif reference is not None:
+        raise ValueError(f"reference points are the metric learner's; model {name} has none")
+    if form.per_task and names["task_names"] is None:  # tasks named by their column
+        sym = form.names["task_names"]
+        names["task_names"] = np.arange(next(
+            arrays[k].shape[spec.dims.index(sym)] for k, spec in form.arrays.items()
+            if k in arrays and sym in spec.dims and arrays[k].ndim == len(spec.dims)))
     cert = {k: getattr(res, k) for k in _CERT}
     cert["rel_gap"] = float(res.rel_gap)
     prm = dict(res.params)
-    if name == "caso":
-        prm.setdefault("loss", res.loss)
     prm.update(params or {})
     return SavedModel(model=name, arrays=arrays, params=_jsonable(prm),
                       certificate=_jsonable(cert),
-                      feature_names=_names(feature_names), class_names=_names(class_names),
-                      task_names=_names(task_names), label_name=label_name,
+                      feature_names=_names(names["feature_names"]),
+                      class_names=_names(names["class_names"]),
+                      task_names=_names(names["task_names"]), label_name=label_name,
                       task_name=task_name, zero_based=zero_based)
 
 

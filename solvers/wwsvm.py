@@ -92,6 +92,7 @@ from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
 from .base import IncompatibleWarmStart, Monitor, Result, handover
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
+from .saved import SavedForm, array_specs
 from .validation import (
     check_array,
     check_callback,
@@ -792,9 +793,9 @@ def _result(mon: Any, method: str, v: Mapping[str, Any], W_aug: np.ndarray, bias
     return WWSVMResult(
         **fields,
         method=method,
-        params={key: v[key] for key in ("C", "tol", "max_iter", "seed", "shrinking",
-                                        "accelerate", "stopping", "ratio", "fit_intercept",
-                                        "intercept_scaling")},
+        params=PARAMS.record(**{key: v[key] for key in (
+            "C", "method", "tol", "max_iter", "seed", "shrinking", "accelerate", "stopping",
+            "ratio", "fit_intercept", "intercept_scaling")}),
         W=W,
         intercept=intercept,
         alpha=handover(alpha),
@@ -1223,3 +1224,48 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
         lam = lam + t * dlam
         mu = mu + t * dmu
     return _result(mon, "ipm", v, best[1], bias, alpha, first_gap, classes, mon.n_iter, 0)
+
+
+# ------------------------------------------------------------------ the saved model
+
+
+def _saved_scores(sm: Any, X: Any, _tasks: Any) -> np.ndarray:
+    """Scores ``X W (+ b)``, (n, k), from the saved arrays (dense or CSR ``X``)."""
+    a = sm.arrays
+    S = np.asarray(X @ a["W"])
+    for b in ("b", "intercept"):
+        if b in a:
+            S = S + a[b]
+    return S
+
+
+def _saved_predict(sm: Any, X: Any, tasks: Any) -> np.ndarray:
+    """The class of the largest score."""
+    classes = sm.class_names if sm.class_names is not None else sm.arrays["classes"]
+    return np.asarray(classes)[np.argmax(_saved_scores(sm, X, tasks), axis=1)]
+
+
+def _saved_check(sm: Any, bad: Any, sizes: Mapping[str, tuple[int, str]]) -> None:
+    if sizes["k"][0] < 2:
+        raise bad("arrays.W", f"has {sizes['k'][0]} class column(s); a classifier has at "
+                              "least two")
+    if sm.class_names is None and "classes" not in sm.arrays:
+        raise bad("names.class_names", "missing (and no arrays.classes): the classes cannot "
+                                       "be named")
+
+
+def _saved_prepare(res: Any, _est: Any, arrays: dict[str, np.ndarray], _names: Any,
+                   reference: Any) -> None:
+    if reference is not None:
+        raise ValueError("reference points are the metric learner's; this model has none")
+    if "classes" not in arrays and hasattr(res, "classes"):
+        arrays["classes"] = np.asarray(res.classes)
+
+
+#: How a fitted WW-SVM is saved and predicts (:class:`solvers.saved.SavedForm`).
+SAVED_FORM = SavedForm(
+    arrays=array_specs(("W", "d k", True), ("classes", "k", False, "biufU"),
+                       ("intercept", "k"), ("b", "k")),
+    names={"feature_names": "d", "class_names": "k", "task_names": None},
+    features=("W", 0), decide=_saved_scores, predict=_saved_predict, sparse=True,
+    check=_saved_check, prepare=_saved_prepare)

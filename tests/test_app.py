@@ -297,8 +297,9 @@ def test_heavy_sizes_ask_for_confirmation_and_keep_the_last_result():
 
 
 def test_the_page_guard_is_the_datasets_cost_model():
+    from explorer.limits import PAGE
     from explorer.registry import get
-    from explorer.ui.guards import MEMORY_LIMIT, TIME_LIMIT, cost_guard
+    from explorer.ui.guards import cost_guard
 
     # every page's guard asks exactly when Dataset.estimate is over the page's budget
     for name, sizes in (("wwsvm", {"n": 5000, "k": 10, "d": 100}),
@@ -307,7 +308,7 @@ def test_the_page_guard_is_the_datasets_cost_model():
         c = SimpleNamespace(dataset=entry.default_dataset, sizes=sizes)
         mem, secs = entry.datasets[c.dataset].estimate(sizes)
         msg = cost_guard(entry)(c)
-        assert (msg is not None) == (mem > MEMORY_LIMIT or secs > TIME_LIMIT), (name, msg)
+        assert (msg is not None) == (mem > PAGE.memory or secs > PAGE.seconds), (name, msg)
     # WW-SVM at n=5000, k=10, d=100 (a second of CPU) solves without asking
     at = pk.model_page("wwsvm")
     at.run()

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer import cli, registry
+from explorer import cli, limits, registry
 
 
 def test_console_script_is_installed():
@@ -505,7 +505,7 @@ def test_force_prints_the_estimate(capsys):
 def test_every_dataset_estimates_its_default_size_within_limits(entry):
     for ds in entry.datasets.values():
         mem, secs = ds.estimate({})
-        assert 0 < mem <= cli.MEMORY_LIMIT, (ds.name, mem)
+        assert 0 < mem <= limits.COMMAND_LINE.memory, (ds.name, mem)
         assert secs is None or secs >= 0
         # the largest allowed sizes are estimated too (finite, positive)
         mem_hi, secs_hi = ds.estimate({k: v[2] for k, v in ds.sizes.items()})
@@ -520,8 +520,8 @@ def test_estimate_hook_and_default():
     assert mem == 8 * 8 * 100 * 3 and secs is None  # default: from the integer sizes
     ds2 = registry.Dataset("toy", "toy", lambda seed=0, **s: None, sizes=ds.sizes,
                            memory=lambda s: calls.append(dict(s)) or 123.0,
-                           seconds="explorer.estimates:wwsvm_blobs_seconds")
-    with pytest.raises(KeyError):  # the named estimate is resolved and called
+                           cost="explorer.models.wwsvm.costs:BLOBS")
+    with pytest.raises(KeyError):  # the named cost is resolved and its seconds called
         ds2.estimate({"n": 5})
     assert calls == [{"n": 5, "d": 3, "spread": 1.0}]
 

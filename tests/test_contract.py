@@ -174,3 +174,11 @@ def test_result_to_dict_round_trips_through_json(name):
     hist = History.from_dict(back["history"])
     np.testing.assert_array_equal(hist.gap, res.history.gap)
     np.testing.assert_array_equal(hist.iteration, res.history.iteration)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_result_records_every_declared_parameter(name):
+    """``result.params`` says how the result was computed: every ``PARAMS`` name is there."""
+    res = _call(name)
+    missing = [p for p in _module(name).PARAMS if p not in res.params]
+    assert missing == [], f"{name}: result.params misses {missing}"

@@ -340,13 +340,14 @@ def test_sweep_on_a_file_and_a_bad_one(tmp_path, capsys):
 
 
 def test_a_file_is_a_dataset_name(tmp_path):
-    """``file:PATH?label=...`` works wherever a dataset name does (registry, sweeps)."""
-    from explorer import registry
+    """``file:PATH?label=...`` works wherever a dataset name does (data sources, sweeps)."""
+    from explorer.datasource import DataSource, resolve
 
     X, y = _blobs(n=30)
     f = _csv(tmp_path / "with space.csv", X, y, label="lab")
     name = datafiles.file_spec(f, label="lab", test_size=0.2)
-    ds_name, ds = registry.get("wwsvm").dataset(name)
+    ds_name, ds = resolve("wwsvm", name)
+    assert ds_name == name == DataSource.from_file("wwsvm", f, label="lab", test_size=0.2).key
     a, b = ds(seed=0), ds(seed=1)
     assert a.data["X"].shape[0] + a.info["X_test"].shape[0] == 30
     assert not np.array_equal(a.info["X_test"], b.info["X_test"])  # the seed draws the split

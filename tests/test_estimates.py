@@ -37,7 +37,7 @@ _WARM: set[tuple[str, str]] = set()
 def test_every_registry_dataset_has_a_cost_model():
     for e in registry.entries():
         for name, ds in e.datasets.items():
-            assert (e.name, name) in estimates.COSTS, (e.name, name)
+            assert isinstance(ds.cost_model(), estimates.Cost), (e.name, name)
             mem, secs = ds.estimate({})
             assert secs is not None and secs > 0 and mem > 0, (e.name, name)
 
@@ -48,7 +48,7 @@ def test_every_registry_dataset_has_a_cost_model():
 def test_estimate_within_3x_of_a_real_run(model, dataset, sizes):
     e = registry.get(model)
     ds = e.datasets[dataset]
-    cost = estimates.COSTS[(model, dataset)]
+    cost = ds.cost_model()
     full = ds.full_sizes(**sizes)
     mem, secs = ds.estimate(sizes)
     if (model, dataset) not in _WARM:

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from explorer import cli, sweep
+from explorer import cli, limits, sweep
 from explorer.sweep.table import TableError, TableWarning, load_table
 
 TINY = sweep.SweepSpec("wwsvm", grid={"C": [0.1, 1.0, 10.0]}, sizes={"n": [30]}, seeds=[0],
@@ -317,9 +317,8 @@ def test_sweep_panel_shows_the_guard_instead_of_running():
     assert err is None and len(notes) == 1 and "so it runs" in notes[0]
     err, notes = sweep_panel.check_sweep(spec, backend="processes", workers=2)
     assert isinstance(err, ValueError) and "2 workers solving at once" in str(err)
-    assert registry.get("wwsvm").dataset("blobs")[1].estimate(
-        {"n": 5000, "d": 15000})[0] < cli.MEMORY_LIMIT < 2 * registry.get("wwsvm").dataset(
-        "blobs")[1].estimate({"n": 5000, "d": 15000})[0]
+    mem = registry.get("wwsvm").dataset("blobs")[1].estimate({"n": 5000, "d": 15000})[0]
+    assert mem < limits.COMMAND_LINE.memory < 2 * mem
 
 
 @pytest.mark.parametrize(("argv", "named"), [

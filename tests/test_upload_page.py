@@ -127,9 +127,12 @@ def test_the_sweep_tab_runs_on_an_uploaded_file():
 
 def test_the_cost_guard_uses_the_files_real_size(monkeypatch):
     """Above the page's budget an upload is not solved until confirmed (estimate shown)."""
-    from explorer.ui import guards
+    import dataclasses
 
-    monkeypatch.setattr(guards, "MEMORY_LIMIT", 1000)  # bytes: any real file exceeds it
+    from explorer import limits
+
+    # a budget of 1000 bytes: any real file exceeds it
+    monkeypatch.setattr(limits, "PAGE", dataclasses.replace(limits.PAGE, memory=1000))
     at = _with_upload("wwsvm", "mine.csv", _csv("wwsvm"))
     at.run()
     assert not at.exception

@@ -62,10 +62,14 @@ from .. import registry
 from .backends import (
     BACKENDS,
     SMALL_GRID,
+    TABLE,
+    Backend,
+    BackendKind,
     ClusterLostError,
     DaskBackend,
     ProcessBackend,
     SerialBackend,
+    available,
     make_backend,
     solves_at_once,
 )
@@ -79,10 +83,11 @@ from .table import SweepTable, TableError, TableWarning, load_table, read_table,
 
 __all__ = [
     "BACKENDS", "CERTIFICATE", "MAX_POINTS", "NO_HOOKS", "SIZE_PREFIX", "SMALL_GRID",
-    "STRUCT_PREFIX", "Chain", "ClusterLostError", "CostError", "DaskBackend", "ModelHooks",
-    "ProcessBackend", "Score", "SerialBackend", "SizeWarning", "SweepHooks", "SweepSpec",
-    "SweepTable", "TableError", "TableWarning", "add_cli", "cmd_sweep", "format_table",
-    "guard_sweep", "hooks_of", "iter_chain", "iter_rows", "load_table", "make_backend",
-    "parse_values", "plan", "point_key", "read_table", "registry", "run", "run_chain",
-    "solves_at_once", "spec_from_args", "split_tasks", "write_table",
+    "STRUCT_PREFIX", "TABLE", "Backend", "BackendKind", "Chain", "ClusterLostError",
+    "CostError", "DaskBackend", "ModelHooks", "ProcessBackend", "Score", "SerialBackend",
+    "SizeWarning", "SweepHooks", "SweepSpec", "SweepTable", "TableError", "TableWarning",
+    "add_cli", "available", "cmd_sweep", "format_table", "guard_sweep", "hooks_of",
+    "iter_chain", "iter_rows", "load_table", "make_backend", "parse_values", "plan",
+    "point_key", "read_table", "registry", "run", "run_chain", "solves_at_once",
+    "spec_from_args", "split_tasks", "write_table"
 ]

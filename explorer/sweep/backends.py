@@ -19,18 +19,35 @@ import os
 import sys
 import time
 import types
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from .. import registry
 from .chain import iter_chain, run_chain
 from .spec import Chain
 
-__all__ = ["BACKENDS", "SMALL_GRID", "ClusterLostError", "DaskBackend", "ProcessBackend",
-           "SerialBackend", "helper_pids", "make_backend", "solves_at_once", "stop_helpers"]
+__all__ = ["BACKENDS", "SMALL_GRID", "TABLE", "Backend", "BackendKind", "ClusterLostError",
+           "DaskBackend", "ProcessBackend", "SerialBackend", "available", "helper_pids",
+           "make_backend", "solves_at_once", "stop_helpers"]
 
-#: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
-BACKENDS = ("auto", "serial", "processes", "dask")
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a sweep runs its chains on.
+
+    ``name`` names it in the table's ``backend`` column and messages; ``workers`` is how
+    many chains it solves at once on this machine (the memory guard's factor);
+    ``imap(chains)`` yields each chain's rows (a list of dicts) as the chain finishes, in
+    any order; ``close()`` releases what it started (workers, clusters).
+    """
+
+    name: str
+    workers: int
+
+    def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]: ...
+
+    def close(self) -> None: ...
 #: ``auto`` runs serially up to this many pending points (or when there is one chain).
 SMALL_GRID = 8
 #: Seconds a Dask cluster may have no worker before the sweep gives up on it.
@@ -101,7 +118,7 @@ class ProcessBackend:
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = int(workers or os.cpu_count() or 1)
-        self._pool = None
+        self._pool: Any = None
 
     def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]:
         import multiprocessing as mp
@@ -111,6 +128,7 @@ class ProcessBackend:
             return
         # forkserver: no fork of a threaded parent (Streamlit, Dask), cheaper than spawn
         # The server preloads this module, so workers start with it imported.
+        ctx: Any
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
             ctx.set_forkserver_preload(_preload())
@@ -174,9 +192,11 @@ def helper_pids() -> list[int]:
     with contextlib.suppress(Exception):
         pids += [p.pid for p in mp.active_children() if p.pid]
     with contextlib.suppress(Exception):
-        pids.append(forkserver._forkserver._forkserver_pid)
+        fs: Any = forkserver._forkserver  # type: ignore[attr-defined]
+        pids.append(fs._forkserver_pid)
     with contextlib.suppress(Exception):
-        pids.append(resource_tracker._resource_tracker._pid)
+        rt: Any = resource_tracker._resource_tracker  # type: ignore[attr-defined]
+        pids.append(rt._pid)
     return [p for p in pids if p]
 
 
@@ -191,7 +211,7 @@ def stop_helpers(timeout: float = 2.0) -> None:
         with contextlib.suppress(Exception):
             p.kill()
             p.join(timeout)
-    fs = getattr(forkserver, "_forkserver", None)
+    fs: Any = getattr(forkserver, "_forkserver", None)
     pid = getattr(fs, "_forkserver_pid", None)
     if pid:
         _end_helper(pid, getattr(fs, "_forkserver_alive_fd", None), timeout)
@@ -199,7 +219,7 @@ def stop_helpers(timeout: float = 2.0) -> None:
             if fs._forkserver_address and not fs._forkserver_address.startswith("\0"):
                 os.unlink(fs._forkserver_address)
         fs._forkserver_pid = fs._forkserver_alive_fd = fs._forkserver_address = None
-    rt = getattr(resource_tracker, "_resource_tracker", None)
+    rt: Any = getattr(resource_tracker, "_resource_tracker", None)
     pid = getattr(rt, "_pid", None)
     if pid:
         _end_helper(pid, getattr(rt, "_fd", None), timeout)
@@ -255,7 +275,7 @@ class DaskBackend:
         self.scheduler = scheduler
         self.workers = int(workers or os.cpu_count() or 1)
         self.processes = processes
-        self._client = None
+        self._client: Any = None
         self._own: list[Any] = []
         self._futures: list[Any] = []
 
@@ -368,6 +388,45 @@ class DaskBackend:
         self._client = None
 
 
+def _has_distributed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("distributed") is not None
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """A row of :data:`TABLE`: a backend's name, what it does, whether it can run here
+    and its factory ``make(workers, scheduler) -> Backend``."""
+
+    name: str
+    help: str
+    make: Callable[[int | None, Any], Backend]
+    ready: Callable[[], bool] = lambda: True
+    remote: bool = False  # takes a scheduler address
+
+
+#: name -> backend: what :func:`make_backend`, the CLI and the dashboard's sweep panel
+#: offer (``auto`` chooses between ``serial`` and ``processes``, see :func:`make_backend`).
+TABLE: dict[str, BackendKind] = {
+    "processes": BackendKind("processes", "local worker processes (all cores)",
+                             lambda workers, _scheduler: ProcessBackend(workers)),
+    "serial": BackendKind("serial", "this process, one point at a time",
+                          lambda _workers, _scheduler: SerialBackend()),
+    "dask": BackendKind("dask", "Dask distributed (a local cluster, or a scheduler address)",
+                        lambda workers, scheduler: DaskBackend(scheduler, workers),
+                        ready=_has_distributed, remote=True),
+}
+#: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
+BACKENDS = ("auto", *TABLE)
+
+
+def available() -> list[BackendKind]:
+    """The backends of :data:`TABLE` that can run in this environment (``dask`` needs the
+    ``distributed`` extra)."""
+    return [kind for kind in TABLE.values() if kind.ready()]
+
+
 def _is_connection_error(exc: BaseException) -> bool:
     from asyncio import CancelledError
 
@@ -401,18 +460,15 @@ def _backend_name(backend: str, *, workers: int | None, scheduler: Any, n_pendin
     return backend
 
 
-def make_backend(backend: str | Any = "auto", *, workers: int | None = None,
-                 scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Any:
-    """A backend object from a name (``auto``: serial for small grids, else processes)."""
+def make_backend(backend: str | Backend = "auto", *, workers: int | None = None,
+                 scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Backend:
+    """A backend from a name of :data:`TABLE` (``auto``: serial for small grids, else
+    processes), or ``backend`` itself when it is already one (any :class:`Backend`)."""
     if not isinstance(backend, str):
         return backend
     name = _backend_name(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
                          n_chains=n_chains)
-    if name == "serial":
-        return SerialBackend()
-    if name == "processes":
-        return ProcessBackend(workers)
-    return DaskBackend(scheduler, workers)
+    return TABLE[name].make(workers, scheduler)
 
 
 def solves_at_once(backend: str | Any = "auto", *, workers: int | None = None,

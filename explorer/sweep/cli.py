@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..cli import CLIError, parse_number, parse_pairs, parse_size
+from ..cliargs import CLIError, parse_number, parse_pairs, parse_size
+from ..datasource import resolve
 from .backends import BACKENDS
 from .guard import MAX_POINTS, guard_sweep
 from .hooks import hooks_of
@@ -157,7 +158,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     entry = registry.get(args.model)
     file_dataset = _file_dataset(args)  # a bad file: its own message, naming the file
     try:
-        ds_name, ds = entry.dataset(file_dataset or args.dataset)
+        ds_name, ds = resolve(entry.name, file_dataset or args.dataset)
     except ValueError as exc:
         raise _fail("--dataset", exc) from None
     max_n = None if force else MAX_POINTS
@@ -272,7 +273,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def _signals(out: str | None) -> Iterator[None]:
     """Ctrl-C and SIGTERM during a sweep (in the main thread; elsewhere nothing changes).
 
-    The first SIGINT raises ``KeyboardInterrupt``, SIGTERM :class:`explorer.cli.Terminated`
+    The first SIGINT raises ``KeyboardInterrupt``, SIGTERM :class:`explorer.cliargs.Terminated`
     (a ``KeyboardInterrupt``): the sweep unwinds, its rows are written to ``out``, the
     workers are ended (:meth:`~explorer.sweep.backends.ProcessBackend.terminate`), then
     the forkserver and the resource tracker
@@ -283,7 +284,7 @@ def _signals(out: str | None) -> Iterator[None]:
     import signal
     import threading
 
-    from ..cli import Terminated
+    from ..cliargs import Terminated
     from .backends import helper_pids, stop_helpers
 
     if threading.current_thread() is not threading.main_thread():

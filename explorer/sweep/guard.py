@@ -10,7 +10,8 @@ import warnings
 from typing import Any
 
 from .. import registry
-from ..cli import CostError, check_sizes
+from ..datasource import resolve
+from ..limits import CostError, check_sizes
 from .backends import solves_at_once
 from .spec import SweepSpec, _as_list, _path_param
 
@@ -58,9 +59,9 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
 
     Raises :class:`CostError` (a ``ValueError``) when ``spec`` has more than
     :data:`MAX_POINTS` points, or when a size combination fails
-    :func:`explorer.cli.check_sizes` (the guard of ``dualscope solve``: the dataset's
+    :func:`explorer.limits.check_sizes` (the guard of ``dualscope solve``: the dataset's
     cost model, :meth:`registry.Dataset.estimate`, against
-    :data:`explorer.cli.MEMORY_LIMIT` and :data:`explorer.cli.TIME_LIMIT`), the memory
+    :data:`explorer.limits.COMMAND_LINE`), the memory
     counted for as many solves as the backend runs at once
     (:func:`~explorer.sweep.backends.solves_at_once`). The message names the size
     combination and gives the estimate. What passes with a note, or only because of
@@ -70,7 +71,7 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
     chooses by it.
     """
     n, n_chains = check_points(spec, force=force)
-    _name, ds = registry.get(spec.model).dataset(spec.dataset)
+    _name, ds = resolve(spec.model, spec.dataset)
     parallel = solves_at_once(backend, workers=workers, scheduler=scheduler,
                               n_pending=n if n_pending is None else n_pending,
                               n_chains=n_chains)

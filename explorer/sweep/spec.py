@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import registry
+from ..datasource import resolve
 from .hooks import hooks_of
 
 __all__ = ["CERTIFICATE", "SIZE_PREFIX", "STRUCT_PREFIX", "Chain", "SweepSpec", "plan",
@@ -175,7 +176,7 @@ def _cast_param(p: registry.Param, v: Any) -> Any:
 def plan(spec: SweepSpec) -> list[Chain]:
     """The chains of a sweep, in a deterministic order (raises on unknown names)."""
     entry = registry.get(spec.model)
-    ds_name, ds = entry.dataset(spec.dataset)
+    ds_name, ds = resolve(entry.name, spec.dataset)
     for name in list(spec.grid) + list(spec.fixed):
         entry.param(name)  # KeyError naming the available parameters
     for name in spec.sizes:

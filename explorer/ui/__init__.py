@@ -30,8 +30,9 @@ from .panels import (
     stored_comparison,
     stored_reference,
 )
-from .problems import ProblemCache, get_problem
+from .problems import ProblemCache
 from .solve import LivePanel, solve_with_warm_start
+from .source import get_problem
 from .state import LastRun, PageState, Stored, page_state
 
 __all__ = [

@@ -24,8 +24,8 @@ from .panels import (
     reference_panel,
     show_error,
 )
-from .problems import get_problem
 from .solve import LivePanel, solve_with_warm_start
+from .source import get_problem
 from .state import LastRun, page_state
 
 __all__ = ["Guard", "model_page", "sweep_panel", "with_defaults"]

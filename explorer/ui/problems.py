@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import ModelEntry, Problem
+from ..registry import Problem
 
-__all__ = ["ProblemCache", "get_problem", "nbytes"]
+__all__ = ["ProblemCache", "nbytes"]
 
 #: Total bytes of problems kept (default 512 MiB; ``DUALSCOPE_PROBLEM_CACHE_MB``).
 CACHE_BYTES = int(float(os.environ.get("DUALSCOPE_PROBLEM_CACHE_MB", "512")) * 2**20)
@@ -70,14 +70,3 @@ class ProblemCache:
 
 
 _CACHE = ProblemCache()
-
-
-def get_problem(entry: ModelEntry, c: Any) -> Problem:
-    """The dataset instance for these controls (cached across reruns and sessions; an
-    uploaded file's problem lives in this session only, see :mod:`.upload`)."""
-    if getattr(c, "upload", ""):
-        from .upload import uploaded_problem
-
-        return uploaded_problem(entry, c)
-    key = (entry.name, c.dataset, tuple(sorted(c.sizes.items())), c.data_seed)
-    return _CACHE.get(key, lambda: entry.datasets[c.dataset](seed=c.data_seed, **c.sizes))

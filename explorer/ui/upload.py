@@ -257,7 +257,7 @@ def file_guard(entry: ModelEntry) -> Any:
     Memory: 8 working copies of the problem's arrays; work: the arrays' size relative
     to the page's default dataset (a rough proxy, said to be one).
     """
-    from .guards import MEMORY_LIMIT, WORK_LIMIT
+    from .. import limits
     from .problems import _CACHE, nbytes
 
     def guard(c: Any) -> str | None:
@@ -270,12 +270,13 @@ def file_guard(entry: ModelEntry) -> Any:
                           lambda: ds(seed=0, **sizes))
         ratio = size / max(nbytes(dict(base.data)), 1)
         mem = 8.0 * size
-        if mem <= MEMORY_LIMIT and ratio <= WORK_LIMIT:
+        budget = limits.PAGE
+        if mem <= budget.memory and ratio <= budget.work:
             return None
         return (f"This file makes a problem of {size / 1e6:,.1f} MB of arrays, about "
                 f"{ratio:,.0f}× the default dataset's (a rough proxy for the work; ~"
-                f"{mem / 1e9:.1f} GB with working copies). The page's budget is ~2 GB and "
-                "~30 s on a 2-core machine. Use a smaller file, or solve anyway.")
+                f"{mem / 1e9:.1f} GB with working copies). The page's budget is "
+                f"{budget.describe()}. Use a smaller file, or solve anyway.")
 
     return guard
 

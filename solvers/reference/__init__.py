@@ -8,13 +8,19 @@ fast solvers (tests, ``dualscope check``, the dashboards' "cvxpy value").
 """
 
 import importlib
-
-__all__ = ["ReferenceResult", "caso", "mtmkl", "robust_mtl", "triplet_screening", "wwsvm"]
+import pkgutil
 
 from ._common import ReferenceResult
 
+# One module per model (the folder's modules, read without importing them).
+_MODELS = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
+                      if not m.name.startswith("_")))
+
+__all__ = ["ReferenceResult", *_MODELS]
+
 
 def __getattr__(name: str):
-    if name in __all__:
+    if name in _MODELS or (not name.startswith("_")
+                          and any(m.name == name for m in pkgutil.iter_modules(__path__))):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

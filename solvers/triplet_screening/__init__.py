@@ -65,6 +65,7 @@ optimisation loops), :mod:`.api` (:func:`solve`), :mod:`.regpath` (:func:`path`)
 from __future__ import annotations
 
 from .api import dual_objective, lambda_max, primal_objective, solve
+from .fitted import SAVED_FORM as SAVED_FORM  # found by solvers.saved.form_of
 from .problem import TripletProblem
 from .regpath import WARM_STARTS, geometric_grid, path
 from .results import PathResult, TripletResult

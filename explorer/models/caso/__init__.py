@@ -61,13 +61,11 @@ ENTRY = ModelEntry(
             sizes={"d": (20, 2, 200), "m": (20, 1, 200), "n": (20, 2, 1000),
                    "h_true": (2, 1, 20), "noise": (0.5, 0.0, 2.0),
                    "specific": (0.1, 0.0, 2.0)},
-            memory="explorer.estimates:caso_subspace_memory",
-            seconds="explorer.estimates:caso_subspace_seconds"),
+            cost="explorer.models.caso.costs:SUBSPACE"),
         "digits": Dataset(
             "digits", "scikit-learn digits, 10 one-vs-rest tasks (PCA features)",
             data.digits_ovr, sizes={"n": (60, 10, 340), "d": (16, 2, 64)}, real=True,
-            memory="explorer.estimates:caso_digits_memory",
-            seconds="explorer.estimates:caso_digits_seconds"),
+            cost="explorer.models.caso.costs:DIGITS"),
     },
     params=(
         ui_param(_specs()["alpha"], low=1e-3, high=1e2, log=True),
@@ -77,6 +75,7 @@ ENTRY = ModelEntry(
         ui_param(_specs()["method"]),
         ui_param(_specs()["m_step"]),
         ui_param(_specs()["restart"]),
+        ui_param(_specs()["ustep"]),
     ),
     solve=_solve,
     reference=_reference,

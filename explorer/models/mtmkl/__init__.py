@@ -75,14 +75,12 @@ ENTRY = ModelEntry(
             sizes={"depth": (5, 1, 10), "d": (100, 2, 1000), "flips": (5, 0, 50),
                    "n_train": (10, 1, 500), "n_test": (1000, 10, 5000),
                    "sigma": (10.0, 0.5, 50.5)},
-            memory="explorer.estimates:mtmkl_hierarchy_memory",
-            seconds="explorer.estimates:mtmkl_hierarchy_seconds"),
+            cost="explorer.models.mtmkl.costs:HIERARCHY"),
         "digits": Dataset(
             "digits", "scikit-learn digits: 10 one-vs-rest tasks, Ward tree of class means",
             data.digits_tree, sizes={"n_train": (10, 1, 80), "n_test": (0, 0, 1000)},
             real=True,
-            memory="explorer.estimates:mtmkl_digits_memory",
-            seconds="explorer.estimates:mtmkl_digits_seconds"),
+            cost="explorer.models.mtmkl.costs:DIGITS"),
     },
     params=(
         ui_param(_specs()["C"], low=1e-6, high=1e3, log=True),

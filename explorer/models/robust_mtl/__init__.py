@@ -77,13 +77,11 @@ ENTRY = ModelEntry(
             data.temporal_tasks,
             sizes={"m": (12, 2, 50), "d": (30, 2, 250), "n": (40, 5, 200),
                    "rank": (3, 1, 20), "outliers": (0.0, 0.0, 0.3)},
-            memory="explorer.estimates:robust_temporal_memory",
-            seconds="explorer.estimates:robust_temporal_seconds"),
+            cost="explorer.models.robust_mtl.costs:TEMPORAL"),
         "diabetes": Dataset(
             "diabetes", "scikit-learn diabetes split by age (an illustration)",
             data.diabetes_in_time, sizes={"m": (8, 2, 40)}, real=True,
-            memory="explorer.estimates:robust_diabetes_memory",
-            seconds="explorer.estimates:robust_diabetes_seconds"),
+            cost="explorer.models.robust_mtl.costs:DIABETES"),
     },
     params=(
         ui_param(_specs()["lam"], low=1e-3, high=100.0, log=True),
