@@ -19,6 +19,7 @@ import math
 import os
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -183,6 +184,19 @@ def _table(frame: Any, names: list[str]) -> Any:
     return frame[first + [c for c in cols if c not in first and c not in late] + late]
 
 
+@dataclass(frozen=True)
+class _Choices:
+    """What the panel's controls chose."""
+
+    grid: dict[str, list[Any]]
+    n_seeds: int
+    backend: str
+    scheduler: str | None
+    tol: float
+    max_iter: int
+    cv: int
+
+
 def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict) -> None:
     """Draw the Sweep panel of ``entry`` for the page's dataset, sizes, seed and parameters."""
     import streamlit as st
@@ -191,17 +205,62 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
                "`explorer.sweep`, the engine of `dualscope sweep`: points along the first "
                "continuous parameter are warm-started in order; every point carries its "
                "certified duality gap.")
+    ch = _controls(st, entry, params)
+    if ch is None:
+        return
+    spec = sweep.SweepSpec(
+        model=entry.name, grid=ch.grid, sizes={k: [v] for k, v in sizes.items()},
+        seeds=list(range(int(seed), int(seed) + ch.n_seeds)), dataset=dataset,
+        fixed={k: v for k, v in params.items() if k not in ch.grid}, cv=ch.cv, tol=ch.tol,
+        max_iter=ch.max_iter)
+    n_points = math.prod(len(v) for v in ch.grid.values()) * ch.n_seeds * max(ch.cv, 1)
+    workers = os.cpu_count()
+    refused, notes = check_sweep(spec, backend=ch.backend, scheduler=ch.scheduler,
+                                 workers=workers)
+    if refused is not None:
+        from .ui.panels import show_error
+
+        show_error(refused, "start this sweep")
+    for note in notes:
+        st.caption(note)
+    b1, b2, b3 = st.columns([1, 1, 3])
+    run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary",
+                            disabled=refused is not None)
+    stop_clicked = b2.button("Stop", key=_key(entry, "stop"))
+    b3.caption(f"{n_points} points")
+    state_key = _key(entry, "result")
+    # Stop: the click reruns the script. With fast reruns the new run starts while the old
+    # one is still waiting for its next row: flag it; at that row the old run cancels the
+    # pending work (its rows so far stay in session state and are shown).
+    running = st.session_state.get(state_key)
+    if stop_clicked and running and running.get("running"):
+        running["cancel"] = True
+        running["stopped"] = True
+    if run_clicked and refused is None:
+        _run(st, entry, spec, ch, n_points, workers, state_key)
+    stored = st.session_state.get(state_key)
+    if not stored:
+        return
+    if not stored["rows"]:
+        if stored.get("stopped"):
+            st.caption("Stopped before any point finished.")
+        return
+    _show(st, entry, stored)
+
+
+def _controls(st: Any, entry: ModelEntry, params: dict) -> _Choices | None:
+    """The panel's controls; None (with a note) until they describe a sweep."""
     candidates = _sweepable(entry)
     if not candidates:
         st.info("This model has no parameter to sweep.")
-        return
+        return None
     names_all = [p.name for p in candidates]
     first = next((p.name for p in candidates if p.kind == "float"), names_all[0])
     chosen = st.multiselect("Parameters to sweep (one or two)", names_all, default=[first],
                             max_selections=2, key=_key(entry, "params"))
     if not chosen:
         st.info("Choose one or two parameters.")
-        return
+        return None
     grid = {name: _range_widgets(st, entry, entry.param(name), params.get(name), st)
             for name in chosen}
     c1, c2, c3 = st.columns(3)
@@ -228,78 +287,45 @@ def render(entry: ModelEntry, dataset: str, sizes: dict, seed: int, params: dict
             "solved on K training folds and scored on the held-out fold"))
         if cv == 1:
             st.info("Cross-validation needs at least 2 folds (0 turns it off).")
-            return
+            return None
     empty = [n for n, v in grid.items() if not v]
     if empty:
         st.info(f"Choose at least one value of {', '.join(empty)}.")
-        return
+        return None
+    return _Choices(grid, n_seeds, backend, scheduler, tol, max_iter, cv)
 
-    spec = sweep.SweepSpec(
-        model=entry.name, grid=grid, sizes={k: [v] for k, v in sizes.items()},
-        seeds=list(range(int(seed), int(seed) + n_seeds)), dataset=dataset,
-        fixed={k: v for k, v in params.items() if k not in grid}, cv=cv, tol=tol,
-        max_iter=max_iter)
-    n_points = math.prod(len(v) for v in grid.values()) * n_seeds * max(cv, 1)
-    workers = os.cpu_count()
-    refused, notes = check_sweep(spec, backend=backend, scheduler=scheduler, workers=workers)
-    if refused is not None:
-        from .ui.panels import show_error
 
-        show_error(refused, "start this sweep")
-    for note in notes:
-        st.caption(note)
-    b1, b2, b3 = st.columns([1, 1, 3])
-    run_clicked = b1.button("Run sweep", key=_key(entry, "run"), type="primary",
-                            disabled=refused is not None)
-    stop_clicked = b2.button("Stop", key=_key(entry, "stop"))
-    b3.caption(f"{n_points} points")
-    state_key = _key(entry, "result")
-    # Stop: the click reruns the script. With fast reruns the new run starts while the old
-    # one is still waiting for its next row: flag it; at that row the old run cancels the
-    # pending work (its rows so far stay in session state and are shown).
-    running = st.session_state.get(state_key)
-    if stop_clicked and running and running.get("running"):
-        running["cancel"] = True
-        running["stopped"] = True
+def _run(st: Any, entry: ModelEntry, spec: sweep.SweepSpec, ch: _Choices, n_points: int,
+         workers: int | None, state_key: str) -> None:
+    """Run the sweep with a progress bar; its rows go to session state as they arrive."""
+    rows: list[dict[str, Any]] = []
+    stored = {"rows": rows, "names": list(ch.grid), "running": True, "stopped": False,
+              "backend": ch.backend, "seconds": 0.0, "n_points": n_points,
+              "log": {n: entry.param(n).log for n in ch.grid}}
+    st.session_state[state_key] = stored
+    bar = st.progress(0.0, text=f"0 / {n_points} points")
+    t0 = time.perf_counter()
 
-    if run_clicked and refused is None:
-        rows: list[dict[str, Any]] = []
-        stored = {"rows": rows, "names": list(grid), "running": True, "stopped": False,
-                  "backend": backend, "seconds": 0.0, "n_points": n_points,
-                  "log": {n: entry.param(n).log for n in grid}}
-        st.session_state[state_key] = stored
-        bar = st.progress(0.0, text=f"0 / {n_points} points")
-        t0 = time.perf_counter()
+    def on_row(row: dict[str, Any]) -> None:
+        rows.append(row)  # stored in session state as it arrives (a safe point)
+        stored["seconds"] = time.perf_counter() - t0
+        bar.progress(len(rows) / n_points, text=f"{len(rows)} / {n_points} points")
 
-        def on_row(row: dict[str, Any]) -> None:
-            rows.append(row)  # stored in session state as it arrives (a safe point)
-            stored["seconds"] = time.perf_counter() - t0
-            bar.progress(len(rows) / n_points, text=f"{len(rows)} / {n_points} points")
-
-        finished = False
-        try:
-            with warnings.catch_warnings():  # the guard's notes are shown above
-                warnings.simplefilter("ignore", sweep.SizeWarning)
-                sweep.run(spec, backend=backend, scheduler=scheduler, progress=False,
-                          on_row=on_row, workers=workers,
-                          should_stop=lambda: bool(stored.get("cancel")))
-            finished = True
-        except (ValueError, TypeError, KeyError, ImportError, OSError) as exc:
-            finished = True
-            st.warning(f"sweep failed: {type(exc).__name__}: {exc}")
-        finally:
-            stored["running"] = False
-            stored["stopped"] = stored["stopped"] or not finished
-        bar.empty()
-
-    stored = st.session_state.get(state_key)
-    if not stored:
-        return
-    if not stored["rows"]:
-        if stored.get("stopped"):
-            st.caption("Stopped before any point finished.")
-        return
-    _show(st, entry, stored)
+    finished = False
+    try:
+        with warnings.catch_warnings():  # the guard's notes are shown above
+            warnings.simplefilter("ignore", sweep.SizeWarning)
+            sweep.run(spec, backend=ch.backend, scheduler=ch.scheduler, progress=False,
+                      on_row=on_row, workers=workers,
+                      should_stop=lambda: bool(stored.get("cancel")))
+        finished = True
+    except (ValueError, TypeError, KeyError, ImportError, OSError) as exc:
+        finished = True
+        st.warning(f"sweep failed: {type(exc).__name__}: {exc}")
+    finally:
+        stored["running"] = False
+        stored["stopped"] = stored["stopped"] or not finished
+    bar.empty()
 
 
 def _show(st: Any, entry: ModelEntry, stored: dict[str, Any]) -> None:

@@ -1240,107 +1240,32 @@ def solve(
     callback = check_callback(callback)
     n, M = data.n, data.M
     init = check_init(init, MTMKLResult, alpha=(n,), theta=(M,))
-    if theta0 is not None:
-        theta0 = check_vector(theta0, "theta0", size=M)
-        if np.any(theta0 < 0) or not np.any(theta0 > 0):
-            raise ValueError("theta0 must be >= 0 with at least one positive entry")
-        if not fix_theta and np.any(theta0 == 0):
-            # a_m = theta_m^2 s_m: a zero weight is a fixed point of the theta-step, so
-            # the run could never reach an optimum that uses that view.
-            raise ValueError("theta0 must be > 0 in every entry when theta is learned (a zero "
-                             "weight is a fixed point of the theta-step; use fix_theta=True "
-                             "to keep it at zero)")
-
-    if theta0 is not None:
-        theta = theta0.copy()
-    elif init is not None and not fix_theta and np.any(init.theta > 0):
-        theta = np.array(init.theta, dtype=float)
-        if np.any(theta <= 0):
-            # zero weights (e.g. sparse p = 1 solutions) are fixed points of the
-            # theta-step: restart them from halfway to the uniform weights.
-            theta = 0.5 * (theta / _pnorm(theta, p) + uniform_theta(M, p))
-    else:
-        theta = uniform_theta(M, p)
-    if not fix_theta:
-        theta = theta / _pnorm(theta, p)
+    theta0 = _check_theta0(theta0, M, fix_theta)
+    theta = _start_theta(theta0, init, fix_theta, M, p)
     alpha = np.zeros(n) if init is None else np.clip(np.array(init.alpha, dtype=float), 0.0, C)
-
     if data.factored:
         state = _FactoredLinearState(data, alpha, theta)
     else:
         state = (_LinearState if data.Ks is None else _KernelState)(data, alpha, theta)
-    p_conj = _conjugate(p)
-    rng = np.random.default_rng(seed)
+    run = _Run(state, n, C, p, tol, np.random.default_rng(seed),
+               _Switch(method == "auto" and not fix_theta))
     mon = Monitor("mtmkl", tol=tol, max_iter=max_iter, callback=callback)
-    o, _, _ = _figures(state, C, p_conj)  # E.1 line 5: o = nC at alpha = 0
-    epochs = 0
-    last_rel = math.inf
-    switched = False
-    switched_at = 0
-    rels: list[float] = []
     for it in range(1, max_iter + 1):
-        moved = 0
-        if method == "auto" and not switched and not fix_theta:
-            # the measured rate: leave E.1 once the relative gap fell by less than
-            # _SWITCH_RATE over the last _SWITCH_WINDOW epochs
-            rels.append(last_rel)
-            switched = (len(rels) > _SWITCH_WINDOW
-                        and rels[-1] > _SWITCH_RATE * rels[-1 - _SWITCH_WINDOW])
-            if switched:
-                switched_at = it
-        if (method == "e1" or (method == "auto" and not switched)) or fix_theta:
-            moved = state.epoch(rng.permutation(n).astype(np.int64), C)
-            epochs += 1
-            state.refresh()
-        else:
-            inner_tol = max(0.1 * tol, min(_INNER_TOL_MAX, _INNER_TOL_FACTOR * last_rel))
-            for _ in range(_INNER_MAX_EPOCHS):
-                moved += state.epoch(rng.permutation(n).astype(np.int64), C)
-                epochs += 1
-                state.refresh()
-                P_in, _, D_in = _figures(state, C, p_conj)
-                if relative_gap(max(P_in - D_in, 0.0), P_in) <= inner_tol:
-                    break
-                # the epoch was not enough: conjugate gradients on the free face
-                _face_step(state, C, _FACE_MAX_CG)
-                P_in, _, D_in = _figures(state, C, p_conj)
-                if relative_gap(max(P_in - D_in, 0.0), P_in) <= inner_tol:
-                    break
-        primal, dual, dual_theta = _figures(state, C, p_conj)
-        mon.check_finite(it, primal_objective=primal, dual_objective=dual)
-        stepped = False
-        if fix_theta:
-            dual = dual_theta
-        elif relative_gap(max(primal - dual, 0.0), primal) > tol:
-            # E.1 lines 12-16: theta-step only if the primal decreased since the last
-            # epoch (Algorithm 1 steps after every W-step); a_m = ||W_m||^2_Q = theta_m^2 s_m.
-            o_old, o = o, primal
-            if method == "alternating" or switched or o < o_old:
-                new = _theta_step(state.theta**2 * state.s, p)
-                if new is not None:
-                    state.set_theta(new)
-                    state.sync()  # (E.5): W = theta_new Z G_m, decision values updated
-                    primal, _, _ = _figures(state, C, p_conj)
-                    stepped = True
-        last_rel = relative_gap(max(primal - dual, 0.0), primal)
-        iterate = None
-        if callback is not None:
-            iterate = {"theta": state.theta.copy(), "alpha": state.alpha.copy()}
-            if data.Ks is None:
-                iterate["W"] = state.weights()
+        exact = not fix_theta and (method == "alternating" or run.switch.update(it))
+        moved = run.w_step(exact)
+        primal, dual, stepped = run.theta_step(fix_theta, method == "alternating", mon, it)
         if mon.record(
-            it, primal, dual, iterate=iterate,
-            theta=state.theta.copy(), theta_step=int(stepped), epochs=epochs,
+            it, primal, dual, iterate=None if callback is None else _iterate(state, data),
+            theta=state.theta.copy(), theta_step=int(stepped), epochs=run.epochs,
             n_sv=int(np.count_nonzero(state.alpha > 0)),
             n_at_C=int(np.count_nonzero(state.alpha >= C)), n_moved=moved,
         ):
             break
-    fields = mon.result_fields()
     ran = method
     if method == "auto":  # name what ran: E.1 alone, or E.1 then Algorithm 1's W-steps
-        ran = f"e1+alternating@{switched_at}" if switched else "e1"
+        ran = f"e1+alternating@{run.switch.at}" if run.switch.switched else "e1"
     return MTMKLResult(
-        **fields,
+        **mon.result_fields(),
         method=ran,
         params=PARAMS.record(C=C, p=p, method=method, structure=structure,
                              fix_theta=fix_theta, tol=tol, max_iter=max_iter, seed=seed,
@@ -1360,6 +1285,136 @@ def solve(
         fixed_theta=fix_theta,
         shared_kernel=data.shared,
     )
+
+
+def _check_theta0(theta0: Any, M: int, fix_theta: bool) -> np.ndarray | None:
+    """``theta0`` validated: >= 0 with a positive entry, > 0 everywhere when learned."""
+    if theta0 is None:
+        return None
+    theta0 = check_vector(theta0, "theta0", size=M)
+    if np.any(theta0 < 0) or not np.any(theta0 > 0):
+        raise ValueError("theta0 must be >= 0 with at least one positive entry")
+    if not fix_theta and np.any(theta0 == 0):
+        # a_m = theta_m^2 s_m: a zero weight is a fixed point of the theta-step, so
+        # the run could never reach an optimum that uses that view.
+        raise ValueError("theta0 must be > 0 in every entry when theta is learned (a zero "
+                         "weight is a fixed point of the theta-step; use fix_theta=True "
+                         "to keep it at zero)")
+    return theta0
+
+
+def _start_theta(theta0: np.ndarray | None, init: Any, fix_theta: bool, M: int,
+                 p: float) -> np.ndarray:
+    """The first kernel weights: ``theta0``, a warm start's, or uniform (unit p-norm
+    when learned)."""
+    if theta0 is not None:
+        theta = theta0.copy()
+    elif init is not None and not fix_theta and np.any(init.theta > 0):
+        theta = np.array(init.theta, dtype=float)
+        if np.any(theta <= 0):
+            # zero weights (e.g. sparse p = 1 solutions) are fixed points of the
+            # theta-step: restart them from halfway to the uniform weights.
+            theta = 0.5 * (theta / _pnorm(theta, p) + uniform_theta(M, p))
+    else:
+        theta = uniform_theta(M, p)
+    if not fix_theta:
+        theta = theta / _pnorm(theta, p)
+    return theta
+
+
+class _Switch:
+    """``method="auto"``: leave E.1 for exact W-steps once the relative gap fell by less
+    than :data:`_SWITCH_RATE` over the last :data:`_SWITCH_WINDOW` iterations."""
+
+    def __init__(self, active: bool) -> None:
+        self.active = active
+        self.switched = False
+        self.at = 0
+        self.rels: list[float] = []
+        self.last_rel = math.inf
+
+    def update(self, it: int) -> bool:
+        """Whether iteration ``it`` takes an exact W-step (the switch happened)."""
+        if self.active and not self.switched:
+            self.rels.append(self.last_rel)
+            self.switched = (len(self.rels) > _SWITCH_WINDOW
+                             and self.rels[-1] > _SWITCH_RATE * self.rels[-1 - _SWITCH_WINDOW])
+            if self.switched:
+                self.at = it
+        return self.switched
+
+
+class _Run:
+    """One run's W-steps and theta-steps on ``state`` (E.1 and Algorithm 1)."""
+
+    def __init__(self, state: Any, n: int, C: float, p: float, tol: float,
+                 rng: np.random.Generator, switch: _Switch) -> None:
+        self.state, self.n, self.C, self.p, self.tol, self.rng = state, n, C, p, tol, rng
+        self.p_conj = _conjugate(p)
+        self.switch = switch
+        self.epochs = 0
+        self.o, _, _ = _figures(state, C, self.p_conj)  # E.1 line 5: o = nC at alpha = 0
+
+    def _epoch(self) -> int:
+        moved = self.state.epoch(self.rng.permutation(self.n).astype(np.int64), self.C)
+        self.epochs += 1
+        self.state.refresh()
+        return moved
+
+    def _inner_gap(self) -> float:
+        P_in, _, D_in = _figures(self.state, self.C, self.p_conj)
+        return relative_gap(max(P_in - D_in, 0.0), P_in)
+
+    def w_step(self, exact: bool) -> int:
+        """E.1's coordinate epoch, or (``exact``) Algorithm 1's W-step: epochs and
+        conjugate gradients on the free face until the inner gap is below a tolerance
+        tied to the outer one. Returns the coordinates moved."""
+        if not exact:
+            return self._epoch()
+        inner_tol = max(0.1 * self.tol,
+                        min(_INNER_TOL_MAX, _INNER_TOL_FACTOR * self.switch.last_rel))
+        moved = 0
+        for _ in range(_INNER_MAX_EPOCHS):
+            moved += self._epoch()
+            if self._inner_gap() <= inner_tol:
+                break
+            # the epoch was not enough: conjugate gradients on the free face
+            _face_step(self.state, self.C, _FACE_MAX_CG)
+            if self._inner_gap() <= inner_tol:
+                break
+        return moved
+
+    def theta_step(self, fix_theta: bool, always: bool, mon: Monitor, it: int
+                   ) -> tuple[float, float, bool]:
+        """``(primal, dual, stepped)`` after the theta-step (E.1 lines 12-16: only when
+        the primal decreased since the last one; Algorithm 1 after every W-step); the
+        figures before it are checked finite (``mon``, iteration ``it``)."""
+        state = self.state
+        primal, dual, dual_theta = _figures(state, self.C, self.p_conj)
+        mon.check_finite(it, primal_objective=primal, dual_objective=dual)
+        stepped = False
+        if fix_theta:
+            dual = dual_theta
+        elif relative_gap(max(primal - dual, 0.0), primal) > self.tol:
+            # a_m = ||W_m||^2_Q = theta_m^2 s_m
+            o_old, self.o = self.o, primal
+            if always or self.switch.switched or self.o < o_old:
+                new = _theta_step(state.theta**2 * state.s, self.p)
+                if new is not None:
+                    state.set_theta(new)
+                    state.sync()  # (E.5): W = theta_new Z G_m, decision values updated
+                    primal, _, _ = _figures(state, self.C, self.p_conj)
+                    stepped = True
+        self.switch.last_rel = relative_gap(max(primal - dual, 0.0), primal)
+        return primal, dual, stepped
+
+
+def _iterate(state: Any, data: Any) -> dict[str, np.ndarray]:
+    """What the callback sees of the iterate."""
+    out = {"theta": state.theta.copy(), "alpha": state.alpha.copy()}
+    if data.Ks is None:
+        out["W"] = state.weights()
+    return out
 
 
 # ------------------------------------------------------------------ the saved model
