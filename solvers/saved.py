@@ -38,8 +38,8 @@ import numpy as np
 
 from .fileio import npz_arrays, npz_keys, open_regular, read_regular, write_atomic
 
-__all__ = ["FORMAT", "MAX_MODEL_BYTES", "RUN_KEY", "SCHEMAS", "ArraySpec", "SavedModel",
-           "from_fitted", "load_model", "save_model", "validate"]
+__all__ = ["FORMAT", "MAX_MODEL_BYTES", "PREP_PREFIX", "RUN_KEY", "SCHEMAS", "ArraySpec",
+           "SavedModel", "from_fitted", "load_model", "save_model", "validate"]
 
 #: Marker of a saved dualscope model.
 FORMAT = "dualscope-model"
@@ -50,6 +50,9 @@ _VERSION = 1
 _META = "__meta__"
 _NAMES = ("feature_names", "class_names", "task_names")
 _CERT = ("primal", "dual", "gap", "n_iter", "converged", "stop_reason", "method")
+#: Prefix of the arrays of the fitted preprocessing
+#: (:meth:`solvers.preprocess.FittedPreprocessing.to_arrays`), the same for every model.
+PREP_PREFIX = "preprocessing."
 
 
 #: Largest model file :func:`load_model` reads (bytes on disk, and bytes of arrays read).
@@ -146,9 +149,26 @@ def validate(sm: SavedModel, where: str = "model") -> None:
     for name in schema.values():
         if name.required and name.name not in sm.arrays:
             raise bad(f"arrays.{name.name}", f"missing (model {sm.model} needs it)")
+    prep = {k[len(PREP_PREFIX):]: v for k, v in sm.arrays.items()
+            if isinstance(k, str) and k.startswith(PREP_PREFIX)}
+    if prep:
+        from .preprocess import FittedPreprocessing
+
+        try:
+            fp = FittedPreprocessing.from_arrays(prep)
+        except ValueError as exc:
+            raise bad(f"arrays.{PREP_PREFIX}{exc}".split(":")[0],
+                      str(exc).partition(": ")[2] or str(exc)) from None
+        sizes["d"] = (len(fp.feature_names_out), "the preprocessing's output columns")
+        if sm.feature_names is not None and [str(v) for v in sm.feature_names] != list(
+                fp.feature_names_out):
+            raise bad("names.feature_names", "differ from the preprocessing's output "
+                                             "columns")
     for key, arr in sm.arrays.items():
         if not isinstance(key, str):
             raise bad("arrays", f"array name {key!r} is not text")
+        if key.startswith(PREP_PREFIX):
+            continue
         field_ = f"arrays.{key}"
         if not isinstance(arr, np.ndarray):
             raise bad(field_, f"must be an array, got {type(arr).__name__}")
@@ -271,7 +291,34 @@ class SavedModel:
     def needs_tasks(self) -> bool:
         return self.model in ("caso", "robust_mtl", "mtmkl")
 
+    @property
+    def kind(self) -> str:
+        """``"classification"``, ``"regression"`` or ``"metric"`` (:mod:`solvers.scoring`)."""
+        from .scoring import kind_of
+
+        return kind_of(self.model, class_names=self.class_names,
+                       loss=self.params.get("loss"))
+
+    @property
+    def preprocessing(self) -> Any:
+        """The fitted :class:`solvers.preprocess.FittedPreprocessing` (None: the model
+        takes the features as they are)."""
+        prep = {k[len(PREP_PREFIX):]: v for k, v in self.arrays.items()
+                if k.startswith(PREP_PREFIX)}
+        if not prep:
+            return None
+        from .preprocess import FittedPreprocessing
+
+        return FittedPreprocessing.from_arrays(prep)
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """The solution arrays (without the preprocessing's)."""
+        return {k: v for k, v in self.arrays.items() if not k.startswith(PREP_PREFIX)}
+
     def _X(self, X: Any) -> Any:
+        if hasattr(X, "columns") or isinstance(X, Mapping):
+            X = self.features_of(X)
         if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
             if self.model == "wwsvm":  # scores X W straight from scipy.sparse rows
                 if X.ndim != 2 or X.shape[1] != self.n_features:
@@ -288,6 +335,21 @@ class SavedModel:
         if not np.all(np.isfinite(X)):
             raise ValueError("X must be finite (no NaN/inf)")
         return X
+
+    def features_of(self, frame: Any) -> np.ndarray:
+        """The model's features of a table of raw columns (a pandas DataFrame or a mapping
+        ``name -> 1-D array``): the saved preprocessing applied (text columns encoded,
+        numbers scaled as in training), or the ``feature_names`` columns taken as they
+        are. A matrix passed to ``predict`` is taken to be in the model's feature space."""
+        fp = self.preprocessing
+        if fp is not None:
+            return fp.transform({c: np.asarray(frame[c]) for c in fp.columns if c in frame})
+        names = [str(c) for c in self.feature_names] if self.feature_names is not None \
+            else [str(c) for c in frame]
+        absent = [c for c in names if c not in frame]
+        if absent:
+            raise ValueError(f"the feature columns {absent[:6]} are missing")
+        return np.column_stack([np.asarray(frame[c], dtype=np.float64) for c in names])
 
     def task_index(self, tasks: Any, n: int) -> np.ndarray:
         """Column of each row's task (``tasks``: the task names as in the training file)."""
@@ -514,7 +576,7 @@ def from_fitted(fitted: Any, *, model: str | None = None,
                 task_names: Sequence[Any] | None = None, label_name: str | None = None,
                 task_name: str | None = None, reference: tuple[Any, Any] | None = None,
                 params: Mapping[str, Any] | None = None,
-                zero_based: bool | None = None) -> SavedModel:
+                zero_based: bool | None = None, preprocessing: Any = None) -> SavedModel:
     """A :class:`SavedModel` of a solver result or a fitted :mod:`solvers.estimators` estimator.
 
     Parameters
@@ -532,6 +594,9 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         Extra parameters to record (e.g. a registry-only one).
     zero_based : bool, optional
         Index base of the svmlight/LIBSVM training file.
+    preprocessing : solvers.preprocess.FittedPreprocessing, optional
+        Applied to raw columns before the model (stored as arrays ``preprocessing.*``);
+        the feature names default to its output columns.
     """
     est = None
     res = fitted
@@ -568,6 +633,10 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         task_names = np.arange(arrays["W"].shape[1])
     if est is not None and name == "caso" and class_names is None:
         class_names = getattr(est, "classes_", None)
+    if preprocessing is not None:
+        arrays.update({PREP_PREFIX + k: v for k, v in preprocessing.to_arrays().items()})
+        if feature_names is None:
+            feature_names = list(preprocessing.feature_names_out)
     cert = {k: getattr(res, k) for k in _CERT}
     cert["rel_gap"] = float(res.rel_gap)
     prm = dict(res.params)

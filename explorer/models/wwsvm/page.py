@@ -31,14 +31,15 @@ EXPLANATION = (
     "relative gap (tol) or the paper's rule, gap ≤ ratio × first-epoch gap. "
     "The gap is P(W) − D(α), a certificate computed from the current dual point. "
     "On overlapping classes the dual sweeps crawl from C ≈ 10 on (1000 epochs then end "
-    "uncertified), so this page opens with *method* **auto**: the primal interior-point "
+    "uncertified), so *method* defaults to **auto** (here, in the CLI and in "
+    "`WestonWatkinsSVC`): the primal interior-point "
     "method (**ipm**) when d·k is small (d ≤ 32, d·k ≤ 400), where a few dozen Newton "
     "iterations certify any C, and Walrus otherwise; pick **walrus** to watch the paper's "
-    "sweeps (the solver's and the CLI's default)."
+    "sweeps (the comparison tab runs them)."
 )
 
-#: This page's defaults (the solver's stay the paper's): certified at any C on the blobs.
-PAGE_DEFAULTS = {"method": "auto"}
+#: This page's defaults: the user-facing ones (``method="auto"``, from the solver's spec).
+PAGE_DEFAULTS: dict[str, object] = {}
 
 COMPARISON_NOTE = (
     "The two block solvers run the paper's sweeps (free-block steps off), so they take the "
