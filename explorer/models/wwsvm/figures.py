@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -57,22 +59,33 @@ def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndar
     return readable(fig)
 
 
+def _class_labels(k: int, names: Any) -> list[str]:
+    """The class names (the file's values) or the codes ``0..k-1``."""
+    if names is None or len(names) != k:
+        return [str(j) for j in range(k)]
+    return [str(v.item() if isinstance(v, np.generic) else v) for v in names]
+
+
 def confusion_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, height: int = 380, *,
-                     intercept: np.ndarray | None = None) -> go.Figure:
-    """Training confusion matrix (rows: true class, columns: predicted)."""
+                     intercept: np.ndarray | None = None, class_names: Any = None
+                     ) -> go.Figure:
+    """Training confusion matrix (rows: true class, columns: predicted), the axes labelled
+    with ``class_names`` (the file's values) when given."""
     k = W.shape[1]
     pred = np.argmax(np.asarray(X @ W) + _offsets(W, intercept), axis=1)
     Cm = np.zeros((k, k), dtype=int)
     np.add.at(Cm, (y, pred), 1)
     acc = float(np.trace(Cm)) / max(1, len(y))
-    return heatmap(Cm, x=[str(j) for j in range(k)], y=[str(j) for j in range(k)],
+    labels = _class_labels(k, class_names)
+    return heatmap(Cm, x=labels, y=labels,
                    colorscale="Blues", zmid=None, zmin=0, xlabel="predicted", ylabel="true",
                    text_auto=True, title=f"training confusion matrix (accuracy {acc:.3f})",
                    height=height)
 
 
 def violations_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, *,
-                      intercept: np.ndarray | None = None) -> go.Figure:
+                      intercept: np.ndarray | None = None, class_names: Any = None
+                      ) -> go.Figure:
     """Per true class: margin-violating pairs (hinge > 0) and their mean hinge loss."""
     k = W.shape[1]
     S = np.asarray(X @ W) + _offsets(W, intercept)
@@ -81,7 +94,7 @@ def violations_figure(W: np.ndarray, X: np.ndarray, y: np.ndarray, *,
     H[np.arange(n), y] = 0.0
     counts = [int(np.count_nonzero(H[y == j])) for j in range(k)]
     mean = [float(H[y == j].sum() / max(1, np.count_nonzero(H[y == j]))) for j in range(k)]
-    fig = bar_series([str(j) for j in range(k)],
+    fig = bar_series(_class_labels(k, class_names),
                      {"violated pairs (j != y_i)": counts, "mean hinge of violated": mean},
                      title="margin violations per true class",
                      ylabel="pairs / mean hinge")

@@ -57,6 +57,7 @@ LOOK_FOR = ("**What to look for:** the support vectors (outlined) sit on the cla
 
 def structure(problem, res, c) -> None:
     X, y = problem.data["X"], problem.data["y"]
+    names = problem.info.get("class_names")
     st.markdown(LOOK_FOR)
     left, right = st.columns([3, 2])
     with left:
@@ -64,10 +65,12 @@ def structure(problem, res, c) -> None:
             st.plotly_chart(decision_regions(res.W, X, y, res.alpha, intercept=res.intercept),
                             width="stretch")
         else:
-            st.plotly_chart(confusion_figure(res.W, X, y, intercept=res.intercept), width="stretch")
+            st.plotly_chart(confusion_figure(res.W, X, y, intercept=res.intercept,
+                                             class_names=names), width="stretch")
     with right:
         st.plotly_chart(dual_counts_figure(res.history), width="stretch")
-        st.plotly_chart(violations_figure(res.W, X, y, intercept=res.intercept), width="stretch")
+        st.plotly_chart(violations_figure(res.W, X, y, intercept=res.intercept,
+                                          class_names=names), width="stretch")
     st.caption(f"gap ratio to the first epoch: {gap_text(res.gap_ratio, '.2e')} (the paper "
                "stops at "
                "0.1, 0.01, 0.001; the authors' code at 0.0009); samples updated in the "
