@@ -489,6 +489,10 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
     prep_text = fp.describe() if fp is not None else None
     if prep_text:
         print(f"preprocessing: {prep_text}")
+    ratio = problem.info.get("feature_scale_ratio")
+    if ratio is not None and ratio > 100 and (fp is None or fp.options.scale == "none"):
+        print(f"note: the feature scales differ by {ratio:,.0f}x; --scale standard (maxabs "
+              "for a sparse file) usually gives a better-conditioned problem")
     print("parameters: " + ", ".join(f"{k}={v}" for k, v in params.items())
           + f", tol={tol:g}, max_iter={max_iter}")
     if check:
