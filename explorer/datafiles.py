@@ -109,6 +109,10 @@ class FileRoles:
     sparse : bool
         The solver takes ``scipy.sparse`` features as they are (otherwise sparse
         input is densified when it is small, refused when not).
+    center_targets : bool
+        A regression without an intercept: with standardised features (``--scale
+        standard`` centres them) the real targets are standardised too (training mean and
+        standard deviation, kept by the saved preprocessing; ``predict`` undoes it).
     """
 
     labels: str = "classes"
@@ -116,6 +120,7 @@ class FileRoles:
     time: bool = False
     triplets: bool = False
     sparse: bool = False
+    center_targets: bool = False
 
     def describe(self) -> str:
         """The roles in words (for ``dualscope list``)."""
@@ -1000,7 +1005,25 @@ def problem_from_table(model: str, table: Table, test: Table | None = None, **op
     if r.tasks and table.tasks is None and not r.time:
         raise DataFileError(f"{table.name}: model {model} needs a task column (--task COL; "
                             f"columns: {_cols(table.feature_names)})")
-    return mod.from_table(table, test, **opts)
+    fp = table.extra.get("preprocessing")
+    if not (r.center_targets and fp is not None and fp.options.scale == "standard"
+            and not fp.sparse and table.y.dtype.kind in "iuf"):
+        return mod.from_table(table, test, **opts)
+    # standardised features and no intercept: the targets standardised by their training
+    # mean and standard deviation too (kept in the preprocessing; predict undoes it; the
+    # held-out rows transformed alike for the sweep hooks)
+    mu = float(np.mean(table.y))
+    sd = float(np.std(table.y)) or 1.0
+    fp = replace(fp, target_center=mu, target_scale=sd)
+
+    def shifted(t: Table) -> Table:
+        y = None if t.y is None else (np.asarray(t.y, dtype=np.float64) - mu) / sd
+        return replace(t, y=y, extra={**t.extra, "preprocessing": fp})
+
+    prob = mod.from_table(shifted(table), None if test is None else shifted(test), **opts)
+    return replace(prob, info={**prob.info, "preprocessing": fp, "test_table": None if test
+                               is None else replace(test, extra={**test.extra,
+                                                                 "preprocessing": fp})})
 
 
 def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,

@@ -138,6 +138,9 @@ class FittedPreprocessing:
     ``fill[j]`` / ``fill_category[j]`` (the imputed value, ``missing="mean"``);
     ``categories[j]`` (sorted training values of a one-hot text column, else None).
     ``n_rows`` / ``n_dropped``: training rows kept / dropped for missing values.
+    ``target_center``, ``target_scale``: a regression's real targets enter the fit as
+    ``(y - target_center) / target_scale`` (a model without intercept on standardised
+    features); its predictions are mapped back (:meth:`targets_back`).
     """
 
     options: Preprocessing
@@ -152,6 +155,8 @@ class FittedPreprocessing:
     n_dropped: int = 0
     sparse: bool = False
     dropped_columns: tuple[str, ...] = field(default=())
+    target_center: float = 0.0
+    target_scale: float = 1.0
 
     # ------------------------------------------------------------------ names
 
@@ -188,9 +193,19 @@ class FittedPreprocessing:
                          "missing values")
         if self.options.missing == "mean":
             parts.append("missing values filled with the training mean / most frequent value")
+        if self.target_center or self.target_scale != 1.0:
+            parts.append(f"targets standardised (training mean {self.target_center:.6g}, "
+                         f"sd {self.target_scale:.6g})")
         return "; ".join(parts) if parts else "no preprocessing"
 
     # -------------------------------------------------------------- applying
+
+    def targets_back(self, f: np.ndarray) -> np.ndarray:
+        """A regression's predictions in the targets' units: ``f * target_scale +
+        target_center``."""
+        if self.target_center == 0.0 and self.target_scale == 1.0:
+            return f
+        return f * self.target_scale + self.target_center
 
     def complete(self, columns: Mapping[str, Any]) -> np.ndarray:
         """Rows without a missing value in the used columns."""
@@ -268,7 +283,9 @@ class FittedPreprocessing:
                "fill_category": np.asarray(self.fill_category, dtype=str),
                "counts": np.asarray([self.n_rows, self.n_dropped, int(self.sparse)],
                                     dtype=np.int64),
-               "dropped_columns": np.asarray(self.dropped_columns, dtype=str)}
+               "dropped_columns": np.asarray(self.dropped_columns, dtype=str),
+               "target_center": np.asarray([self.target_center, self.target_scale],
+                                           dtype=np.float64)}
         for j, cats in enumerate(self.categories):
             if cats is not None:
                 out[f"categories_{j}"] = np.asarray(cats, dtype=str)
@@ -315,8 +332,13 @@ class FittedPreprocessing:
         dropped = get("dropped_columns", "U", 1) if "dropped_columns" in arrays else \
             np.zeros(0, dtype=str)
         cats: list[np.ndarray | None] = [None] * c
+        target = get("target_center", "f", 1) if "target_center" in arrays else \
+            np.array([0.0, 1.0])
+        if target.shape != (2,) or target[1] <= 0:
+            raise ValueError("target_center: must hold the targets' centre and a positive "
+                             f"scale, got {target.tolist()[:4]}")
         known = {"columns", "numeric", "options", "center", "scale", "fill",
-                 "fill_category", "counts", "dropped_columns"}
+                 "fill_category", "counts", "dropped_columns", "target_center"}
         for key, a in arrays.items():
             if key in known:
                 continue
@@ -333,7 +355,8 @@ class FittedPreprocessing:
         return cls(options=options, columns=tuple(str(s) for s in cols), numeric=numeric,
                    center=center, scale=scale, fill=fill, fill_category=fill_cat,
                    categories=tuple(cats), n_rows=int(counts[0]), n_dropped=int(counts[1]),
-                   sparse=bool(counts[2]), dropped_columns=tuple(str(s) for s in dropped))
+                   sparse=bool(counts[2]), dropped_columns=tuple(str(s) for s in dropped),
+                   target_center=float(target[0]), target_scale=float(target[1]))
 
 
 def _as_float(col: np.ndarray, name: str, miss: np.ndarray) -> np.ndarray:

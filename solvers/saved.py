@@ -419,7 +419,8 @@ class SavedModel:
         f = self.decision_function(X, tasks)
         if self.model == "robust_mtl" or (self.model == "caso" and self.class_names is None
                                           and self.params.get("loss") == "squared"):
-            return f
+            fp = self.preprocessing  # targets standardised before the fit: undone
+            return fp.targets_back(f) if fp is not None else f
         classes = self.class_names if self.class_names is not None else np.array([-1.0, 1.0])
         return np.asarray(classes)[(f > 0).astype(np.int64)]
 

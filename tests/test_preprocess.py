@@ -271,3 +271,23 @@ def test_scores_name_the_users_classes():
     assert r2.value == pytest.approx(0.5)
     assert preprocess.is_missing(np.array(["x", None, "", float("nan")], dtype=object)
                                  ).tolist() == [False, True, True, True]
+
+
+def test_regression_targets_are_standardised_with_the_features_and_mapped_back(
+        penguins, tmp_path, capsys):
+    run, model = tmp_path / "run.json", tmp_path / "m.npz"
+    assert cli.main(["solve", "robust_mtl", "--data", str(penguins), "--label", "body_mass_g",
+                     "--time", "year", *PREP, "--test-size", "0.3", "--json", str(run),
+                     "--save", str(model), "--quiet"]) == 0
+    doc = json.loads(run.read_text())
+    assert "targets standardised" in doc["preprocessing"]
+    assert doc["result"]["stop_reason"] == "converged" and doc["held_out"]["r2"] > 0.5
+    fp = saved.load_model(model).preprocessing
+    y = pd.read_csv(penguins)["body_mass_g"].dropna().to_numpy()
+    assert 0.5 * y.std() < fp.target_scale < 2.0 * y.std()
+    pred = tmp_path / "pred.csv"
+    capsys.readouterr()
+    assert cli.main(["predict", "--model", str(model), "--data", str(penguins), "--out",
+                     str(pred)]) == 0
+    p = np.array([float(v) for v in _predictions(pred) if v])
+    assert p.size == 333 and abs(p.mean() - y.mean()) < 0.1 * y.std()  # in grams again
