@@ -291,3 +291,28 @@ def test_regression_targets_are_standardised_with_the_features_and_mapped_back(
                      str(pred)]) == 0
     p = np.array([float(v) for v in _predictions(pred) if v])
     assert p.size == 333 and abs(p.mean() - y.mean()) < 0.1 * y.std()  # in grams again
+
+
+@pytest.mark.parametrize("model", sorted([*CASES, "mtmkl"]))
+def test_standardised_file_converges_for_every_model(penguins, tmp_path, model):
+    run = tmp_path / "run.json"
+    roles = CASES.get(model, ["--label", "sex", "--task", "species"])
+    assert cli.main(["solve", model, "--data", str(penguins), *roles, *PREP, "--test-size",
+                     "0.3", "--json", str(run), "--quiet"]) == 0
+    doc = json.loads(run.read_text())
+    assert doc["result"]["stop_reason"] == "converged", doc["result"]["stop_reason"]
+    assert doc["preprocessing"].startswith("standardised")
+
+
+def test_features_and_ignore_choose_the_columns(penguins):
+    t = datafiles.read_table(penguins, label="species", prep=Preprocessing(
+        features=("bill_length_mm", "island"), categorical="onehot", missing="drop"))
+    assert t.feature_names == ("bill_length_mm", "island=Biscoe", "island=Dream",
+                               "island=Torgersen")
+    assert t.n == 342  # only the rows missing a chosen column are dropped
+    t = datafiles.read_table(penguins, label="species", prep=Preprocessing(
+        ignore=("island", "sex"), missing="drop"))
+    assert "sex" not in " ".join(t.feature_names) and t.n == 342
+    with pytest.raises(datafiles.DataFileError, match="no column 'beak'"):
+        datafiles.read_table(penguins, label="species", prep=Preprocessing(
+            ignore=("beak",), categorical="drop", missing="drop"))
