@@ -37,7 +37,7 @@ C = 1.0
 tol = 1e-8
 test_size = 0.25
 seed = 0
-school = os.path.join("..", "..", "shared", "data", "school.mat")  # MALSAR's school.mat
+school = ""  # MALSAR's school.mat; "": shared/data/school.mat beside the repository
 school_tasks = 20 if SMALL else 139
 # a raw CSV of your own (text columns, missing values, unscaled numbers); "" writes a
 # palmerpenguins-like one; raw_label: its label column
@@ -243,6 +243,12 @@ print(loaded.predict(rows_in)[:6])
 # `school_tasks` schools only.)
 
 # %%
+if not school:  # found from the installed package, whatever the working directory
+    import explorer
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(explorer.__file__)))
+    school = os.path.join(os.path.dirname(repo), "shared", "data", "school.mat")
+school = os.path.expanduser(school)
 if os.path.exists(school):
     t = datafiles.read_table(school)
     keep = np.isin(t.tasks, np.unique(t.tasks)[:school_tasks])
