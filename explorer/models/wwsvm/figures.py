@@ -18,15 +18,20 @@ def _offsets(W: np.ndarray, intercept: np.ndarray | None) -> np.ndarray:
 
 def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndarray | None = None,
                      *, intercept: np.ndarray | None = None, resolution: int = 160,
-                     height: int = 460) -> go.Figure:
+                     height: int = 460, class_names: Any = None,
+                     feature_names: Any = None) -> go.Figure:
     """Class regions ``argmax_j (x^T w_j + b_j)`` over the data's bounding box (2-D only).
 
     ``intercept``: the offsets ``b`` (none: the paper's model, every boundary passes
     through the origin). Support vectors (any ``alpha_ij > 0``) have a black outline.
+    ``class_names`` / ``feature_names``: a file's names for the legend and the axes.
     """
     if X.shape[1] != 2:
         raise ValueError("decision regions need 2-D data")
     k = W.shape[1]
+    labels = _class_labels(k, class_names)
+    axes = [str(v) for v in feature_names] if feature_names is not None and \
+        len(feature_names) == 2 else ["x1", "x2"]
     pad = 0.1 * (X.max(axis=0) - X.min(axis=0) + 1e-9)
     lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
     gx = np.linspace(lo[0], hi[0], resolution)
@@ -45,7 +50,7 @@ def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndar
     for j in range(k):
         m = y == j
         fig.add_trace(go.Scatter(
-            x=X[m, 0], y=X[m, 1], mode="markers", name=f"class {j}",
+            x=X[m, 0], y=X[m, 1], mode="markers", name=f"class {labels[j]}",
             marker={"color": colors[j % 10], "size": 7,
                     "line": {"color": np.where(sv[m], "black", "white").tolist(),
                              "width": np.where(sv[m], 1.5, 0.5).tolist()}},
@@ -54,8 +59,8 @@ def decision_regions(W: np.ndarray, X: np.ndarray, y: np.ndarray, alpha: np.ndar
                       title=f"decision regions ({int(sv.sum())} support vectors outlined"
                             + ("" if intercept is None or not np.any(b) else ", with offsets")
                             + ")")
-    fig.update_xaxes(range=[lo[0], hi[0]], title_text="x1")
-    fig.update_yaxes(range=[lo[1], hi[1]], title_text="x2", scaleanchor="x")
+    fig.update_xaxes(range=[lo[0], hi[0]], title_text=axes[0])
+    fig.update_yaxes(range=[lo[1], hi[1]], title_text=axes[1], scaleanchor="x")
     return readable(fig)
 
 

@@ -62,7 +62,9 @@ def structure(problem, res, c) -> None:
     left, right = st.columns([3, 2])
     with left:
         if X.shape[1] == 2:
-            st.plotly_chart(decision_regions(res.W, X, y, res.alpha, intercept=res.intercept),
+            st.plotly_chart(decision_regions(res.W, X, y, res.alpha, intercept=res.intercept,
+                                             class_names=names,
+                                             feature_names=problem.info.get("feature_names")),
                             width="stretch")
         else:
             st.plotly_chart(confusion_figure(res.W, X, y, intercept=res.intercept,
