@@ -233,3 +233,17 @@ def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_p
     spec = out.stdout.strip().splitlines()[-1]
     made = os.path.dirname(datafiles.parse_file_spec(spec)[0])
     assert "dualscope_upload_" in made and not os.path.exists(made)
+
+
+@pytest.mark.parametrize("model,first", [("wwsvm", "accuracy"), ("caso", "mse"),
+                                         ("robust_mtl", "mse"), ("mtmkl", "accuracy"),
+                                         ("triplet_screening", "nn_accuracy")])
+def test_every_page_shows_the_held_out_score_of_a_file(model, first):
+    at = _with_upload(model, "mine.csv", _csv(model))
+    at.run()
+    at.sidebar.number_input(key=f"upload_test_{model}").set_value(0.3)
+    at.run()
+    ok(at)
+    m = metrics(at)
+    assert f"held-out {first}" in m, m
+    assert np.isfinite(float(m[f"held-out {first}"]))
