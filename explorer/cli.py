@@ -210,7 +210,8 @@ def _build(entry: registry.ModelEntry, args: argparse.Namespace
            ) -> tuple[registry.Problem, dict[str, Any]]:
     if getattr(args, "data", None):
         return _build_from_file(entry, args)
-    for opt in ("label", "task", "time", "test", "test_size", "format"):
+    for opt in ("label", "task", "time", "test", "test_size", "format", "scale", "categorical",
+                "missing", "features", "ignore"):
         if getattr(args, opt, None) is not None:
             raise CLIError(f"--{opt.replace('_', '-')} applies to --data PATH (a data file)")
     try:
@@ -240,7 +241,7 @@ def _build_from_file(entry: registry.ModelEntry, args: argparse.Namespace
     problem = datafiles.load_problem(
         entry.name, args.data, fmt=args.format, label=args.label, task=args.task,
         time=args.time, test=args.test, test_size=args.test_size, seed=args.seed,
-        max_bytes=math.inf if args.force else datafiles.MAX_FILE_BYTES)
+        max_bytes=math.inf if args.force else datafiles.MAX_FILE_BYTES, prep=_prep_of(args))
     return problem, params
 
 
@@ -288,18 +289,43 @@ def _header() -> None:
     print(f"{'iter':>7} {'time[s]':>9} {'primal':>16} {'dual':>16} {'gap':>11} {'rel_gap':>11}")
 
 
-def _summary(res, printer: Any = None) -> None:
-    """The final row (unless ``printer`` already printed it) and a status line."""
+def _summary(res, printer: Any = None, problem: registry.Problem | None = None,
+             entry: registry.ModelEntry | None = None) -> None:
+    """The final row (unless ``printer`` already printed it) and a status line; an
+    unconverged run on a file says what may help (scaling, another method)."""
     h = res.history
     if printer is None or printer.shown != (res.n_iter, res.primal, res.dual):
         print(_row(res) + "   (final)")
     status = "converged" if res.converged else "NOT converged"
     if res.stop_reason == "max_iter":
-        status += (f" (stopped at max_iter: rerun with --max-iter {4 * res.n_iter} "
-                   "to go further)")
+        status += f" (stopped at max_iter; {'; '.join(_advice(res, problem, entry))})"
     print(f"{status}: {res.n_iter} iterations in {res.time:.3f} s, method={res.method}, "
           f"certified gap {gap_text(res.gap)} (relative {gap_text(res.rel_gap, '.2e')}); "
           f"{len(h)} history rows")
+
+
+def _advice(res: Any, problem: registry.Problem | None,
+            entry: registry.ModelEntry | None) -> list[str]:
+    """What may help an unconverged run: scaling when the file's feature scales differ by
+    more than 100x, another method of the model, more iterations."""
+    out = []
+    info = problem.info if problem is not None else {}
+    ratio = info.get("feature_scale_ratio")
+    prep = info.get("preprocessing")
+    if ratio is not None and ratio > 100 and (prep is None or prep.options.scale == "none"):
+        out.append(f"the feature scales differ by {ratio:,.0f}x: rerun with --scale standard "
+                   "(or maxabs for a sparse file)")
+    if entry is not None:
+        try:
+            choices = entry.param("method").choices or ()
+        except (KeyError, ValueError, AttributeError):
+            choices = ()
+        others = [m for m in choices if m != getattr(res, "method", None)]
+        if others:
+            out.append(f"try --set method={'auto' if 'auto' in others else others[0]} "
+                       f"(methods: {', '.join(choices)})")
+    out.append(f"or --max-iter {4 * res.n_iter} to go further")
+    return out
 
 
 def _tol_max_iter(entry: registry.ModelEntry, args: argparse.Namespace, check: bool
@@ -320,6 +346,14 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
     check_int(args.seed, "--seed", low=0, high=2**32 - 1)
     problem, params = _build(entry, args)
     print(f"{entry.title} on {problem.name}: {problem.description}")
+    fp = problem.info.get("preprocessing")
+    prep_text = fp.describe() if fp is not None else None
+    if prep_text:
+        print(f"preprocessing: {prep_text}")
+    ratio = problem.info.get("feature_scale_ratio")
+    if ratio is not None and ratio > 100 and (fp is None or fp.options.scale == "none"):
+        print(f"note: the feature scales differ by {ratio:,.0f}x; --scale standard (maxabs "
+              "for a sparse file) usually gives a better-conditioned problem")
     print("parameters: " + ", ".join(f"{k}={v}" for k, v in params.items())
           + f", tol={tol:g}, max_iter={max_iter}")
     if check:
@@ -329,12 +363,14 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
     _header()
     printer = _progress_printer(args.quiet)
     res = entry.solve(problem, tol=tol, max_iter=max_iter, callback=printer, **params)
-    _summary(res, printer)
+    _summary(res, printer, problem, entry)
     out: dict[str, Any] = {
         "model": entry.name, "dataset": problem.name, "description": problem.description,
         "seed": args.seed, "tol": tol, "max_iter": max_iter, "params": params,
         "result": res.to_dict(),
     }
+    if prep_text:
+        out["preprocessing"] = prep_text
     code = 0
     if check:
         print("running the cvxpy reference (Clarabel) ...", flush=True)
@@ -357,6 +393,12 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
     if args.json:
         from solvers.saved import RUN_KEY
 
+        from .datafiles import held_out_scores
+
+        scores = held_out_scores(entry.name, problem, res, params)
+        if scores is not None:
+            out["held_out"] = {s.name: s.value for s in scores}
+
         from . import datafiles
 
         # the learned model as `solvers.saved` writes it: load_model(args.json) reads it
@@ -367,7 +409,7 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
         print(f"wrote {args.json}")
     if getattr(args, "save", None):
         _save_model(entry, problem, res, params, args.save)
-    _held_out(entry, problem, res)
+    _held_out(entry, problem, res, params)
     return code
 
 
@@ -375,16 +417,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     return cmd_solve(args, check=True)
 
 
-def _held_out(entry: registry.ModelEntry, problem: registry.Problem, res: Any) -> None:
-    """Print the held-out score of a file problem with a test part (the sweep hooks')."""
-    info = problem.info
-    if not info.get("from_file") or ("X_test" not in info and "Xs_test" not in info):
-        return
-    from .sweep.hooks import hooks_of
+def _held_out(entry: registry.ModelEntry, problem: registry.Problem, res: Any,
+              params: dict[str, Any]) -> dict[str, float] | None:
+    """Print (and return) the held-out scores of a file problem with a test part: the
+    saved model's predictions on the held-out rows (as ``dualscope predict`` makes them)
+    scored by :mod:`solvers.scoring`."""
+    from .datafiles import held_out_scores
 
-    score = hooks_of(entry).score(problem, res)
-    if score is not None:
-        print(f"held-out {score.name}: {score.value:.6g}")
+    scores = held_out_scores(entry.name, problem, res, params)
+    if scores is None:
+        return None
+    print("held-out " + ", ".join(str(s) for s in scores))
+    return {s.name: s.value for s in scores}
 
 
 # ------------------------------------------------------------------------ predict
@@ -398,14 +442,23 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     sm = saved.load_model(args.model)
     feats = sm.feature_names
-    table_feats = feats is not None and datafiles.detect_format(args.data, args.format) in (
-        "csv", "tsv", "parquet")
+    fp = sm.preprocessing
+    fmt = datafiles.detect_format(args.data, args.format)
+    table_feats = feats is not None and fmt in ("csv", "tsv", "parquet") and fp is None
+    if args.task and args.time:
+        raise CLIError("give --task or --time, not both (--time COL: the time column that "
+                       "orders the tasks)")
     table = datafiles.read_table(
-        args.data, fmt=args.format, label=args.label or None,
-        task=args.task or (sm.task_name if sm.task_name not in (None, "qid", "cell") else None),
+        args.data, fmt=args.format,
+        label=args.label or (sm.label_name if fp is not None and fmt in (
+            "csv", "tsv", "parquet") else None),
+        task=args.task or args.time or (sm.task_name if sm.task_name not in (None, "qid",
+                                                                             "cell") else None),
         need_label=False, features=[str(f) for f in feats] if table_feats else None,
-        n_features=sm.n_features if datafiles.detect_format(args.data, args.format)
-        == "svmlight" else None, zero_based=sm.zero_based)
+        n_features=sm.n_features if fmt == "svmlight" else None, zero_based=sm.zero_based,
+        fitted=fp)
+    if fp is not None:
+        print(f"preprocessing (as fitted): {fp.describe()}", file=sys.stderr)
     if table.d != sm.n_features:
         raise CLIError(f"{table.name}: {table.d} features, the model {args.model} has "
                        f"{sm.n_features}")
@@ -424,9 +477,18 @@ def cmd_predict(args: argparse.Namespace) -> int:
     w = csv.writer(buf, lineterminator="\n")
     cols = ([sm.task_name or "task"] if sm.needs_tasks else []) + ["prediction"]
     w.writerow(cols)
-    for i, v in enumerate(pred):
+    # rows dropped for missing values (--missing drop) get an empty prediction: one output
+    # row per data row of the file
+    n_file = int(table.extra.get("n_file", len(pred)))
+    at = dict(zip((int(r) for r in table.extra.get("rows", range(len(pred)))), range(len(pred)),
+                  strict=True))
+    for r in range(n_file):
+        i = at.get(r)
+        if i is None:
+            w.writerow([""] * len(cols))
+            continue
         row = [_plain(tasks[i])] if sm.needs_tasks else []
-        w.writerow([*row, _plain(v)])
+        w.writerow([*row, _plain(v) if (v := pred[i]) is not None else ""])
     if args.out:
         from solvers.fileio import write_atomic
 
@@ -434,14 +496,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"wrote {len(pred)} predictions to {args.out}")
     else:
         sys.stdout.write(buf.getvalue())
+    if n_file > len(pred):
+        print(f"{n_file - len(pred)} rows with missing values were not predicted (empty "
+              "prediction)", file=sys.stderr)
     if table.y is not None:
-        y = table.y
-        if pred.dtype.kind == "f" and sm.model in ("robust_mtl", "caso") \
-                and y.dtype.kind in "iuf":
-            msg = f"mean squared error {float(np.mean((pred - y.astype(float)) ** 2)):.6g}"
-        else:
-            same = [str(_plain(a)) == str(_plain(b)) for a, b in zip(pred, y, strict=True)]
-            msg = f"accuracy {float(np.mean(same)):.6g}"
+        from solvers.scoring import score_predictions
+
+        scores = score_predictions(sm.kind, table.y, pred)
+        msg = ", ".join(f"{s.name} {s.value:.6g}" for s in scores)
         print(f"{table.name} has labels ({table.label_name}): {msg}", file=sys.stderr)
     return 0
 
@@ -649,6 +711,40 @@ def _configure_solve(s: argparse.ArgumentParser) -> None:
                    help="hold out a random fraction F of the rows (of each task)")
     f.add_argument("--save", metavar="MODEL.npz",
                    help="save the fitted model (.npz or .json) for `dualscope predict`")
+    _configure_prep(s)
+
+
+def _configure_prep(s: argparse.ArgumentParser) -> None:
+    """The preprocessing options (:mod:`solvers.preprocess`), fitted on the training rows
+    and saved with the model."""
+    g = s.add_argument_group("preprocessing of a data file (saved with the model; "
+                             "`dualscope predict` applies it)")
+    g.add_argument("--scale", choices=("none", "standard", "maxabs"), default=None,
+                   help="scale the numeric feature columns: standard (mean 0, variance 1) "
+                        "or maxabs (divide by max |x|; keeps sparse files sparse); default "
+                        "none")
+    g.add_argument("--categorical", choices=("onehot", "drop", "error"), default=None,
+                   help="text feature columns: one 0/1 column per value (onehot), dropped, "
+                        "or an error (default)")
+    g.add_argument("--missing", choices=("error", "drop", "mean"), default=None,
+                   help="missing values: an error (default), drop incomplete rows, or fill "
+                        "in the training mean (most frequent value of a text column)")
+    g.add_argument("--features", metavar="COL,...", help="only these feature columns")
+    g.add_argument("--ignore", metavar="COL,...", help="leave these columns out")
+
+
+def _prep_of(args: argparse.Namespace) -> Any:
+    """The :class:`solvers.preprocess.Preprocessing` of the options (None: none given)."""
+    keys = ("scale", "categorical", "missing", "features", "ignore")
+    given = {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
+    if not given:
+        return None
+    from solvers.preprocess import Preprocessing
+
+    try:
+        return Preprocessing.from_spec(given)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _configure_predict(p: argparse.ArgumentParser) -> None:
@@ -659,6 +755,9 @@ def _configure_predict(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label", metavar="COL",
                    help="label column, if the file has one (scored, not used)")
     p.add_argument("--task", metavar="COL", help="task column (default: the training one)")
+    p.add_argument("--time", metavar="COL",
+                   help="time column naming each row's task (robust_mtl fitted with --time; "
+                        "default: the training one)")
     p.add_argument("--out", metavar="PATH", help="write the predictions as CSV "
                                                  "(default: standard output)")
     p.add_argument("--force", action="store_true",

@@ -51,6 +51,9 @@ from typing import Any
 
 import numpy as np
 
+from solvers import preprocess
+from solvers.preprocess import FittedPreprocessing, Preprocessing
+
 from .registry import Problem
 
 __all__ = ["FORMATS", "MAX_FILE_BYTES", "DataFileError", "FileRoles", "Table",
@@ -106,6 +109,10 @@ class FileRoles:
     sparse : bool
         The solver takes ``scipy.sparse`` features as they are (otherwise sparse
         input is densified when it is small, refused when not).
+    center_targets : bool
+        A regression without an intercept: with standardised features (``--scale
+        standard`` centres them) the real targets are standardised too (training mean and
+        standard deviation, kept by the saved preprocessing; ``predict`` undoes it).
     """
 
     labels: str = "classes"
@@ -113,6 +120,7 @@ class FileRoles:
     time: bool = False
     triplets: bool = False
     sparse: bool = False
+    center_targets: bool = False
 
     def __post_init__(self) -> None:
         if self.labels not in ("classes", "binary", "real"):
@@ -371,9 +379,15 @@ def _cols(columns: Sequence[str]) -> str:
 
 def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | None,
                 time: str | None, need_label: bool, line_offset: int,
-                features: Sequence[str] | None) -> Table:
+                features: Sequence[str] | None, prep: Preprocessing | None = None,
+                fitted: FittedPreprocessing | None = None) -> Table:
     import pandas as pd
 
+    prep = fitted.options if fitted is not None else (prep or Preprocessing())
+    if fitted is not None:
+        features = fitted.columns
+    elif prep.features is not None:
+        features = prep.features
     columns = [str(c) for c in df.columns]
     df.columns = columns
     if df.shape[0] == 0:
@@ -381,7 +395,9 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
     task_col = _find(columns, task, "task", "--task", p, default="task")
     time_col = _find(columns, time, "time", "--time", p, default="time")
     taken = {c for c in (task_col, time_col) if c}
-    if label is not None:
+    if label is not None and not need_label and fitted is not None and label not in columns:
+        label_col = None  # predicting: the training label column, when the file has it
+    elif label is not None:
         label_col = _find(columns, label, "label", "--label", p)
     elif features is not None:  # predicting: the label is whatever is not a feature
         skip = set(features) | taken
@@ -393,15 +409,21 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
     if need_label and label_col is None:
         raise DataFileError(f"{p.name}: no label column; columns: {_cols(columns)}")
     if features is None:
-        skip = taken | {label_col}
+        skip = taken | {label_col} | set(prep.ignore)
         feats = [c for c in columns if c not in skip]
     else:
         have = set(columns)
         missing = [c for c in features if c not in have]
         if missing:
-            raise DataFileError(f"{p.name}: the feature columns {_cols(missing)} of the "
-                                f"training data are missing; columns: {_cols(columns)}")
-        feats = list(features)
+            what = "of the training data " if fitted is not None or prep.features is None \
+                else "(--features) "
+            raise DataFileError(f"{p.name}: the feature columns {_cols(missing)} {what}are "
+                                f"missing; columns: {_cols(columns)}")
+        feats = [c for c in features if c not in prep.ignore]
+    unknown = [c for c in prep.ignore if c not in columns]
+    if unknown and fitted is None:
+        raise DataFileError(f"{p.name}: no column {unknown[0]!r} (--ignore); columns: "
+                            f"{_cols(columns)}")
     if not feats:
         if fmt in ("csv", "tsv") and len(columns) == 1:
             other = [s for s in (";", "\t", ",", "|", " ") if s in columns[0]]
@@ -415,6 +437,9 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
         raise DataFileError(f"{p.name}: no feature columns (columns: {_cols(columns)})")
     block = df[feats]
     _check_column_types(block, p, fmt)
+    if not prep.identity or fitted is not None:
+        return _preprocessed(df, feats, p, fmt, prep, fitted, label_col, task_col, time_col,
+                             line_offset)
     text = [c for c, dt in zip(feats, block.dtypes, strict=True) if dt.kind not in "iufb"]
     if text:  # only the columns not read as numbers are converted (one by one)
         numeric = block.copy()
@@ -425,15 +450,53 @@ def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | No
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise DataFileError(f"{p.name}: line {i + line_offset}, column {feats[j]!r}: "
-                            f"non-numeric value {str(block.iat[i, j])[:40]!r}")
+                            f"non-numeric value {str(block.iat[i, j])[:40]!r}; for text "
+                            f"columns use --categorical onehot or --categorical drop (or "
+                            f"--ignore {feats[j]})")
     X = numeric.to_numpy(dtype=np.float64)
-    _check_finite(X, p, feats, line_offset)
+    _check_finite(X, p, feats, line_offset, hint=True)
     y = _role(df, label_col, p, line_offset) if label_col else None
     tk = _role(df, task_col, p, line_offset) if task_col else None
     tm = _role(df, time_col, p, line_offset) if time_col else None
     return Table(X=np.ascontiguousarray(X), y=y, feature_names=tuple(feats), path=str(p),
                  fmt=fmt, tasks=tk, time=tm, label_name=label_col, task_name=task_col,
                  time_name=time_col)
+
+
+def _preprocessed(df: Any, feats: list[str], p: Path, fmt: str, prep: Preprocessing,
+                  fitted: FittedPreprocessing | None, label_col: str | None,
+                  task_col: str | None, time_col: str | None, line_offset: int) -> Table:
+    """:func:`_from_frame` with preprocessing: ``prep`` fitted on these rows, or ``fitted``
+    (the training data's) applied. Rows with a missing value are dropped first with
+    ``missing="drop"`` (``Table.extra["rows"]``: the file rows kept)."""
+    cols = {c: df[c].to_numpy() for c in feats}
+    n_all = df.shape[0]
+    rows = np.arange(n_all)
+    if prep.missing == "drop":
+        keep = np.ones(df.shape[0], dtype=bool)
+        for c in (*feats, *(r for r in (label_col, task_col, time_col) if r)):
+            keep &= ~preprocess.is_missing(df[c].to_numpy())
+        if not keep.all():
+            rows = np.flatnonzero(keep)
+            if rows.size == 0:
+                raise DataFileError(f"{p.name}: every row has a missing value (--missing "
+                                    "drop leaves nothing)")
+            df = df.iloc[rows]
+            cols = {c: v[rows] for c, v in cols.items()}
+    try:
+        if fitted is None:
+            fitted = replace(preprocess.fit(cols, prep), n_dropped=int(n_all - rows.size))
+        X = fitted.transform(cols)
+    except preprocess.PreprocessingError as exc:
+        raise DataFileError(f"{p.name}: {exc}") from None
+    y = _role(df, label_col, p, line_offset) if label_col else None
+    tk = _role(df, task_col, p, line_offset) if task_col else None
+    tm = _role(df, time_col, p, line_offset) if time_col else None
+    return Table(X=np.ascontiguousarray(X), y=y, feature_names=fitted.feature_names_out,
+                 path=str(p), fmt=fmt, tasks=tk, time=tm, label_name=label_col,
+                 task_name=task_col, time_name=time_col,
+                 extra={"preprocessing": fitted, "raw": cols, "rows": rows,
+                        "n_file": n_all})
 
 
 def _check_column_types(block: Any, p: Path, fmt: str) -> None:
@@ -470,14 +533,16 @@ def _role(df: Any, col: str, p: Path, line_offset: int) -> np.ndarray:
     return a
 
 
-def _check_finite(X: np.ndarray, p: Path, names: Sequence[str], line_offset: int | None
-                  ) -> None:
+def _check_finite(X: np.ndarray, p: Path, names: Sequence[str], line_offset: int | None,
+                  hint: bool = False) -> None:
     if X.size and not np.all(np.isfinite(X)):
         i, j = np.argwhere(~np.isfinite(X))[0]
         where = f"line {i + line_offset}, " if line_offset is not None else f"row {i}, "
         what = "missing value (NaN)" if np.isnan(X[i, j]) else f"value {X[i, j]!r}"
+        tip = ("; use --missing drop (drop incomplete rows) or --missing mean"
+               if hint and np.isnan(X[i, j]) else "")
         raise DataFileError(f"{p.name}: {where}column {names[j]!r}: {what}; features must "
-                            "be finite numbers")
+                            f"be finite numbers{tip}")
 
 
 def _read_csv(p: Path, fmt: str, max_bytes: float = MAX_FILE_BYTES, **kw: Any) -> Table:
@@ -726,6 +791,20 @@ def _read_mat(p: Path, fmt: str, *, label: str | None, task: str | None, time: s
                  tasks=tasks, label_name=yk, task_name="cell" if tasks is not None else None)
 
 
+def _scaled(table: Table, prep: Preprocessing | None, fitted: FittedPreprocessing | None
+            ) -> Table:
+    """A numeric (svmlight, npz, mat) table scaled by ``prep`` fitted on it, or by
+    ``fitted``; a sparse matrix stays sparse (``maxabs``, or ``standard`` not centred)."""
+    try:
+        if fitted is None:
+            fitted = preprocess.fit(table.X, prep, names=table.feature_names)
+        X = fitted.transform_matrix(table.X)
+    except preprocess.PreprocessingError as exc:
+        raise DataFileError(f"{table.name}: {exc}") from None
+    return replace(table, X=X, extra={**table.extra, "preprocessing": fitted,
+                                      "raw": table.X})
+
+
 _READERS = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
             "svmlight": _read_svmlight, "npz": _read_npz, "mat": _read_mat}
 
@@ -733,7 +812,9 @@ _READERS = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
 def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | None = None,
                task: str | None = None, time: str | None = None, need_label: bool = True,
                features: Sequence[str] | None = None, n_features: int | None = None,
-               zero_based: bool | None = None, max_bytes: float = MAX_FILE_BYTES) -> Table:
+               zero_based: bool | None = None, max_bytes: float = MAX_FILE_BYTES,
+               prep: Preprocessing | None = None,
+               fitted: FittedPreprocessing | None = None) -> Table:
     """Read ``path`` into a :class:`Table` (see the module docstring for the formats).
 
     Parameters
@@ -755,6 +836,12 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     max_bytes : float
         Size budget: of the file on disk, checked before reading, and of the (decompressed)
         text read, counted as it streams.
+    prep : solvers.preprocess.Preprocessing, optional
+        Preprocessing fitted on this file's rows (``Table.extra["preprocessing"]`` holds
+        the fit, ``Table.feature_names`` the columns after it). Default: numbers only, no
+        missing values (an error suggesting the option that would take the file).
+    fitted : solvers.preprocess.FittedPreprocessing, optional
+        The training data's preprocessing, applied to this file (a test or predict file).
 
     Raises
     ------
@@ -766,6 +853,12 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     _check_size(p, max_bytes)
     kw: dict[str, Any] = {"label": label, "task": task, "time": time,
                           "need_label": need_label, "features": features}
+    tabular = f in ("csv", "tsv", "parquet")
+    if tabular:
+        kw.update(prep=prep, fitted=fitted)
+    elif prep is not None and (prep.features is not None or prep.ignore):
+        raise DataFileError(f"{p.name}: --features / --ignore apply to table files (CSV, TSV, "
+                            f"Parquet), not to {f}")
     if f in (*_TEXT, "npz"):
         kw["max_bytes"] = max_bytes
     if f in _TEXT and p.name.lower().endswith(".gz") and max_bytes < math.inf:
@@ -774,7 +867,10 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
         kw["n_features"] = n_features
         kw["zero_based"] = zero_based
     try:
-        return _READERS[f](p, f, **kw)
+        table = _READERS[f](p, f, **kw)
+        if not tabular and (fitted is not None or (prep is not None and prep.scale != "none")):
+            table = _scaled(table, prep, fitted)
+        return table
     except DataFileError:
         raise
     except MemoryError:
@@ -831,8 +927,8 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     if not 0.0 < test_size < 1.0:
         raise DataFileError(f"--test-size must lie in (0, 1), got {test_size}")
     rng = np.random.default_rng(seed)
-    groups = table.tasks if table.tasks is not None else (
-        table.y if table.y is not None and table.y.dtype.kind in "iuUS" else None)
+    groups = table.tasks if table.tasks is not None else table.time if table.time is not None \
+        else (table.y if table.y is not None and table.y.dtype.kind in "iuUS" else None)
     if groups is None:
         groups = np.zeros(table.n, dtype=np.int64)
     test = []
@@ -847,15 +943,51 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     tr = np.setdiff1d(np.arange(table.n), te)
     if te.size == 0:
         raise DataFileError(f"{table.name}: --test-size {test_size} holds out no row")
-    return _rows(table, tr), _rows(table, te)
+    train, test = _rows(table, tr), _rows(table, te)
+    fp = table.extra.get("preprocessing")
+    if fp is not None:  # fitted on the training rows only; the held-out rows get that fit
+        fp = refit(train)
+        train = replace(train, X=apply(fp, train), extra={**train.extra, "preprocessing": fp})
+        test = replace(test, X=apply(fp, test), extra={**test.extra, "preprocessing": fp})
+    return train, test
+
+
+def refit(table: Table) -> FittedPreprocessing:
+    """The preprocessing of ``table`` fitted again on its (raw) rows."""
+    fp = table.extra["preprocessing"]
+    raw = table.extra["raw"]
+    try:
+        new = preprocess.fit(raw, fp.options, names=None if isinstance(raw, Mapping)
+                             else fp.columns)
+    except preprocess.PreprocessingError as exc:
+        raise DataFileError(f"{table.name}: {exc}") from None
+    return replace(new, n_dropped=fp.n_dropped, dropped_columns=fp.dropped_columns)
+
+
+def apply(fp: FittedPreprocessing, table: Table) -> Any:
+    """``fp`` applied to the raw rows of ``table``."""
+    raw = table.extra["raw"]
+    try:
+        if isinstance(raw, Mapping):
+            return np.ascontiguousarray(fp.transform(raw))
+        return fp.transform_matrix(raw)
+    except preprocess.PreprocessingError as exc:
+        raise DataFileError(f"{table.name}: {exc}") from None
 
 
 def _rows(t: Table, idx: np.ndarray) -> Table:
     def cut(a: Any) -> Any:
         return None if a is None else a[idx]
 
+    extra = dict(t.extra)
+    if "raw" in extra:
+        raw = extra["raw"]
+        extra["raw"] = {c: v[idx] for c, v in raw.items()} if isinstance(raw, Mapping) \
+            else raw[idx]
+    if "rows" in extra:
+        extra["rows"] = extra["rows"][idx]
     return replace(t, X=t.X[idx], y=cut(t.y), tasks=cut(t.tasks), time=cut(t.time),
-                   triplets=None)
+                   triplets=None, extra=extra)
 
 
 def problem_from_table(model: str, table: Table, test: Table | None = None, **opts: Any
@@ -878,15 +1010,39 @@ def problem_from_table(model: str, table: Table, test: Table | None = None, **op
     if r.tasks and table.tasks is None and not r.time:
         raise DataFileError(f"{table.name}: model {model} needs a task column (--task COL; "
                             f"columns: {_cols(table.feature_names)})")
-    return mod.from_table(table, test, **opts)
+    fp = table.extra.get("preprocessing")
+    if not (r.center_targets and fp is not None and fp.options.scale == "standard"
+            and not fp.sparse and table.y.dtype.kind in "iuf"):
+        return mod.from_table(table, test, **opts)
+    # standardised features and no intercept: the targets standardised by their training
+    # mean and standard deviation too (kept in the preprocessing; predict undoes it; the
+    # held-out rows transformed alike for the sweep hooks)
+    mu = float(np.mean(table.y))
+    sd = float(np.std(table.y)) or 1.0
+    fp = replace(fp, target_center=mu, target_scale=sd)
+
+    def shifted(t: Table) -> Table:
+        y = None if t.y is None else (np.asarray(t.y, dtype=np.float64) - mu) / sd
+        return replace(t, y=y, extra={**t.extra, "preprocessing": fp})
+
+    prob = mod.from_table(shifted(table), None if test is None else shifted(test), **opts)
+    return replace(prob, info={**prob.info, "preprocessing": fp, "test_table": None if test
+                               is None else replace(test, extra={**test.extra,
+                                                                 "preprocessing": fp})})
 
 
 def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
                  label: str | None = None, task: str | None = None, time: str | None = None,
                  test: str | os.PathLike | None = None, test_size: float | None = None,
-                 seed: int = 0, max_bytes: float = MAX_FILE_BYTES, **opts: Any) -> Problem:
-    """Read ``path`` (and ``test`` or a ``test_size`` split) into ``model``'s Problem."""
-    table = read_table(path, fmt=fmt, label=label, task=task, time=time, max_bytes=max_bytes)
+                 seed: int = 0, max_bytes: float = MAX_FILE_BYTES,
+                 prep: Preprocessing | None = None, **opts: Any) -> Problem:
+    """Read ``path`` (and ``test`` or a ``test_size`` split) into ``model``'s Problem.
+
+    ``prep`` (:class:`solvers.preprocess.Preprocessing`) is fitted on the training rows
+    (those left by a ``test_size`` split) and applied to the held-out ones.
+    """
+    table = read_table(path, fmt=fmt, label=label, task=task, time=time, max_bytes=max_bytes,
+                       prep=prep)
     held = None
     if test is not None and test_size is not None:
         raise DataFileError("give --test or --test-size, not both")
@@ -895,9 +1051,11 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
             "csv", "tsv", "parquet") else label, task=table.task_name if table.task_name
             not in (None, "qid", "cell") else task, time=table.time_name if table.fmt in (
             "csv", "tsv", "parquet") else time, max_bytes=max_bytes,
-            features=table.feature_names if table.fmt in ("csv", "tsv", "parquet") else None,
+            features=table.feature_names if table.fmt in ("csv", "tsv", "parquet") and
+            "preprocessing" not in table.extra else None,
             n_features=table.d if table.fmt == "svmlight" else None,
-            zero_based=table.extra.get("zero_based"))
+            zero_based=table.extra.get("zero_based"),
+            fitted=table.extra.get("preprocessing"))
         if held.d != table.d:
             raise DataFileError(f"{held.name}: {held.d} features, the training file "
                                 f"{table.name} has {table.d}")
@@ -1004,21 +1162,45 @@ def source_info(table: Table, test: Table | None) -> dict[str, Any]:
             "feature_names": list(table.feature_names), "label_name": table.label_name,
             "task_name": table.task_name, "time_name": table.time_name,
             "density": table.density, "test_source": None if test is None else test.path,
-            "from_file": True, "zero_based": table.extra.get("zero_based")}
+            "from_file": True, "zero_based": table.extra.get("zero_based"),
+            "preprocessing": table.extra.get("preprocessing"), "test_table": test,
+            "feature_scale_ratio": feature_scale_ratio(table.X)}
+
+
+def feature_scale_ratio(X: Any) -> float:
+    """Largest over smallest non-zero column scale (root mean square) of ``X``: above 100
+    an unconverged run suggests scaling."""
+    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
+        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+    else:
+        sq = np.mean(np.square(np.asarray(X, dtype=np.float64)), axis=0) if X.size else \
+            np.zeros(0)
+    s = np.sqrt(sq[sq > 0])
+    return float(s.max() / s.min()) if s.size else 1.0
 
 
 # ------------------------------------------------------- a file as a dataset name
 
 #: Prefix of a dataset name that stands for a data file (``file:PATH?label=y&task=t``).
 FILE_PREFIX = "file:"
-_SPEC_KEYS = ("fmt", "label", "task", "time", "test", "test_size")
+_PREP_KEYS = ("scale", "categorical", "missing", "features", "ignore")
+_SPEC_KEYS = ("fmt", "label", "task", "time", "test", "test_size", *_PREP_KEYS)
 
 
 def file_spec(path: str | os.PathLike, **opts: Any) -> str:
     """A dataset name standing for ``path`` read with ``opts`` (``label``, ``task``, ``time``,
-    ``fmt``, ``test``, ``test_size``): what sweeps and :meth:`ModelEntry.dataset` accept."""
+    ``fmt``, ``test``, ``test_size``, and the preprocessing: ``prep`` a
+    :class:`~solvers.preprocess.Preprocessing`, or its fields ``scale``, ``categorical``,
+    ``missing``, ``features``, ``ignore``): what sweeps and :meth:`ModelEntry.dataset`
+    accept."""
     from urllib.parse import quote, urlencode
 
+    prep = opts.pop("prep", None)
+    if prep is not None:
+        opts.update(prep.to_spec())
+    for k in ("features", "ignore"):
+        if opts.get(k) is not None and not isinstance(opts[k], str):
+            opts[k] = ",".join(opts[k])
     unknown = set(opts) - set(_SPEC_KEYS)
     if unknown:
         raise ValueError(f"unknown file option(s) {sorted(unknown)}; known: {_SPEC_KEYS}")
@@ -1042,6 +1224,12 @@ def parse_file_spec(name: str) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"dataset {name!r}: unknown file option(s) {sorted(unknown)}")
     if "test_size" in opts:
         opts["test_size"] = float(opts["test_size"])
+    prep = {k: opts.pop(k) for k in _PREP_KEYS if k in opts}
+    if prep:
+        try:
+            opts["prep"] = Preprocessing.from_spec(prep)
+        except ValueError as exc:
+            raise ValueError(f"dataset {name!r}: {exc}") from None
     return unquote(path), opts
 
 
@@ -1080,4 +1268,23 @@ def fitted_model(model: str, problem: Problem, res: Any,
                              feature_names=info.get("feature_names"),
                              class_names=classes, task_names=info.get("task_names"),
                              label_name=info.get("label_name"),
-                             task_name=info.get("task_name"), reference=ref, params=extra)
+                             task_name=info.get("task_name") or info.get("time_name"),
+                             reference=ref, params=extra,
+                             preprocessing=info.get("preprocessing"))
+
+
+def held_out_scores(model: str, problem: Problem, res: Any,
+                    params: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
+    """The :mod:`solvers.scoring` scores of ``res`` on the held-out rows of a file problem
+    (``info["test_table"]``): the fitted model's predictions
+    (:meth:`solvers.saved.SavedModel.predict`, as ``dualscope predict`` makes them)
+    against the held-out labels. None without held-out labelled rows."""
+    from solvers.scoring import score_predictions
+
+    test = problem.info.get("test_table")
+    if test is None or test.y is None:
+        return None
+    sm = fitted_model(model, problem, res, params)
+    tasks = test.tasks if test.tasks is not None else test.time
+    pred = sm.predict(test.X, tasks if sm.needs_tasks else None)
+    return score_predictions(sm.kind, test.y, pred)

@@ -175,7 +175,7 @@ def ui_param(spec: Any, *, low: float | None = None, high: float | None = None,
     bounds), the log scale and the slider step are added here.
     """
     return Param(
-        name=spec.name, default=spec.default, help=spec.doc, kind=spec.kind,
+        name=spec.name, default=spec.surface_default, help=spec.doc, kind=spec.kind,
         low=spec.low if low is None else low, high=spec.high if high is None else high,
         log=log, choices=tuple(spec.choices), step=step, spec=spec,
     )

@@ -37,8 +37,12 @@ C = 1.0
 tol = 1e-8
 test_size = 0.25
 seed = 0
-school = os.path.join("..", "..", "shared", "data", "school.mat")  # MALSAR's school.mat
+school = ""  # MALSAR's school.mat; "": shared/data/school.mat beside the repository
 school_tasks = 20 if SMALL else 139
+# a raw CSV of your own (text columns, missing values, unscaled numbers); "" writes a
+# palmerpenguins-like one; raw_label: its label column
+raw_csv = ""
+raw_label = "species"
 
 # %% [markdown]
 # ## A CSV file, as a course would hand it out
@@ -162,6 +166,74 @@ except datafiles.DataFileError as exc:
     assert "line 3, column 'malic_acid'" in str(exc)
 
 # %% [markdown]
+# ## A raw CSV: text columns, missing values, unscaled numbers
+#
+# Data as it comes: palmerpenguins' layout (species, island, bill and flipper lengths in
+# mm, body mass in grams, sex, year; `NA` where a value is missing). Read as it is, the
+# text columns are an error that names the option to use. `Preprocessing` (scikit-learn's
+# transformers, fitted on the training rows) one-hot encodes the text columns, drops the
+# incomplete rows and standardises the numbers; the fit is saved with the model as named
+# arrays and `predict` applies it to raw rows. Set `raw_csv` in the parameters cell to
+# run this on your own file (and `raw_label` to its label column). On the command line:
+#
+# ```
+# dualscope solve wwsvm --data penguins.csv --label species --categorical onehot \
+#     --missing drop --scale standard --test-size 0.3 --save m.npz
+# dualscope predict --model m.npz --data penguins.csv
+# ```
+
+# %%
+from solvers.preprocess import Preprocessing
+
+if not raw_csv:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for sp_name, n, islands, mean, sd in (
+            ("Adelie", 152, ["Biscoe", "Dream", "Torgersen"], [38.8, 18.3, 190, 3700],
+             [2.7, 1.2, 6.5, 460]),
+            ("Chinstrap", 68, ["Dream"], [48.8, 18.4, 196, 3733], [3.3, 1.1, 7.1, 384]),
+            ("Gentoo", 124, ["Biscoe"], [47.5, 15.0, 217, 5076], [3.1, 1.0, 6.5, 504])):
+        for i in range(n):
+            m = np.asarray(mean) + rng.standard_normal(4) * np.asarray(sd)
+            rows.append([sp_name, islands[i % len(islands)], round(m[0], 1), round(m[1], 1),
+                         round(m[2]), round(m[3]), ["male", "female"][i % 2], 2007 + i % 3])
+    raw = pd.DataFrame(rows, columns=["species", "island", "bill_length_mm", "bill_depth_mm",
+                                      "flipper_length_mm", "body_mass_g", "sex", "year"])
+    raw.loc[[3, 271], ["bill_length_mm", "bill_depth_mm", "flipper_length_mm",
+                       "body_mass_g", "sex"]] = None
+    raw.loc[[8, 9, 10, 11, 47, 178, 218, 256, 268], "sex"] = None
+    raw_csv = os.path.join(folder, "penguins.csv")
+    raw.to_csv(raw_csv, index=False, na_rep="NA")
+try:
+    datafiles.read_table(raw_csv, label=raw_label)
+except datafiles.DataFileError as exc:
+    print(exc)  # names the text column and the option that takes it
+
+# %%
+prep = Preprocessing(categorical="onehot", missing="drop", scale="standard")
+raw_problem = datafiles.load_problem("wwsvm", raw_csv, label=raw_label, test_size=0.3,
+                                     seed=seed, prep=prep)
+fp = raw_problem.info["preprocessing"]
+print(fp.describe())
+print("features after preprocessing:", ", ".join(fp.feature_names_out))
+raw_res = entry.solve(raw_problem, tol=1e-6, max_iter=1000, **entry.default_params())
+scores = datafiles.held_out_scores("wwsvm", raw_problem, raw_res)
+print(f"method {raw_res.method} (the default 'auto' picks it), {raw_res.n_iter} iterations, "
+      f"relative gap {raw_res.rel_gap:.1e}; held-out " + ", ".join(map(str, scores)))
+assert raw_res.converged
+
+# %% [markdown]
+# The saved model carries the preprocessing (arrays `preprocessing.*`): its `predict`
+# takes the raw rows, text and all, and refuses a category it never saw, naming it.
+
+# %%
+raw_model = os.path.join(folder, "raw_model.npz")
+datafiles.fitted_model("wwsvm", raw_problem, raw_res).save(raw_model)
+loaded = saved.load_model(raw_model)
+print(sorted(k for k in loaded.arrays if k.startswith(saved.PREP_PREFIX)))
+rows_in = pd.read_csv(raw_csv).dropna()
+print(loaded.predict(rows_in)[:6])
+# %% [markdown]
 # ## School: 139 schools as tasks (MALSAR's `school.mat`)
 #
 # The standard multitask regression benchmark (exam scores of 15,362 students, 28
@@ -171,6 +243,12 @@ except datafiles.DataFileError as exc:
 # `school_tasks` schools only.)
 
 # %%
+if not school:  # found from the installed package, whatever the working directory
+    import explorer
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(explorer.__file__)))
+    school = os.path.join(os.path.dirname(repo), "shared", "data", "school.mat")
+school = os.path.expanduser(school)
 if os.path.exists(school):
     t = datafiles.read_table(school)
     keep = np.isin(t.tasks, np.unique(t.tasks)[:school_tasks])

@@ -1119,12 +1119,17 @@ def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
     return scores_per_task(X, sm.arrays["U"].T, tasks)
 
 
-def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
-    """The score (squared loss without class names), else the class of its sign."""
-    f = _saved_scores(sm, X, tasks)
+def _saved_kind(sm: Any) -> str:
+    """A regression with the squared loss and no class names, else a classification."""
     if sm.class_names is None and sm.params.get("loss") == "squared":
-        return f
-    return sign_classes(sm, f)
+        return "regression"
+    return "classification"
+
+
+def _saved_predict(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """The score (a regression), else the class of its sign."""
+    f = _saved_scores(sm, X, tasks)
+    return f if _saved_kind(sm) == "regression" else sign_classes(sm, f)
 
 
 def _saved_check(sm: Any, bad: Any, _sizes: Any) -> None:
@@ -1138,4 +1143,4 @@ SAVED_FORM = SavedForm(
     arrays=array_specs(("U", "d m", True)),
     names={"feature_names": "d", "class_names": "2", "task_names": "m"},
     features=("U", 0), decide=_saved_scores, predict=_saved_predict, per_task=True,
-    check=_saved_check)
+    kind=_saved_kind, check=_saved_check)

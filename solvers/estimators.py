@@ -107,7 +107,7 @@ def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | No
                 doc, what = ("seed of the solver's random order (int, RandomState "
                              "or None)"), ""
             else:
-                default, cons, doc = spec.default, spec.sklearn_constraint(), spec.doc
+                default, cons, doc = spec.surface_default, spec.sklearn_constraint(), spec.doc
                 what = spec.describe()
                 if default is None and cons != "no_validation" and None not in cons:
                     cons = [*cons, None]
@@ -635,6 +635,8 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
         """Fit on ``X`` (n, d) and class labels ``y`` (or explicit ``triplets`` (n_t, 3))."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        # labels as codes 0..k-1 (any hashable labels, as the other estimators take)
+        classes, y = encode_labels(y, "y", min_classes=1)
         if X.shape[0] < 3:
             raise ValueError(f"{type(self).__name__} needs n_samples >= 3 to form a "
                              f"triplet, got n_samples = {X.shape[0]}")

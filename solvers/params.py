@@ -54,6 +54,10 @@ class ParamSpec:
         Whether ``high = inf`` itself is admissible for a float.
     choices : tuple
         The admissible values of a ``"choice"`` parameter.
+    user_default : Any, optional
+        The default of the user-facing surfaces (the CLI, the scikit-learn estimator,
+        the dashboard) when it differs from the solver function's ``default`` (the
+        paper's); :attr:`surface_default` is what those surfaces use.
     """
 
     name: str
@@ -66,6 +70,13 @@ class ParamSpec:
     high_inclusive: bool = True
     allow_inf: bool = False
     choices: tuple[Any, ...] = ()
+    user_default: Any = None
+
+    @property
+    def surface_default(self) -> Any:
+        """The default of the CLI, the estimators and the pages: ``user_default`` when
+        set, else ``default``."""
+        return self.default if self.user_default is None else self.user_default
 
     def __post_init__(self) -> None:
         kind = self.kind

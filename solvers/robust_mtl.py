@@ -1268,4 +1268,4 @@ def _saved_scores(sm: Any, X: np.ndarray, tasks: np.ndarray) -> np.ndarray:
 SAVED_FORM = SavedForm(
     arrays=array_specs(("W", "d m", True)),
     names={"feature_names": "d", "class_names": None, "task_names": "m"},
-    features=("W", 0), decide=_saved_scores, per_task=True)
+    features=("W", 0), decide=_saved_scores, per_task=True, kind="regression")

@@ -38,9 +38,10 @@ import numpy as np
 
 from .fileio import npz_arrays, npz_keys, open_regular, read_regular, write_atomic
 
-__all__ = ["FORMAT", "MAX_MODEL_BYTES", "RUN_KEY", "ArraySpec", "SavedForm", "SavedModel",
-           "array_specs", "form_of", "from_fitted", "known_models", "load_model",
-           "register_form", "save_model", "scores_per_task", "sign_classes", "validate"]
+__all__ = ["FORMAT", "MAX_MODEL_BYTES", "PREP_PREFIX", "RUN_KEY", "ArraySpec", "SavedForm",
+           "SavedModel", "array_specs", "form_of", "from_fitted", "known_models",
+           "load_model", "register_form", "save_model", "scores_per_task", "sign_classes",
+           "validate"]
 
 #: Marker of a saved dualscope model.
 FORMAT = "dualscope-model"
@@ -51,6 +52,9 @@ _VERSION = 1
 _META = "__meta__"
 _NAMES = ("feature_names", "class_names", "task_names")
 _CERT = ("primal", "dual", "gap", "n_iter", "converged", "stop_reason", "method")
+#: Prefix of the arrays of the fitted preprocessing
+#: (:meth:`solvers.preprocess.FittedPreprocessing.to_arrays`), the same for every model.
+PREP_PREFIX = "preprocessing."
 
 
 #: Largest model file :func:`load_model` reads (bytes on disk, and bytes of arrays read).
@@ -126,6 +130,9 @@ class SavedForm:
     reference : bool
         The model predicts from reference points (its training rows), which
         :func:`from_fitted` then takes as ``reference``.
+    kind : str or callable
+        ``"classification"``, ``"regression"`` or ``"metric"`` (how
+        :mod:`solvers.scoring` scores its predictions), or ``kind(sm)`` giving it.
     check : callable, optional
         ``check(sm, bad, sizes)``: the model's own checks after the schema's, raising
         ``bad(field, message)``; ``sizes`` maps each length symbol to ``(length, what)``.
@@ -144,6 +151,7 @@ class SavedForm:
     sparse: bool = False
     transform: bool = False
     reference: bool = False
+    kind: str | Callable[[SavedModel], str] = "classification"
     check: Callable[[SavedModel, Callable[[str, str], ValueError],
                      dict[str, tuple[int, str]]], None] | None = None
     prepare: Callable[[Any, Any, dict[str, np.ndarray], dict[str, Any], Any], None] | None = None
@@ -250,9 +258,26 @@ def validate(sm: SavedModel, where: str = "model") -> None:
     for name in schema.values():
         if name.required and name.name not in sm.arrays:
             raise bad(f"arrays.{name.name}", f"missing (model {sm.model} needs it)")
+    prep = {k[len(PREP_PREFIX):]: v for k, v in sm.arrays.items()
+            if isinstance(k, str) and k.startswith(PREP_PREFIX)}
+    if prep:
+        from .preprocess import FittedPreprocessing
+
+        try:
+            fp = FittedPreprocessing.from_arrays(prep)
+        except ValueError as exc:
+            raise bad(f"arrays.{PREP_PREFIX}{exc}".split(":")[0],
+                      str(exc).partition(": ")[2] or str(exc)) from None
+        sizes["d"] = (len(fp.feature_names_out), "the preprocessing's output columns")
+        if sm.feature_names is not None and [str(v) for v in sm.feature_names] != list(
+                fp.feature_names_out):
+            raise bad("names.feature_names", "differ from the preprocessing's output "
+                                             "columns")
     for key, arr in sm.arrays.items():
         if not isinstance(key, str):
             raise bad("arrays", f"array name {key!r} is not text")
+        if key.startswith(PREP_PREFIX):
+            continue
         field_ = f"arrays.{key}"
         if not isinstance(arr, np.ndarray):
             raise bad(field_, f"must be an array, got {type(arr).__name__}")
@@ -352,7 +377,33 @@ class SavedModel:
         """Whether ``predict`` needs each row's task (one weight vector per task)."""
         return self.form.per_task
 
+    @property
+    def kind(self) -> str:
+        """``"classification"``, ``"regression"`` or ``"metric"`` (:mod:`solvers.scoring`),
+        as the model's :class:`SavedForm` says."""
+        kind = self.form.kind
+        return kind if isinstance(kind, str) else kind(self)
+
+    @property
+    def preprocessing(self) -> Any:
+        """The fitted :class:`solvers.preprocess.FittedPreprocessing` (None: the model
+        takes the features as they are)."""
+        prep = {k[len(PREP_PREFIX):]: v for k, v in self.arrays.items()
+                if k.startswith(PREP_PREFIX)}
+        if not prep:
+            return None
+        from .preprocess import FittedPreprocessing
+
+        return FittedPreprocessing.from_arrays(prep)
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """The solution arrays (without the preprocessing's)."""
+        return {k: v for k, v in self.arrays.items() if not k.startswith(PREP_PREFIX)}
+
     def _X(self, X: Any) -> Any:
+        if hasattr(X, "columns") or isinstance(X, Mapping):
+            X = self.features_of(X)
         if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
             if self.form.sparse:  # the model computes from scipy.sparse rows as they are
                 if X.ndim != 2 or X.shape[1] != self.n_features:
@@ -369,6 +420,21 @@ class SavedModel:
         if not np.all(np.isfinite(X)):
             raise ValueError("X must be finite (no NaN/inf)")
         return X
+
+    def features_of(self, frame: Any) -> np.ndarray:
+        """The model's features of a table of raw columns (a pandas DataFrame or a mapping
+        ``name -> 1-D array``): the saved preprocessing applied (text columns encoded,
+        numbers scaled as in training), or the ``feature_names`` columns taken as they
+        are. A matrix passed to ``predict`` is taken to be in the model's feature space."""
+        fp = self.preprocessing
+        if fp is not None:
+            return fp.transform({c: np.asarray(frame[c]) for c in fp.columns if c in frame})
+        names = [str(c) for c in self.feature_names] if self.feature_names is not None \
+            else [str(c) for c in frame]
+        absent = [c for c in names if c not in frame]
+        if absent:
+            raise ValueError(f"the feature columns {absent[:6]} are missing")
+        return np.column_stack([np.asarray(frame[c], dtype=np.float64) for c in names])
 
     def task_index(self, tasks: Any, n: int) -> np.ndarray:
         """Column of each row's task (``tasks``: the task names as in the training file)."""
@@ -409,7 +475,11 @@ class SavedModel:
         """Predictions: class names (classifiers), real values (regression) or, for the
         metric learner, the label of the nearest reference point."""
         form = self.form
-        return (form.predict or form.decide)(self, *self._inputs(X, tasks))
+        out = (form.predict or form.decide)(self, *self._inputs(X, tasks))
+        fp = self.preprocessing
+        if fp is not None and self.kind == "regression":
+            out = fp.targets_back(out)  # targets standardised before the fit: undone
+        return out
 
     # ----------------------------------------------------------------- writing
 
@@ -557,7 +627,7 @@ def from_fitted(fitted: Any, *, model: str | None = None,
                 task_names: Sequence[Any] | None = None, label_name: str | None = None,
                 task_name: str | None = None, reference: tuple[Any, Any] | None = None,
                 params: Mapping[str, Any] | None = None,
-                zero_based: bool | None = None) -> SavedModel:
+                zero_based: bool | None = None, preprocessing: Any = None) -> SavedModel:
     """A :class:`SavedModel` of a solver result or a fitted :mod:`solvers.estimators` estimator.
 
     Parameters
@@ -575,6 +645,9 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         Extra parameters to record (e.g. a registry-only one).
     zero_based : bool, optional
         Index base of the svmlight/LIBSVM training file.
+    preprocessing : solvers.preprocess.FittedPreprocessing, optional
+        Applied to raw columns before the model (stored as arrays ``preprocessing.*``);
+        the feature names default to its output columns.
     """
     est = None
     res = fitted
@@ -602,6 +675,10 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         names["task_names"] = np.arange(next(
             arrays[k].shape[spec.dims.index(sym)] for k, spec in form.arrays.items()
             if k in arrays and sym in spec.dims and arrays[k].ndim == len(spec.dims)))
+    if preprocessing is not None:
+        arrays.update({PREP_PREFIX + k: v for k, v in preprocessing.to_arrays().items()})
+        if names["feature_names"] is None:
+            names["feature_names"] = list(preprocessing.feature_names_out)
     cert = {k: getattr(res, k) for k in _CERT}
     cert["rel_gap"] = float(res.rel_gap)
     prm = dict(res.params)

@@ -124,8 +124,9 @@ PARAMS = ParamSpecs(
     ParamSpec("C", 1.0, "loss weight", low=0.0),
     ParamSpec("method", "walrus", "exact Walrus block solver (the paper's), the Shark-style "
               "iterative block solver (the baseline), a primal interior-point method "
-              "(small d k, any C), or auto (ipm for small d k, else walrus)",
-              choices=("walrus", "iterative", "ipm", "auto")),
+              "(small d k, any C), or auto (ipm for small d k, else walrus; the CLI's, the "
+              "estimator's and the page's default: it certifies at any C)",
+              choices=("walrus", "iterative", "ipm", "auto"), user_default="auto"),
     TOL,
     MAX_ITER,
     ParamSpec("seed", 0, "seed of the per-epoch sample order", low=0, low_inclusive=True,

@@ -133,7 +133,9 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
         f.write("a,b,c,d,species\n")
         for xi, s in zip(X, species, strict=True):
             f.write(",".join(repr(float(v)) for v in xi) + f",{s}\n")
-    expected = wwsvm.solve(X, y, C=1.0, tol=1e-6)
+    # the upload panel standardises by default (fitted on the rows, as the CLI's --scale)
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    expected = wwsvm.solve(Xs, y, C=1.0, tol=1e-6, method="auto")
 
     with chromium("tests/test_browser.py") as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -161,6 +163,57 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
         sidebar.locator("[data-testid='stFileChipDeleteBtn']").first.click()
         page.get_by_text("Choose a data file in the sidebar").first.wait_for(timeout=60_000)
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def _select(page, label: str, option: str) -> None:
+    """Pick ``option`` in the sidebar selectbox labelled ``label``."""
+    box = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']",
+                       has_text=label).first
+    box.click()
+    page.get_by_role("option", name=option, exact=True).first.click()
+    _wait_idle(page)
+
+
+def test_upload_a_raw_penguins_csv_and_read_held_out_accuracy_and_class_names(server,
+                                                                              tmp_path):
+    """A raw CSV (text columns, 11 incomplete rows, body mass in grams) uploaded on the
+    WW-SVM page: with the panel's default preprocessing and a held-out fraction, the page
+    shows the held-out accuracy and the class names on the confusion matrix."""
+    from penguinkit import write_penguins
+
+    path = write_penguins(tmp_path / "penguins.csv")
+    with chromium("tests/test_browser.py") as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(server + "/wwsvm")
+        page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+        _wait_idle(page)
+        sidebar = page.locator("[data-testid='stSidebar']")
+        sidebar.get_by_text("your file", exact=True).first.click()
+        _wait_idle(page)
+        sidebar.locator("input[type='file']").set_input_files(str(path))
+        page.get_by_text("file penguins.csv").first.wait_for(timeout=120_000)
+        _wait_idle(page)
+        _select(page, "label column", "species")
+        held = sidebar.locator("[data-testid='stNumberInput']",
+                               has_text="held-out fraction").locator("input").first
+        held.fill("0.3")
+        held.press("Enter")
+        page.locator("[data-testid='stMetric']", has_text="held-out accuracy").first \
+            .wait_for(timeout=120_000)
+        _wait_idle(page)
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert float(_metric(page, "held-out accuracy")) >= 0.95
+        assert page.get_by_text("dropped 11 rows with missing values", exact=False) \
+            .count() >= 1
+        page.get_by_text("Structure", exact=False).first.click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot')].some(d => d.layout &&"
+            " JSON.stringify(d.layout.title || '').includes('confusion'))", timeout=60_000)
+        labels = page.evaluate(
+            "() => { for (const d of document.querySelectorAll('.js-plotly-plot'))"
+            " if (d.layout && JSON.stringify(d.layout.title || '').includes('confusion'))"
+            " return d.data[0].x; return null; }")
+        assert list(labels) == ["Adelie", "Chinstrap", "Gentoo"], labels
 
 
 #: Text that overflows its box: chart titles, axis titles and legend entries outside their

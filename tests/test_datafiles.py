@@ -308,7 +308,9 @@ def test_cli_bad_file_is_one_line_and_exit_2(tmp_path, capsys):
     code = cli.main(["solve", "wwsvm", "--data", str(tmp_path / "n.csv")])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.strip() == ("dualscope: n.csv: line 3, column 'b': non-numeric value 'x7'")
+    assert err.strip() == ("dualscope: n.csv: line 3, column 'b': non-numeric value 'x7'; "
+                           "for text columns use --categorical onehot or --categorical drop "
+                           "(or --ignore b)")
     code = cli.main(["solve", "wwsvm", "--dataset", "iris", "--label", "y"])
     assert code == 2 and "--label applies to --data" in capsys.readouterr().err
     code = cli.main(["solve", "wwsvm", "--dataset", "iris", "--data", str(tmp_path / "n.csv")])

@@ -92,7 +92,9 @@ def test_wwsvm_estimator_equals_solve_with_string_labels():
     X, y = _multiclass()
     est = E.WestonWatkinsSVC(C=0.5).fit(X, y)
     classes, codes = np.unique(y, return_inverse=True)
-    res = wwsvm.solve(X, codes, C=0.5, fit_intercept=True)
+    # the estimator's defaults are the user-facing ones (method="auto"; the solver
+    # function's is the paper's "walrus")
+    res = wwsvm.solve(X, codes, C=0.5, fit_intercept=True, method="auto")
     np.testing.assert_array_equal(est.classes_, classes)
     np.testing.assert_allclose(est.coef_, res.W.T, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(est.intercept_, res.intercept, rtol=1e-12, atol=1e-14)
@@ -299,7 +301,8 @@ def test_defaults_come_from_the_spec_and_constraints_validate():
                 if name == "fit_intercept" and model == "wwsvm":
                     assert value is True  # scikit-learn's convention; the solver: the paper's
                 elif not (name == "loss" and is_classifier(est)):  # a restricted choice
-                    assert value == specs.default(name), (model, name)
+                    # the user-facing default (the CLI's and the page's too)
+                    assert value == specs[name].surface_default, (model, name)
         if "seed" in specs:
             assert params["random_state"] == specs.default("seed")
     with pytest.raises(ValueError, match="'C' parameter of WestonWatkinsSVC"):
@@ -325,7 +328,7 @@ def test_convergence_warning_points_at_the_caller_and_warm_start():
     # random_state: an int is the solver's seed; a RandomState works too
     a = E.WestonWatkinsSVC(random_state=3, fit_intercept=False).fit(X, y)
     np.testing.assert_allclose(a.coef_, wwsvm.solve(X, np.unique(y, return_inverse=True)[1],
-                                                    seed=3).W.T)
+                                                    seed=3, method="auto").W.T)
     assert np.all(a.intercept_ == 0.0)
     E.WestonWatkinsSVC(random_state=np.random.RandomState(0)).fit(X, y)
     # fitted estimators (and their results) pickle

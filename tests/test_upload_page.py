@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from pagekit import metrics, model_page, ok
+from pagekit import chart, metrics, model_page, ok
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -93,23 +93,50 @@ def _builtin(model):
     return list(get(model).datasets)
 
 
-def test_a_bad_file_shows_its_message_and_keeps_the_last_result():
+def test_a_bad_file_shows_its_message_and_says_nothing_was_solved_for_it():
     at = _with_upload("wwsvm", "mine.csv", _csv("wwsvm"))
     at.run()
     ok(at)
-    before = metrics(at)
+    assert any("gap" in k for k in metrics(at))
     at.session_state["dualscope.uploads"] = {}
     from explorer.ui.upload import Upload
 
     at.session_state["dualscope.uploads"] = {"wwsvm": {"upload": Upload(
-        "bad.csv", b"a,b,species\n1,2,x\n3,oops,y\n"), "cache": {}}}
+        "bad.csv", b"a,b,species\n1,2,x\n3,4,x\n"), "cache": {}}}
     at.run()
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert any("bad.csv: line 3, column 'b': non-numeric value 'oops'" in e for e in errors), \
-        errors
-    assert "Showing the last successful run." in [c.value for c in at.caption]
-    assert metrics(at) == before
+    assert any("bad.csv: column 'species': one class only" in e for e in errors), errors
+    # the previous result (mine.csv) is not shown under the new file's name
+    assert "Showing the last successful run." not in [c.value for c in at.caption]
+    assert not any("mine.csv" in c.value for c in at.caption)
+    assert any("Nothing was solved for this file" in w.value for w in at.warning)
+    assert metrics(at) == {}
+
+
+def test_a_raw_upload_is_preprocessed_and_scored_on_held_out_rows(tmp_path):
+    from penguinkit import write_penguins
+
+    data = write_penguins(tmp_path / "penguins.csv").read_bytes()
+    at = _with_upload("wwsvm", "penguins.csv", data)
+    at.run()
+    at.sidebar.selectbox(key="upload_label_wwsvm").set_value("species")
+    at.sidebar.number_input(key="upload_test_wwsvm").set_value(0.3)
+    at.run()
+    ok(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert ("Preprocessing: standardised 5 columns; one-hot island (3 values), sex (2 "
+            "values); dropped 11 rows with missing values") in captions
+    m = metrics(at)
+    assert float(m["held-out accuracy"]) >= 0.95, m
+    assert "held-out balanced_accuracy" in m
+    confusion = chart(at, "training confusion matrix")
+    assert confusion["data"][0]["x"] == ["Adelie", "Chinstrap", "Gentoo"]
+    # without standardising: the same choices the CLI has, fitted on the training rows
+    at.sidebar.selectbox(key="upload_scale_wwsvm").set_value("none")
+    at.run()
+    ok(at)
+    assert "Preprocessing: one-hot island" in " ".join(c.value for c in at.caption)
 
 
 def test_the_sweep_tab_runs_on_an_uploaded_file():
@@ -209,3 +236,17 @@ def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_p
     spec = out.stdout.strip().splitlines()[-1]
     made = os.path.dirname(datafiles.parse_file_spec(spec)[0])
     assert "dualscope_upload_" in made and not os.path.exists(made)
+
+
+@pytest.mark.parametrize("model,first", [("wwsvm", "accuracy"), ("caso", "mse"),
+                                         ("robust_mtl", "mse"), ("mtmkl", "accuracy"),
+                                         ("triplet_screening", "nn_accuracy")])
+def test_every_page_shows_the_held_out_score_of_a_file(model, first):
+    at = _with_upload(model, "mine.csv", _csv(model))
+    at.run()
+    at.sidebar.number_input(key=f"upload_test_{model}").set_value(0.3)
+    at.run()
+    ok(at)
+    m = metrics(at)
+    assert f"held-out {first}" in m, m
+    assert np.isfinite(float(m[f"held-out {first}"]))

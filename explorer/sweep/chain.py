@@ -62,6 +62,10 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
         problem = resolve(entry.name, chain.dataset)[1](seed=chain.seed, **chain.sizes)
         if chain.fold is not None:
             problem = hooks.split(problem, chain.cv, chain.fold, seed=chain.seed)
+            if problem.info.get("test_table") is not None:  # the fold's rows are held out now
+                from dataclasses import replace
+
+                problem = replace(problem, info={**problem.info, "test_table": None})
     except Exception as exc:  # the data cannot be built: every point says why
         for i in range(len(chain.points)):
             row = _base_row(chain, i)
@@ -129,7 +133,7 @@ def _extras(hooks: SweepHooks, problem: Any, res: Any, row: dict[str, Any]) -> N
     """
     try:
         with _quiet_numerics() as caught:
-            score = hooks.score(problem, res)
+            score = _file_score(row["model"], problem, res) or hooks.score(problem, res)
         if score is not None:
             row["score_name"] = score.name
             value = float(score.value)
@@ -142,6 +146,18 @@ def _extras(hooks: SweepHooks, problem: Any, res: Any, row: dict[str, Any]) -> N
         row["score_error"] = _error_text(exc)
     for k, v in hooks.structure(problem, res).items():
         row[STRUCT_PREFIX + k] = _jsonable(v)
+
+
+def _file_score(model: str, problem: Any, res: Any) -> Any:
+    """A file problem's held-out score as ``dualscope solve --test-size`` prints it (the
+    first of :func:`explorer.datafiles.held_out_scores`), or None."""
+    if getattr(problem, "info", {}).get("test_table") is None:
+        return None
+    from ..datafiles import held_out_scores
+    from .hooks import Score
+
+    scores = held_out_scores(model, problem, res)
+    return None if not scores else Score(scores[0].name, scores[0].value)
 
 
 @contextlib.contextmanager

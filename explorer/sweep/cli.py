@@ -200,10 +200,14 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 def _file_dataset(args: argparse.Namespace) -> str | None:
     """The dataset name of ``--data PATH`` and its options (None without ``--data``)."""
+    from ..cli import _prep_of
     from ..datafiles import file_spec, read_table
 
     opts = {"fmt": args.format, "label": args.label, "task": args.task, "time": args.time,
             "test": args.test, "test_size": args.test_size}
+    prep = _prep_of(args)
+    if prep is not None:
+        opts.update(prep.to_spec())
     if not args.data:
         given = [k for k, v in opts.items() if v is not None]
         if given:
@@ -215,7 +219,7 @@ def _file_dataset(args: argparse.Namespace) -> str | None:
     if args.size:
         raise ValueError("--size applies to the built-in datasets, not to --data PATH")
     read_table(args.data, fmt=args.format, label=args.label, task=args.task,
-               time=args.time)  # a bad file: its message now, not one per point
+               time=args.time, prep=prep)  # a bad file: its message now, not one per point
     return file_spec(args.data, **opts)
 
 
@@ -405,6 +409,9 @@ def add_cli(subparsers: Any, models: Sequence[str] | None = None) -> argparse.Ar
     f.add_argument("--test", metavar="PATH", help="held-out file: a score per point")
     f.add_argument("--test-size", type=float, metavar="F",
                    help="hold out a fraction F of the rows (drawn per data seed)")
+    from ..cli import _configure_prep
+
+    _configure_prep(s)
     s.add_argument("--cv", type=int, default=0, metavar="K",
                    help="K-fold cross-validation (held-out score per fold)")
     s.add_argument("--path", default=None,

@@ -256,6 +256,13 @@ def model_page(
     else:
         if error is not None:
             show_error(error, what)
+        if c.upload and c.upload != "none" and (
+                ps.last is None or ps.last.problem_key != c.problem_key(entry)):
+            # a file that failed: the previous result (another file or a built-in dataset)
+            # is not shown under its name
+            live.box.warning("Nothing was solved for this file: fix it or its options in "
+                             "the sidebar.", icon=":material/error:")
+            return
         if ps.last is None:
             live.box.info("Nothing solved yet: change the settings above.",
                           icon=":material/info:")
@@ -266,6 +273,25 @@ def model_page(
         reference = None
     live.final(res.history, reference=reference)
     metrics_row(res, warm, gap_label="gap" if gap_label == "duality gap" else gap_label)
+    _held_out_row(entry, problem, res, c)
     if problem is not None and error is None and _continue(entry, problem, c, res, live):
         st.rerun()
     st.fragment(_tabs)(entry, problem, res, c, structure, comparison, variants)
+
+
+def _held_out_row(entry: ModelEntry, problem: Problem | None, res: Any, c: Controls) -> None:
+    """The held-out scores of a file problem with a held-out part (:mod:`solvers.scoring`,
+    the same names and values as ``dualscope solve --test-size`` prints)."""
+    if problem is None or problem.info.get("test_table") is None:
+        return
+    from ..datafiles import held_out_scores
+
+    try:
+        scores = held_out_scores(entry.name, problem, res, c.model_params())
+    except ValueError as exc:
+        st.caption(f"held-out score not available: {exc}")
+        return
+    if scores:
+        cols = st.columns(len(scores))
+        for col, sc in zip(cols, scores, strict=True):
+            col.metric(f"held-out {sc.name}", f"{sc.value:.4g}")

@@ -199,8 +199,46 @@ def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
     opts["test_size"] = float(sb.number_input(
         "held-out fraction (0 = none)", min_value=0.0, max_value=0.5, value=0.0, step=0.05,
         key=f"upload_test_{entry.name}"))
-    key = f"{up.digest}:{opts['label']}:{opts['task']}:{opts['time']}:{opts['test_size']}"
+    opts["prep"] = _prep_controls(entry, sb, fmt, _columns(up, cur) if fmt in _TABLE_FORMATS
+                                  else [], opts)
+    spec = opts["prep"].to_spec() if opts["prep"] is not None else {}
+    key = (f"{up.digest}:{opts['label']}:{opts['task']}:{opts['time']}:{opts['test_size']}:"
+           + "&".join(f"{k}={v}" for k, v in sorted(spec.items())))
     return key, opts
+
+
+#: The upload panel's preprocessing defaults (the CLI's are none: it says what to add):
+#: a file straight from elsewhere is standardised, its text columns one-hot encoded and its
+#: incomplete rows dropped; the preview shows the columns that result.
+UPLOAD_PREP = {"scale": "standard", "categorical": "onehot", "missing": "drop"}
+
+
+def _prep_controls(entry: ModelEntry, sb: Any, fmt: str | None, cols: list[str],
+                   opts: dict[str, Any]) -> Any:
+    """The preprocessing choices (:mod:`solvers.preprocess`) of an upload."""
+    from solvers.preprocess import CATEGORICAL, MISSING, SCALES, Preprocessing
+
+    sb.caption("Preprocessing (fitted on the training rows, saved with the model; this "
+               "panel standardises, one-hot encodes text columns and drops incomplete rows "
+               "by default, the CLI does none of it unless asked)")
+    scale = sb.selectbox("scale numeric columns", SCALES,
+                         index=SCALES.index(UPLOAD_PREP["scale"]),
+                         key=f"upload_scale_{entry.name}",
+                         help="standard: mean 0, variance 1; maxabs: divide by max |x| "
+                              "(keeps sparse files sparse)")
+    if fmt not in _TABLE_FORMATS:
+        return Preprocessing(scale=scale)
+    cat = sb.selectbox("text columns", CATEGORICAL,
+                       index=CATEGORICAL.index(UPLOAD_PREP["categorical"]),
+                       key=f"upload_categorical_{entry.name}",
+                       help="onehot: one 0/1 column per value; drop the column; or an error")
+    miss = sb.selectbox("missing values", MISSING, index=MISSING.index(UPLOAD_PREP["missing"]),
+                        key=f"upload_missing_{entry.name}",
+                        help="drop incomplete rows, fill in the training mean, or an error")
+    roles = {opts.get("label"), opts.get("task"), opts.get("time")}
+    ignore = sb.multiselect("leave out columns", [c for c in cols if c not in roles],
+                            key=f"upload_ignore_{entry.name}")
+    return Preprocessing(scale=scale, categorical=cat, missing=miss, ignore=tuple(ignore))
 
 
 def _columns(up: Upload, cur: dict[str, Any]) -> list[str]:
@@ -298,6 +336,9 @@ def preview(problem: Problem) -> None:
                  + (" (sparse)" if table.sparse else ""))
     if info.get("test_source") or "X_test" in info or "Xs_test" in info:
         parts.append("held-out rows in the structure and sweep scores")
+    fp = info.get("preprocessing")
+    if fp is not None:
+        st.caption(f"Preprocessing: {fp.describe()} — the preview shows the columns after it.")
     with st.expander(f"Your file: {table.name} — " + ", ".join(parts), expanded=False):
         import pandas as pd
 

@@ -89,4 +89,5 @@ SAVED_FORM = SavedForm(
                        ("y_ref", "p", False, "iu")),
     names={"feature_names": "d", "class_names": "c", "task_names": None},
     features=("L", 1), decide=_transform, predict=_predict, transform=True, reference=True,
+    kind="metric",
     check=_check, prepare=_prepare)

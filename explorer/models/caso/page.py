@@ -71,10 +71,16 @@ _DIGITS = [str(k) for k in range(10)]
 
 
 def _labels(problem, m: int) -> list[str]:
+    names = problem.info.get("task_names") if problem.info.get("from_file") else None
+    if names is not None and len(names) == m:  # a file's task values
+        return [str(v.item() if isinstance(v, np.generic) else v) for v in names]
     return _DIGITS if problem.name == "digits" and m == 10 else [f"t{j + 1}" for j in range(m)]
 
 
 def _features(problem, d: int) -> list[str]:
+    names = problem.info.get("feature_names") if problem.info.get("from_file") else None
+    if names is not None and len(names) == d:  # a file's columns
+        return [str(v) for v in names]
     prefix = "PC" if problem.name == "digits" else "x"
     return [f"{prefix}{j + 1}" for j in range(d)]
 

@@ -267,6 +267,8 @@ def from_table(table, test=None, **_opts) -> Problem:
                          "G": node_similarities(leaves_under, T)},
                    name=table.name,
                    description=f"file {table.name}: {T} tasks, {X.shape[0]} samples, "
-                               f"{X.shape[1]} features, labels {list(classes)} as -1/+1"
+                               f"{X.shape[1]} features, labels "
+                               f"{[c.item() if isinstance(c, np.generic) else c for c in classes]}"
+                               " as -1/+1"
                                + (f"; {test.n} held out" if test is not None else ""),
                    info=info)

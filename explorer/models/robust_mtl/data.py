@@ -129,7 +129,7 @@ def diabetes_in_time(seed: int = 0, *, m: int = 8) -> Problem:
 def _file_roles():
     from ...datafiles import FileRoles
 
-    return FileRoles(labels="real", tasks=True, time=True)
+    return FileRoles(labels="real", tasks=True, time=True, center_targets=True)
 
 
 #: What a data file must hold for this model (see :mod:`explorer.datafiles`).

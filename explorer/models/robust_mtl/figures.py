@@ -39,8 +39,11 @@ __all__ = [
 # ----------------------------------------------------------------------------- numbers
 
 
-def task_labels(m: int) -> list[str]:
-    """``t1 ... tm``: the tasks in time order."""
+def task_labels(m: int, names: Sequence[Any] | None = None) -> list[str]:
+    """The tasks in time order: their names (a file's task or time values) when given,
+    else ``t1 ... tm``."""
+    if names is not None and len(names) == int(m):
+        return [str(v.item() if isinstance(v, np.generic) else v) for v in names]
     return [f"t{i + 1}" for i in range(int(m))]
 
 
@@ -115,7 +118,7 @@ def comparison_rows(runs: Mapping[str, Any], targets: Sequence[float] = (1e-4, 1
 
 def weights_heatmap(W: np.ndarray, *, features: Sequence[str] | None = None,
                     title: str = "learned W (features x time)", zmax: float | None = None,
-                    height: int = 420) -> go.Figure:
+                    height: int = 420, tasks: Sequence[Any] | None = None) -> go.Figure:
     """``W`` as a heatmap, rows = features, columns = tasks in time order.
 
     Zero rows (features the l2,1 norm dropped) are white; the drift along each
@@ -127,7 +130,7 @@ def weights_heatmap(W: np.ndarray, *, features: Sequence[str] | None = None,
     z = float(np.abs(W).max()) if zmax is None else float(zmax)
     z = z if z > 0 else 1.0
     ylab = list(features) if features is not None else [f"x{j + 1}" for j in range(d)]
-    return heatmap(W, x=task_labels(m), y=ylab, title=title, zmid=0.0, zmin=-z, zmax=z,
+    return heatmap(W, x=task_labels(m, tasks), y=ylab, title=title, zmid=0.0, zmin=-z, zmax=z,
                    xlabel="task (time)", ylabel="feature", height=height)
 
 
@@ -145,7 +148,7 @@ def singular_values_figure(W: np.ndarray, W_true: np.ndarray | None = None,
 
 def residuals_figure(loss_norms: np.ndarray, p: float, *, noise: np.ndarray | None = None,
                      sigmas: np.ndarray | None = None, ns: Sequence[int] | None = None,
-                     height: int = 340) -> go.Figure:
+                     height: int = 340, tasks: Sequence[Any] | None = None) -> go.Figure:
     """Per task (time order): the fitted ``||X_i w_i - y_i||_p`` against the noise level.
 
     Parameters
@@ -162,7 +165,7 @@ def residuals_figure(loss_norms: np.ndarray, p: float, *, noise: np.ndarray | No
     """
     loss_norms = np.asarray(loss_norms, dtype=float)
     m = loss_norms.size
-    x = task_labels(m)
+    x = task_labels(m, tasks)
     fig = go.Figure()
     pname = "inf" if p == math.inf else f"{int(p)}"
     fig.add_trace(go.Bar(x=x, y=loss_norms, name=f"fitted ||X_i w_i − y_i||_{pname}",

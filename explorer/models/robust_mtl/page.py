@@ -242,7 +242,9 @@ def structure(problem, res, c) -> None:
                            width="stretch")
         st.caption(f"Both heatmaps share one colour scale (±{zmax:.2g}).")
     else:
-        st.plotly_chart(weights_heatmap(W, features=feats), width="stretch")
+        st.plotly_chart(weights_heatmap(W, features=feats,
+                                        tasks=problem.info.get("task_names")),
+                        width="stretch")
 
     Xs, ys = problem.data["Xs"], problem.data["ys"]
     left, right = st.columns(2)
@@ -250,7 +252,9 @@ def structure(problem, res, c) -> None:
     noise = None if truth is None else noise_norms(Xs, ys, truth, p)
     right.plotly_chart(residuals_figure(res.loss_norms, p, noise=noise,
                                         sigmas=problem.info.get("sigmas"),
-                                        ns=[X.shape[0] for X in Xs]), width="stretch")
+                                        ns=[X.shape[0] for X in Xs],
+                                        tasks=problem.info.get("task_names")),
+                       width="stretch")
     if noise is not None and m > 2:
         st.caption(_calibration_text(res.loss_norms, noise))
         light_fit(problem, c, noise)

@@ -106,13 +106,14 @@ def _sample(idx: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
 
 def triplet_map_figure(M: np.ndarray, X: np.ndarray, y: np.ndarray, T: np.ndarray,
                        status: np.ndarray, *, per_status: int = 30, seed: int = 0,
-                       height: int = 520) -> go.Figure:
+                       height: int = 520, class_names: Any = None) -> go.Figure:
     """The data under the learned metric with a capped sample of triplets by status.
 
     Each drawn triplet ``(i, j, l)`` is a path ``x_j — x_i — x_l`` through its anchor:
     solid to the same-class point ``j`` (pulled in), dotted to the other-class point
     ``l`` (pushed out), coloured by its screening status. At most ``per_status``
-    triplets of each status are drawn (a fixed random sample).
+    triplets of each status are drawn (a fixed random sample). ``class_names``: the
+    file's class values (``class_names[code]``), else the codes.
     """
     Z, share = embedding(M, X)
     y = np.asarray(y)
@@ -123,6 +124,9 @@ def triplet_map_figure(M: np.ndarray, X: np.ndarray, y: np.ndarray, T: np.ndarra
     classes = np.unique(y)
     for c_i, c in enumerate(classes):
         m = y == c
+        if class_names is not None and 0 <= int(c) < len(class_names):
+            v = class_names[int(c)]
+            c = v.item() if isinstance(v, np.generic) else v
         fig.add_trace(go.Scatter(
             x=Z[m, 0], y=Z[m, 1], mode="markers", name=f"class {c}",
             marker={"color": CLASS_COLORS[c_i % len(CLASS_COLORS)], "size": 8,

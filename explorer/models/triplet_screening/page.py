@@ -166,7 +166,8 @@ def structure(problem, res, c) -> None:
         cap = st.slider("triplets drawn per status", 0, 200, 30, step=10, key="triplets_drawn",
                         help="a fixed random sample of each status (the full set has "
                              f"{n_t:,} triplets)")
-        st.plotly_chart(triplet_map_figure(res.M, X, y, T, status, per_status=int(cap)),
+        st.plotly_chart(triplet_map_figure(res.M, X, y, T, status, per_status=int(cap),
+                                           class_names=problem.info.get("class_names")),
                         width="stretch")
     with right:
         st.plotly_chart(status_counts_figure(res.history, n_t), width="stretch")

@@ -31,14 +31,15 @@ EXPLANATION = (
     "relative gap (tol) or the paper's rule, gap ≤ ratio × first-epoch gap. "
     "The gap is P(W) − D(α), a certificate computed from the current dual point. "
     "On overlapping classes the dual sweeps crawl from C ≈ 10 on (1000 epochs then end "
-    "uncertified), so this page opens with *method* **auto**: the primal interior-point "
+    "uncertified), so *method* defaults to **auto** (here, in the CLI and in "
+    "`WestonWatkinsSVC`): the primal interior-point "
     "method (**ipm**) when d·k is small (d ≤ 32, d·k ≤ 400), where a few dozen Newton "
     "iterations certify any C, and Walrus otherwise; pick **walrus** to watch the paper's "
-    "sweeps (the solver's and the CLI's default)."
+    "sweeps (the comparison tab runs them)."
 )
 
-#: This page's defaults (the solver's stay the paper's): certified at any C on the blobs.
-PAGE_DEFAULTS = {"method": "auto"}
+#: This page's defaults: the user-facing ones (``method="auto"``, from the solver's spec).
+PAGE_DEFAULTS: dict[str, object] = {}
 
 COMPARISON_NOTE = (
     "The two block solvers run the paper's sweeps (free-block steps off), so they take the "
@@ -56,17 +57,22 @@ LOOK_FOR = ("**What to look for:** the support vectors (outlined) sit on the cla
 
 def structure(problem, res, c) -> None:
     X, y = problem.data["X"], problem.data["y"]
+    names = problem.info.get("class_names")
     st.markdown(LOOK_FOR)
     left, right = st.columns([3, 2])
     with left:
         if X.shape[1] == 2:
-            st.plotly_chart(decision_regions(res.W, X, y, res.alpha, intercept=res.intercept),
+            st.plotly_chart(decision_regions(res.W, X, y, res.alpha, intercept=res.intercept,
+                                             class_names=names,
+                                             feature_names=problem.info.get("feature_names")),
                             width="stretch")
         else:
-            st.plotly_chart(confusion_figure(res.W, X, y, intercept=res.intercept), width="stretch")
+            st.plotly_chart(confusion_figure(res.W, X, y, intercept=res.intercept,
+                                             class_names=names), width="stretch")
     with right:
         st.plotly_chart(dual_counts_figure(res.history), width="stretch")
-        st.plotly_chart(violations_figure(res.W, X, y, intercept=res.intercept), width="stretch")
+        st.plotly_chart(violations_figure(res.W, X, y, intercept=res.intercept,
+                                          class_names=names), width="stretch")
     st.caption(f"gap ratio to the first epoch: {gap_text(res.gap_ratio, '.2e')} (the paper "
                "stops at "
                "0.1, 0.01, 0.001; the authors' code at 0.0009); samples updated in the "
