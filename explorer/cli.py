@@ -51,7 +51,15 @@ from typing import Any
 import numpy as np
 
 from . import registry
-from .cliargs import CLIError, Terminated, parse_number, parse_pairs, parse_size
+from .cliargs import (
+    CLIError,
+    Terminated,
+    parse_number,
+    parse_pairs,
+    parse_size,
+    prep_options,
+    preprocessing_of,
+)
 from .limits import CostError, check_sizes
 from .numfmt import gap_text
 
@@ -241,7 +249,7 @@ def _build_from_file(entry: registry.ModelEntry, args: argparse.Namespace
     problem = datafiles.load_problem(
         entry.name, args.data, fmt=args.format, label=args.label, task=args.task,
         time=args.time, test=args.test, test_size=args.test_size, seed=args.seed,
-        max_bytes=math.inf if args.force else datafiles.MAX_FILE_BYTES, prep=_prep_of(args))
+        max_bytes=math.inf if args.force else datafiles.MAX_FILE_BYTES, prep=preprocessing_of(args))
     return problem, params
 
 
@@ -711,40 +719,7 @@ def _configure_solve(s: argparse.ArgumentParser) -> None:
                    help="hold out a random fraction F of the rows (of each task)")
     f.add_argument("--save", metavar="MODEL.npz",
                    help="save the fitted model (.npz or .json) for `dualscope predict`")
-    _configure_prep(s)
-
-
-def _configure_prep(s: argparse.ArgumentParser) -> None:
-    """The preprocessing options (:mod:`solvers.preprocess`), fitted on the training rows
-    and saved with the model."""
-    g = s.add_argument_group("preprocessing of a data file (saved with the model; "
-                             "`dualscope predict` applies it)")
-    g.add_argument("--scale", choices=("none", "standard", "maxabs"), default=None,
-                   help="scale the numeric feature columns: standard (mean 0, variance 1) "
-                        "or maxabs (divide by max |x|; keeps sparse files sparse); default "
-                        "none")
-    g.add_argument("--categorical", choices=("onehot", "drop", "error"), default=None,
-                   help="text feature columns: one 0/1 column per value (onehot), dropped, "
-                        "or an error (default)")
-    g.add_argument("--missing", choices=("error", "drop", "mean"), default=None,
-                   help="missing values: an error (default), drop incomplete rows, or fill "
-                        "in the training mean (most frequent value of a text column)")
-    g.add_argument("--features", metavar="COL,...", help="only these feature columns")
-    g.add_argument("--ignore", metavar="COL,...", help="leave these columns out")
-
-
-def _prep_of(args: argparse.Namespace) -> Any:
-    """The :class:`solvers.preprocess.Preprocessing` of the options (None: none given)."""
-    keys = ("scale", "categorical", "missing", "features", "ignore")
-    given = {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
-    if not given:
-        return None
-    from solvers.preprocess import Preprocessing
-
-    try:
-        return Preprocessing.from_spec(given)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
+    prep_options(s)
 
 
 def _configure_predict(p: argparse.ArgumentParser) -> None:

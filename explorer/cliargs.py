@@ -7,13 +7,15 @@ other: :class:`CLIError` is printed as one line ``dualscope: ...`` with exit sta
 
 from __future__ import annotations
 
+import argparse
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import Dataset
 
-__all__ = ["CLIError", "Terminated", "parse_number", "parse_pairs", "parse_size"]
+__all__ = ["CLIError", "Terminated", "parse_number", "parse_pairs", "parse_size",
+           "prep_options", "preprocessing_of"]
 
 
 class CLIError(Exception):
@@ -68,3 +70,36 @@ def parse_size(ds: Dataset, key: str, text: str) -> int | float:
     default = ds.sizes[key][0]
     integer = isinstance(default, int) and not isinstance(default, bool)
     return parse_number(text, f"--size {key}", integer=integer)
+
+
+def prep_options(s: argparse.ArgumentParser) -> None:
+    """The preprocessing options (:mod:`solvers.preprocess`), fitted on the training rows
+    and saved with the model."""
+    g = s.add_argument_group("preprocessing of a data file (saved with the model; "
+                             "`dualscope predict` applies it)")
+    g.add_argument("--scale", choices=("none", "standard", "maxabs"), default=None,
+                   help="scale the numeric feature columns: standard (mean 0, variance 1) "
+                        "or maxabs (divide by max |x|; keeps sparse files sparse); default "
+                        "none")
+    g.add_argument("--categorical", choices=("onehot", "drop", "error"), default=None,
+                   help="text feature columns: one 0/1 column per value (onehot), dropped, "
+                        "or an error (default)")
+    g.add_argument("--missing", choices=("error", "drop", "mean"), default=None,
+                   help="missing values: an error (default), drop incomplete rows, or fill "
+                        "in the training mean (most frequent value of a text column)")
+    g.add_argument("--features", metavar="COL,...", help="only these feature columns")
+    g.add_argument("--ignore", metavar="COL,...", help="leave these columns out")
+
+
+def preprocessing_of(args: argparse.Namespace) -> Any:
+    """The :class:`solvers.preprocess.Preprocessing` of the options (None: none given)."""
+    keys = ("scale", "categorical", "missing", "features", "ignore")
+    given = {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
+    if not given:
+        return None
+    from solvers.preprocess import Preprocessing
+
+    try:
+        return Preprocessing.from_spec(given)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None

@@ -29,8 +29,8 @@ sample-aligned metadata::
 
 from __future__ import annotations
 
-import importlib
 from numbers import Integral
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import caso, mtmkl, robust_mtl, triplet_screening, wwsvm
 from .params import ParamSpecs
 from .validation import encode_labels
 
@@ -65,10 +66,6 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 
-def _specs(model: str) -> ParamSpecs:
-    return importlib.import_module(f"solvers.{model}").PARAMS
-
-
 class _Extra:
     """An estimator-only parameter (not a solver parameter): default, constraint, doc."""
 
@@ -76,11 +73,11 @@ class _Extra:
         self.default, self.constraint, self.doc = default, constraint, doc
 
 
-def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | None = None,
+def _from_spec(module: ModuleType, *, exclude: tuple[str, ...] = (), override: dict | None = None,
                extra: dict[str, _Extra] | None = None):
     """Class decorator: ``__init__``, ``_parameter_constraints`` and the doc from ``PARAMS``.
 
-    Every parameter of ``solvers.<model>.PARAMS`` except ``exclude`` becomes a
+    Every parameter of the model ``module``'s ``PARAMS`` except ``exclude`` becomes a
     keyword of ``__init__`` with the spec's default; ``seed`` becomes
     ``random_state``; ``override`` replaces a spec parameter by an :class:`_Extra`
     (a restricted choice list, e.g. the classifiers' losses); ``extra`` adds
@@ -91,7 +88,7 @@ def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | No
                                   "solution (data of the same shape)"), **(extra or {})}
 
     def decorate(cls):
-        specs = _specs(model)
+        specs: ParamSpecs = module.PARAMS
         names: list[str] = []
         defaults: dict[str, Any] = {}
         constraints: dict[str, list[Any]] = {}
@@ -131,7 +128,7 @@ def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | No
         init.__module__ = cls.__module__
         cls.__init__ = init
         cls._parameter_constraints = constraints
-        cls._solver_model = model
+        cls._solver_module = module
         cls._spec_names = tuple(n for n in specs if n not in exclude)
         params_doc = ("    Parameters\n    ----------\n    "
                       + "\n    ".join(d.replace("\n", "\n    ") for d in docs) + "\n\n")
@@ -146,12 +143,12 @@ def _from_spec(model: str, *, exclude: tuple[str, ...] = (), override: dict | No
 class _SolverEstimator(BaseEstimator):
     """What every estimator shares: solver keywords, the warm start, the result."""
 
-    _solver_model: str = ""
+    _solver_module: ModuleType
     _spec_names: tuple[str, ...] = ()
 
     @property
-    def _module(self):
-        return importlib.import_module(f"solvers.{self._solver_model}")
+    def _module(self) -> ModuleType:
+        return self._solver_module
 
     def _solver_kwargs(self) -> dict[str, Any]:
         kw = {}
@@ -257,7 +254,7 @@ class _BinaryTaskClassifier(ClassifierMixin):
 # ---------------------------------------------------------------------------
 
 
-@_from_spec("wwsvm", override={"fit_intercept": _Extra(
+@_from_spec(wwsvm, override={"fit_intercept": _Extra(
     True, ["boolean"], "learn per-class offsets as the weights of a constant feature "
     "intercept_scaling (LIBLINEAR's regularised bias; False: the paper's model)")})
 class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
@@ -353,7 +350,7 @@ class _CASOBase(_SolverEstimator):
         return np.einsum("ij,ij->i", X, self.coef_[codes])
 
 
-@_from_spec("caso", exclude=("loss",))
+@_from_spec(caso, exclude=("loss",))
 class ConvexASORegressor(RegressorMixin, _CASOBase):
     r"""Multitask least squares with a shared subspace: convex relaxed ASO (squared loss).
 
@@ -396,12 +393,12 @@ class ConvexASORegressor(RegressorMixin, _CASOBase):
 def _classification_losses():
     from sklearn.utils._param_validation import StrOptions
 
-    losses = tuple(c for c in _specs("caso")["loss"].choices if c != "squared")
+    losses = tuple(c for c in caso.PARAMS["loss"].choices if c != "squared")
     return _Extra(losses[0], [StrOptions(set(losses))], "classification loss: "
                   + " or ".join(losses) + " (labels encoded as -1/+1)")
 
 
-@_from_spec("caso", override={"loss": _classification_losses()})
+@_from_spec(caso, override={"loss": _classification_losses()})
 class ConvexASOClassifier(_BinaryTaskClassifier, _CASOBase):
     r"""Multitask binary classification with a shared subspace: convex relaxed ASO.
 
@@ -433,7 +430,7 @@ class ConvexASOClassifier(_BinaryTaskClassifier, _CASOBase):
 # ---------------------------------------------------------------------------
 
 
-@_from_spec("robust_mtl")
+@_from_spec(robust_mtl)
 class RobustTemporalMTLRegressor(RegressorMixin, _SolverEstimator):
     r"""Robust temporal multitask regression, certified (:func:`solvers.robust_mtl.solve`).
 
@@ -506,7 +503,7 @@ def _tree_nodes(tree: Any) -> list[list[Any]]:
     return nodes
 
 
-@_from_spec("mtmkl", exclude=("kernel",),
+@_from_spec(mtmkl, exclude=("kernel",),
             extra={"tree": _Extra(None, ["array-like", None],
                                   "task similarity tree as nested lists of task ids, "
                                   "e.g. [[a, b], [c, [d, e]]]: every subtree S is a view "
@@ -589,7 +586,7 @@ def _warm_starts() -> tuple[str, ...]:
     return triplet_screening.WARM_STARTS
 
 
-@_from_spec("triplet_screening",
+@_from_spec(triplet_screening,
             extra={"path": _Extra(False, ["boolean"],
                                   "fit along the regularisation path lam_max, "
                                   "ratio lam_max, ... down to lam "

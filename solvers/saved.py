@@ -32,7 +32,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -255,9 +255,9 @@ def validate(sm: SavedModel, where: str = "model") -> None:
                               f"{n}, but {sizes[sym][1]} has {sizes[sym][0]}")
         sizes.setdefault(sym, (n, what))
 
-    for name in schema.values():
-        if name.required and name.name not in sm.arrays:
-            raise bad(f"arrays.{name.name}", f"missing (model {sm.model} needs it)")
+    for need in schema.values():
+        if need.required and need.name not in sm.arrays:
+            raise bad(f"arrays.{need.name}", f"missing (model {sm.model} needs it)")
     prep = {k[len(PREP_PREFIX):]: v for k, v in sm.arrays.items()
             if isinstance(k, str) and k.startswith(PREP_PREFIX)}
     if prep:
@@ -311,10 +311,10 @@ def validate(sm: SavedModel, where: str = "model") -> None:
             raise bad(field_, f"dtype {val.dtype} is not accepted (numbers or text)")
         if val.dtype.kind == "f" and not np.all(np.isfinite(val)):
             raise bad(field_, "holds a value that is not finite")
-        sym = dims[name]
-        if sym is None:
+        name_sym = dims[name]
+        if name_sym is None:
             raise bad(field_, f"model {sm.model} has no {name.split('_')[0]} names")
-        agree(sym, int(val.shape[0]), field_, None)
+        agree(name_sym, int(val.shape[0]), field_, None)
         if np.unique(val).size != val.shape[0]:
             raise bad(field_, "names repeat")
     if form.per_task and sm.task_names is None:
@@ -445,6 +445,8 @@ class SavedModel:
         if t.shape[0] != n:
             raise ValueError(f"tasks must have one entry per row of X ({n}), got {t.shape[0]}")
         names = self.task_names
+        if names is None:
+            raise ValueError(f"model {self.model} has no task names")
         lookup = {_key(v): i for i, v in enumerate(names)}
         out = np.empty(n, dtype=np.int64)
         for i, v in enumerate(t):
@@ -517,8 +519,9 @@ class SavedModel:
         if clash:
             raise ValueError(f"array names {sorted(clash)} are reserved")
         buf = io.BytesIO()
-        np.savez(buf, **{_META: np.array(json.dumps(self._meta()))}, **named,
-                 **dict(self.arrays))
+        members: dict[str, Any] = {_META: np.array(json.dumps(self._meta())), **named,
+                                   **dict(self.arrays)}
+        np.savez(buf, **members)
         return buf.getvalue()
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -656,7 +659,7 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         class_names = class_names if class_names is not None else getattr(est, "classes_", None)
         task_names = task_names if task_names is not None else getattr(est, "tasks_", None)
         if feature_names is None and hasattr(est, "feature_names_in_"):
-            feature_names = est.feature_names_in_
+            feature_names = list(est.feature_names_in_)
     if not dataclasses.is_dataclass(res) or not hasattr(res, "arrays"):
         raise TypeError(f"fitted must be a solver result or a fitted estimator, got "
                         f"{type(fitted).__name__}")
@@ -664,8 +667,8 @@ def from_fitted(fitted: Any, *, model: str | None = None,
     form = form_of(name)
     arrays = {k: np.array(v) for k, v in res.arrays().items()
               if isinstance(v, np.ndarray) and v.dtype.kind in "biufU"}
-    names = {"feature_names": feature_names, "class_names": class_names,
-             "task_names": task_names}
+    names: dict[str, Any] = {"feature_names": feature_names, "class_names": class_names,
+                             "task_names": task_names}
     if form.prepare is not None:
         form.prepare(res, est, arrays, names, reference)
     elif reference is not None:
@@ -679,9 +682,10 @@ def from_fitted(fitted: Any, *, model: str | None = None,
         arrays.update({PREP_PREFIX + k: v for k, v in preprocessing.to_arrays().items()})
         if names["feature_names"] is None:
             names["feature_names"] = list(preprocessing.feature_names_out)
-    cert = {k: getattr(res, k) for k in _CERT}
-    cert["rel_gap"] = float(res.rel_gap)
-    prm = dict(res.params)
+    result: Any = res
+    cert = {k: getattr(result, k) for k in _CERT}
+    cert["rel_gap"] = float(result.rel_gap)
+    prm = dict(result.params)
     prm.update(params or {})
     return SavedModel(model=name, arrays=arrays, params=_jsonable(prm),
                       certificate=_jsonable(cert),
@@ -811,7 +815,8 @@ def load_model(path: str | os.PathLike) -> SavedModel:
     if not isinstance(version, int) or isinstance(version, bool) or version > _VERSION:
         raise ValueError(f"{p.name}: version: {version!r} is not a version this dualscope "
                          f"reads (<= {_VERSION}); upgrade dualscope")
-    sm = SavedModel(model=meta.get("model"), arrays=arrays, params=meta.get("params", {}),
+    sm = SavedModel(model=cast(str, meta.get("model")), arrays=arrays,
+                    params=meta.get("params", {}),
                     certificate=meta.get("certificate", {}),
                     feature_names=names.get("feature_names"),
                     class_names=names.get("class_names"),

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from penguinkit import write_penguins
 
 from explorer import cli, datafiles, registry
+from explorer.datasource import DataSource
 from solvers import preprocess, saved
 from solvers.preprocess import Preprocessing
 
@@ -186,7 +187,9 @@ def test_file_spec_carries_the_preprocessing(penguins):
     spec = datafiles.file_spec(penguins, label="species", prep=prep)
     path, opts = datafiles.parse_file_spec(spec)
     assert opts["prep"] == prep and opts["label"] == "species"
-    prob = registry.get("wwsvm").dataset(spec)[1]()
+    src = DataSource.parse("wwsvm", spec)
+    assert src.options["prep"] == prep and src.key == spec
+    prob = src.problem()
     assert prob.info["preprocessing"].describe() == (
         "scaled 4 columns by max |x|; dropped text columns island, sex; dropped 11 rows "
         "with missing values")

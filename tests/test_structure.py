@@ -184,10 +184,6 @@ def test_any_backend_object_runs_a_sweep_and_the_table_names_the_backends():
 # Model names written outside the models' own files and the registry, each with why it is
 # still there. Anything new fails the test below.
 NAMED_ELSEWHERE = {
-    # one scikit-learn estimator class per model, each declared from its model's PARAMS
-    ("solvers/estimators.py", "wwsvm"), ("solvers/estimators.py", "caso"),
-    ("solvers/estimators.py", "robust_mtl"), ("solvers/estimators.py", "mtmkl"),
-    ("solvers/estimators.py", "triplet_screening"),
     # the known-answer checks of the compiled kernels, one family per kernel module
     ("solvers/kernel_checks.py", "wwsvm"), ("solvers/kernel_checks.py", "caso"),
     ("solvers/kernel_checks.py", "mtmkl"), ("solvers/kernel_checks.py", "robust_mtl"),
@@ -197,8 +193,6 @@ NAMED_ELSEWHERE = {
     ("explorer/filebench.py", "caso"), ("explorer/filebench.py", "robust_mtl"),
     ("explorer/filebench.py", "mtmkl"), ("explorer/filebench.py", "wwsvm"),
     ("explorer/filebench.py", "triplet_screening"), ("explorer/sweep_bench.py", "wwsvm"),
-    # predict's held-out score (moves to the scoring module of issue 40)
-    ("explorer/cli.py", "robust_mtl"), ("explorer/cli.py", "caso"),
 }
 
 

@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..cliargs import CLIError, parse_number, parse_pairs, parse_size
+from ..cliargs import (
+    CLIError,
+    parse_number,
+    parse_pairs,
+    parse_size,
+    prep_options,
+    preprocessing_of,
+)
 from ..datasource import resolve
 from .backends import BACKENDS
 from .guard import MAX_POINTS, guard_sweep
@@ -200,12 +207,11 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 def _file_dataset(args: argparse.Namespace) -> str | None:
     """The dataset name of ``--data PATH`` and its options (None without ``--data``)."""
-    from ..cli import _prep_of
     from ..datafiles import file_spec, read_table
 
     opts = {"fmt": args.format, "label": args.label, "task": args.task, "time": args.time,
             "test": args.test, "test_size": args.test_size}
-    prep = _prep_of(args)
+    prep = preprocessing_of(args)
     if prep is not None:
         opts.update(prep.to_spec())
     if not args.data:
@@ -409,9 +415,8 @@ def add_cli(subparsers: Any, models: Sequence[str] | None = None) -> argparse.Ar
     f.add_argument("--test", metavar="PATH", help="held-out file: a score per point")
     f.add_argument("--test-size", type=float, metavar="F",
                    help="hold out a fraction F of the rows (drawn per data seed)")
-    from ..cli import _configure_prep
 
-    _configure_prep(s)
+    prep_options(s)
     s.add_argument("--cv", type=int, default=0, metavar="K",
                    help="K-fold cross-validation (held-out score per fold)")
     s.add_argument("--path", default=None,

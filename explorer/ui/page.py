@@ -31,7 +31,7 @@ from .state import LastRun, page_state
 __all__ = ["Guard", "model_page", "sweep_panel", "with_defaults"]
 
 #: ``guard(controls) -> message | None``: a cost estimate above the page's limits
-#: (~30 s, ~2 GB on a 2-core machine); the page then asks for confirmation.
+#: (:data:`explorer.limits.PAGE`); the page then asks for confirmation.
 Guard = Callable[[Controls], "str | None"]
 
 _SWEEP_MODULE = "explorer.sweep_panel"
