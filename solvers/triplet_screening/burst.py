@@ -19,16 +19,16 @@ come from the CPU's cycle counter, scaled to the burst's measured time. Its numb
 is keyed on every solver source (:mod:`solvers._jitcache`): it inlines code and constants
 from seven modules.
 
-The dual method (the hinge's default, :func:`.loops._dual_loop`) has its compiled loop
-too, :func:`_dual_burst`, under the same conditions: the step of
+The dual method (the hinge's default, :func:`.loops._dual_loop`) runs every iteration
+in its compiled loop, :func:`_dual_burst` (there is no Python one): the step of
 :class:`solvers.apg.APG` (its compiled box passes, the doubling line search, the step
-growing back by ``shrink``, the adaptive restart), the dual's split ``A(alpha)``, ``A_+``,
-``A_-`` and sums (:func:`.kernels._dual_sums`, which the Python loop uses too), the
-certificate at ``M = A(alpha)_+ / lam`` and the history row. It hands back to Python
-the iterations after which a dynamic round is due and worth running (or the back-off's
-first skip, which Python notes), an iterate outside a screening sphere after its
-evaluation, and the engine's errors. Same iterates, dual points and history, bit for bit
-(tested).
+growing back by ``shrink``, the adaptive restart), the dual's split ``A(alpha)``,
+``A_+``, ``A_-`` and sums (:func:`.kernels._dual_sums`), the certificate at
+``M = A(alpha)_+ / lam`` and the history row. It hands back to Python the iterations
+after which a dynamic round is due and worth running (or the back-off's first skip,
+which Python notes), an iterate outside a screening sphere after its evaluation, every
+iteration after its evaluation when :func:`hands_back_each` (Python then certifies it:
+the same certificates, bit for bit, tested), and the engine's errors.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from ..apg import APG, _box_step, _extrapolate, _restart_product
+from ..apg import _box_step, _extrapolate, _restart_product
 from ..base import Monitor, NumericalError, certified_row, relative_gap
 from ..pgd import PGD, accepts, bb_step, nonfinite, step_products
 from ..prox import _psd_split, _psd_sq_norm
@@ -182,7 +182,8 @@ class _Arm(NamedTuple):
     the previous lambda's iterations or -1, the least saving that pays (a round's cost
     times ``Tuning.pay_margin``), the last screening radius, other rounds possible,
     adaptive, ``screen_every``, the back-off's first skip already noted,
-    ``Tuning.adaptive_shrink`` and ``Tuning.fused_shrink``."""
+    ``Tuning.adaptive_shrink``, ``Tuning.fused_shrink``, and whether every iteration
+    goes back to Python after its step (:func:`hands_back_each`)."""
 
     fused: bool
     dyn_on: bool
@@ -197,6 +198,7 @@ class _Arm(NamedTuple):
     noted: bool
     a_shrink: float
     f_shrink: float
+    each: bool
 
 
 #: Slots of a compiled loop's tally (a float array): evaluations of the objective at
@@ -206,13 +208,18 @@ EVALS, STEPS, F_EVALS, RESTARTS, SPLITS, EIG, FORMS, LOSS = range(8)
 
 
 @njit(cache=True)
-def _record_row(book, n_rec, P, D, M, A, asum, a2, dual_src, step,
+def _record_row(book, n_rec, cage, P, D, M, A, asum, a2, dual_src, step,
                 tol):  # pragma: no cover - compiled
-    # _record of the Python loops for an exact iterate M (reduced primal P = the full
-    # one, its evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D
-    # of dual_src (M itself, or the dual iterate alpha): the book's best and the buffers
-    # of a new best, then its history row n_rec. Returns (new best M?, new dual point?,
-    # converged: the row's relative gap <= tol).
+    # _certify and _record of the Python loops for the iterate M (reduced primal P, its
+    # evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D of
+    # dual_src (M itself, or the dual iterate alpha): when M is exact (inside the cage:
+    # P is the full objective) and D finite, the book's best and the buffers of a new
+    # best, then its history row n_rec. Returns (recorded?, the reduced gap, new best M?,
+    # new dual point?, converged: the row's relative gap <= tol); not recorded: the full
+    # objective or the error is the Python loop's.
+    if not ((cage.n == 0 or _inside_all(cage.C, cage.r, cage.cn, M.reshape(-1), cage.n))
+            and np.isfinite(D)):
+        return False, 0.0, False, False, False
     best = book.best
     got_M = False
     got_D = False
@@ -235,7 +242,7 @@ def _record_row(book, n_rec, P, D, M, A, asum, a2, dual_src, step,
     rows[n_rec, 3] = P
     rows[n_rec, 4] = step
     rows[n_rec, 5] = float(_cycles())
-    return got_M, got_D, relative_gap(g_row, best[0]) <= tol
+    return True, _pad(P - D, P), got_M, got_D, relative_gap(g_row, best[0]) <= tol
 
 
 @njit(cache=True)
@@ -331,13 +338,12 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
         ap2 = _plus_sq(s.A)
         tally[EIG] += _cycles() - c0
         D = dual_value(s.asum, s.a2, ap2, t.gamma, t.lam)
-        inside = cage.n == 0 or _inside_all(cage.C, cage.r, cage.cn, s.x.reshape(-1), cage.n)
-        if not (inside and np.isfinite(D)):
-            reason = PENDING  # the full objective or the error is the Python loop's
+        ok, g, gm, gd, done = _record_row(book, n_rec, cage, s.P, D, s.x, s.A, s.asum, s.a2,
+                                          s.x, s.step, tol)
+        if not ok:
+            reason = PENDING
             break
-        gap_r = _pad(s.P - D, s.P)
-        gm, gd, done = _record_row(book, n_rec, s.P, D, s.x, s.A, s.asum, s.a2, s.x, s.step,
-                                   tol)
+        gap_r = g
         got_M |= gm
         got_D |= gd
         n_rec += 1
@@ -407,14 +413,15 @@ def _book(run: _Run, n_rows: int, shape: tuple, n_dual: int) -> _Book:
                  np.empty(shape), np.empty(n_dual), np.empty((max(n_rows, 0), 6)))
 
 
-def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float) -> _Arm:
+def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
+         each: bool = False) -> _Arm:
     prev = run.dyn.get("iters")
     t = run.tuning
     return _Arm(bool(fused), bool(run.dynamic_on), bool(run.backoff),
                 float(sub.pass_visits(t)), -1 if prev is None else int(prev), float(pay_min),
                 float(run.last_radius), bool(rounds), bool(opts.adaptive),
                 int(opts.screen_every), bool(run._skip_noted), float(t.adaptive_shrink),
-                float(t.fused_shrink))
+                float(t.fused_shrink), bool(each))
 
 
 def _tally() -> np.ndarray:
@@ -444,9 +451,8 @@ def _profile(run: _Run, tally: np.ndarray, tt: float, span: int) -> None:
 def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
     """Whether the active set's iterations between refreshes may run in
     :func:`run_working_steps`: no callback and the sphere rule (the linear rule's
-    halfspace needs the last step's projection), no work budget and ``opts.compiled``."""
-    return (opts.compiled and opts.callback is None and opts.rule == "sphere"
-            and mon.budget is None)
+    halfspace needs the last step's projection) and ``opts.compiled``."""
+    return opts.compiled and opts.callback is None and opts.rule == "sphere"
 
 
 def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
@@ -476,12 +482,12 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
 
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
-    """Whether the compiled loops (:func:`run_burst` for the projected gradient,
-    :func:`run_dual_burst` for the dual method) may run this solve's iterations: no
-    callback, no active set, the sphere rule, no work budget (full or diagonal metric)
-    and ``opts.compiled``."""
+    """Whether the projected gradient's compiled loop (:func:`run_burst`) may run this
+    solve's iterations: no
+    callback, no active set, the sphere rule (full or diagonal metric) and
+    ``opts.compiled``."""
     return (opts.compiled and opts.callback is None and not opts.active_set
-            and opts.rule == "sphere" and mon.budget is None)
+            and opts.rule == "sphere")
 
 
 def _timed(mon: Monitor, fn, *args) -> tuple[Any, tuple]:
@@ -695,15 +701,17 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
         tally[FORMS] += cf
         tally[LOSS] += cl
         tally[EVALS] += 1
+        if arm.each:
+            reason = PENDING  # this iteration is the Python loop's
+            break
         P = _reduced_primal(loss, lam, mm, gamma, nL, mh)
         D = dual_value(xs1 + nL, xs2 + nL, xap2, gamma, lam)
-        inside = cage.n == 0 or _inside_all(cage.C, cage.r, cage.cn, M.reshape(-1), cage.n)
-        if not (inside and np.isfinite(D)):
-            reason = PENDING  # the full objective or the error is the Python loop's
+        ok, g, gm, gd, done = _record_row(book, n_rec, cage, P, D, M, A_e, s1e + nL, s2e + nL,
+                                          x, 1.0 / L, tol)
+        if not ok:
+            reason = PENDING
             break
-        gap_r = _pad(P - D, P)
-        gm, gd, done = _record_row(book, n_rec, P, D, M, A_e, s1e + nL, s2e + nL, x, 1.0 / L,
-                                   tol)
+        gap_r = g
         got_M |= gm
         got_D |= gd
         n_rec += 1
@@ -723,55 +731,48 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
     return reason, n_rec, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D, got_M, got_D
 
 
-def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, it: int,
+#: The dual method's line search: ``L`` doubles at most this many times per step (the
+#: defaults of :class:`solvers.apg.APG`, whose step :func:`_dual_burst` is).
+BACKTRACK, MAX_BACKTRACKS = 2.0, 60
+
+
+def hands_back_each(opts: _Opts) -> bool:
+    """Whether the dual loop hands every iteration back to Python after its step and
+    evaluation: a callback sees each, the linear rule's halfspace comes from the
+    iterate's split, and ``opts.compiled=False`` has Python certify and decide each
+    iteration (the reference the compiled certificates are tested against)."""
+    return not opts.compiled or opts.callback is not None or opts.rule != "sphere"
+
+
+def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
                    sub) -> tuple:
-    """Run dual iterations ``it, it + 1, ...`` in :func:`_dual_burst` and bring back their
-    effects: the engine's state (as after as many :meth:`.APG.step` calls), the dual
-    loop's one-entry memo ``last`` (``[alpha, A, A_+, A_-, sums]``, now the iterate's),
-    the best certified iterate and dual point, the history rows, the run's counters and
-    profile. Returns ``(reason, next iteration, M, ev, gap_r, D)``: with ``PENDING``
-    iteration ``next``'s step and evaluation (``M``, ``ev``) are done and the rest of its
-    certificate is the caller's; with ``ROUND`` iteration ``next - 1`` is done
-    (``M``, ``ev``, ``gap_r``, ``D`` its certificate's) and its dynamic round the
-    caller's."""
-    assert sub is run.unscr  # no active set (bursts_apply): the working set is all of it
+    """Run dual iterations ``it, it + 1, ...`` from the state ``d`` in :func:`_dual_burst`
+    and bring back their effects: the best certified iterate and dual point, the history
+    rows, the run's counters and profile. Returns ``(reason, next iteration, state, M,
+    ev, gap_r, D)``: with ``PENDING`` iteration ``next``'s step and evaluation (``M``,
+    ``ev``) are done and the rest of its certificate is the caller's; with ``ROUND``
+    iteration ``next - 1`` is done (``M``, ``ev``, ``gap_r``, ``D`` its certificate's)
+    and its dynamic round the caller's. Raises :class:`NumericalError` where
+    :meth:`solvers.apg.APG.step` would."""
+    assert sub is run.unscr  # no active set: the working set is all of it
     kinds = len(opts.screening)
     worth_min = run.tuning.pay_margin * run._round_cost(kinds) if kinds else 0.0
-    arm = _arm(run, opts, run.unscr, False, bool(kinds) and bool(run.dynamic_on), worth_min)
-    shape = run.HL.shape
-    x = eng.x
-    have = last[0] is x
-    if have:
-        xA, xP, xN = (np.ascontiguousarray(a, dtype=float) for a in last[1:4])
-        xs = last[4] if last[4] is not None else _dual_sums(x, xP)
-    else:
-        xA = xP = xN = np.zeros(shape)
-        xs = (0.0, 0.0, 0.0)
-    d = _Dual(x, np.ascontiguousarray(eng.x_prev, dtype=float), float(eng.t_prev),
-              float(eng.t_cur), float(eng.L), 0.0, 0, have, xA, xP, xN,
-              (float(xs[0]), float(xs[1]), float(xs[2])))
+    arm = _arm(run, opts, run.unscr, False, bool(kinds) and bool(run.dynamic_on), worth_min,
+               hands_back_each(opts))
     it_max = min(opts.max_iter, it + opts.chunk - 1)
-    book = _book(run, it_max - it + 1, shape, sub.idx.size)
+    book = _book(run, it_max - it + 1, run.HL.shape, sub.idx.size)
     tally = _tally()
-    out, clock = _timed(mon, _dual_burst, _terms(run, sub), d, float(eng.shrink),
-                        float(eng.backtrack), int(eng.max_backtracks), _cage(run), opts.tol,
-                        book, it, it_max, arm, tally)
+    out, clock = _timed(mon, _dual_burst, _terms(run, sub), d, float(run.tuning.dual_shrink),
+                        BACKTRACK, MAX_BACKTRACKS, _cage(run), opts.tol, book, it, it_max,
+                        arm, tally)
     reason, n_rec, d, evp, A_e, G_e, M, gap_r, D, got_M, got_D = out
-    # the engine and the memo, as after as many APG.step calls
-    eng.x, eng.x_prev = d.x, d.x_prev
-    eng.t_prev, eng.t_cur, eng.L = float(d.t_prev), float(d.t_cur), float(d.L)
-    eng.beta = float(d.beta)
-    eng.n_backtracks = int(d.n_bt)
-    eng.n_restarts += int(tally[RESTARTS])
-    eng.n_evals += int(tally[F_EVALS])
-    eng.k += int(tally[STEPS])
+    k = it + int(tally[STEPS]) - 1  # the iteration of the last step
     if reason == LSFAIL:
-        raise NumericalError(f"APG: line search failed after {eng.max_backtracks} doublings "
-                             f"(iteration {eng.k}, L={eng.L:.3e})")
+        raise NumericalError(f"APG: line search failed after {MAX_BACKTRACKS} doublings "
+                             f"(iteration {k}, L={d.L:.3e})")
     if reason == DOMAIN:
-        raise NumericalError(
-            f"APG: objective not finite at the feasible iterate (iteration {eng.k})")
-    last[:] = [d.x, d.xA, d.xP, d.xN, tuple(float(v) for v in d.xs)]
+        raise NumericalError(f"APG: objective not finite at the feasible iterate "
+                             f"(iteration {k})")
     # the run: counters, profile (thread time split by the cycles of each part)
     n = sub.idx.size
     n_cert = int(tally[EVALS])
@@ -782,4 +783,4 @@ def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, i
                          (sub.idx, book.dual), clock, tally)
     loss, s1e, s2e, mm, mh = evp
     ev = run._make_eval(float(loss), float(s1e), float(s2e), A_e, G_e, float(mm), float(mh))
-    return int(reason), it + int(n_rec), M, ev, float(gap_r), float(D)
+    return int(reason), it + int(n_rec), d, M, ev, float(gap_r), float(D)
