@@ -358,14 +358,16 @@ def test_compiled_loop_hands_an_inexact_iterate_back(monkeypatch, loss):
     (("pgb", "dgb"), "adaptive", False), (None, "adaptive", True),
     (("rrpb", "pgb"), "adaptive", True)])
 def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(screening, dynamic, diagonal):
-    """The dual method's iterations run by the compiled loop (burst._dual_burst: the APG
-    step with its line search and restarts, the certificate, the history row) are the
-    Python loop's, bit for bit: iterates, certificates, dual points, history rows (all
-    but their times), stop reasons and work counters, on a path (path screening, each
-    lambda from the previous dual iterate), in chunks of a few iterations, to max_iter
-    (with its warning), and with dynamic rounds handed back to Python (adaptive or every
-    10; with and without the back-off, whose first skip Python notes). Full and diagonal
-    metrics."""
+    """The dual method's certificates, history rows and round decisions made inside its
+    compiled loop (burst._dual_burst) are those Python makes when every iteration is
+    handed back to it (``_compiled=False``: Python certifies each iterate and decides
+    each dynamic round; the steps themselves are written once, compiled, and checked
+    against solvers.apg.APG below), bit for bit: iterates, certificates, dual points,
+    history rows (all but their times), stop reasons and work counters, on a path (path
+    screening, each lambda from the previous dual iterate), in chunks of a few
+    iterations, to max_iter (with its warning), and with dynamic rounds handed back to
+    Python (adaptive or every 10; with and without the back-off, whose first skip
+    Python notes). Full and diagonal metrics."""
     X, y = _data(5, n=40, d=4)
     prob = ts.TripletProblem(X, y, k=4, loss="hinge", diagonal=diagonal)
     lam = ts.lambda_max(X, y, k=4, loss="hinge", diagonal=diagonal) * 0.05
@@ -399,6 +401,55 @@ def test_compiled_dual_loop_is_the_python_loop_bit_for_bit(screening, dynamic, d
         assert short.stop_reason == "max_iter" and full.stop_reason == "converged"
     if screening and screening[-1] != "rrpb":
         assert screening[-1] in list(ref[2].screening_log["sphere"])  # rounds did happen
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_compiled_dual_steps_are_the_apg_steps_bit_for_bit(diagonal):
+    """The dual method's steps exist only in its compiled loop (burst._dual_burst); they
+    are those of the generic solvers.apg.APG (box [0, 1], adaptive restart, the
+    doubling line search with L grown back by Tuning.dual_shrink) on the same dual,
+    bit for bit: the last iterate after as many iterations from the KKT map of 0."""
+    import warnings
+
+    from solvers.apg import APG
+    from solvers.triplet_screening.kernels import _dual_grad, _dual_sums
+    from solvers.triplet_screening.loops import _run_solve
+    from solvers.triplet_screening.pairs import _diff, kkt_alpha
+    from solvers.triplet_screening.state import _Opts, _Run
+    from solvers.triplet_screening.tuning import DEFAULT
+
+    X, y = _data(7, n=40, d=4)
+    prob = ts.TripletProblem(X, y, k=4, loss="hinge", diagonal=diagonal)
+    lam = ts.lambda_max(X, y, k=4, loss="hinge", diagonal=diagonal) * 0.05
+    n_iter = 60
+    opts = _Opts(screening=(), rule="sphere", active_set=False, method="dual", tol=1e-15,
+                 max_iter=n_iter, callback=None, want_alpha=False, backoff=False)
+    M0 = prob.data.zeros()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res, ex = _run_solve(prob, lam, M0, opts, None, None)
+    assert res.n_iter == n_iter
+    run = _Run(prob, lam, active_set=False)
+    sub, gamma = run.unscr, prob.gamma
+
+    def plus(a):
+        return run.proj(sub.assemble(sub.pair_weights(a)) + run.HL)[0]
+
+    def value(a):
+        return -sph.dual_value(*_dual_sums(a, plus(a)), gamma, lam)
+
+    def value_and_grad(a):
+        return value(a), _dual_grad(sub.quad(plus(a) / lam), sub.la, sub.lb, gamma, a)
+
+    hn2 = prob.data.hn[sub.idx] ** 2
+    L0 = max(gamma + float(hn2.mean()) / lam, 1e-12)
+    x0 = kkt_alpha(_diff(sub.quad(M0), sub.la, sub.lb), gamma, run.hinge)
+    eng = APG(value_and_grad, None, x0, value=value, L0=L0, adaptive_restart=True,
+              box=(0.0, 1.0), shrink=DEFAULT.dual_shrink)
+    for _ in range(n_iter):
+        eng.step()
+    assert eng.n_restarts > 0  # the restarts are exercised
+    np.testing.assert_array_equal(ex["alpha"], eng.x)
 
 
 def test_compiled_loop_cache_is_keyed_on_every_solver_source():

@@ -441,3 +441,18 @@ def test_dual_method_starts_from_the_previous_dual_point(monkeypatch, screening)
         assert start is left
         assert np.all((left >= 0) & (left <= 1)) and np.all(left[status == 1] == 1)
     assert p.converged.all()
+
+
+def test_before_after_summary_takes_medians_and_ratios():
+    """The before/after bench (explorer.models.triplet_screening.beforeafter) quotes each
+    row's median CPU seconds over the rounds of each tree and the ratio before / after."""
+    from explorer.models.triplet_screening.beforeafter import summarise
+
+    before = [{"a": [3.0, 1, 1], "b": [1.0, 1, 1]}, {"a": [5.0, 1, 1], "b": [1.2, 1, 1]},
+              {"a": [4.0, 1, 1], "b": [9.0, 1, 1]}]
+    after = [{"a": [2.0, 1, 1], "b": [1.0, 1, 1]}, {"a": [1.0, 1, 1], "b": [1.5, 1, 1]},
+             {"a": [8.0, 1, 1], "b": [1.1, 1, 1]}]
+    table = summarise(before, after)
+    assert [row for row, *_ in table] == ["a", "b"]
+    assert table[0][1:] == (4.0, 2.0, 2.0)
+    assert table[1][1:] == (1.2, 1.1, pytest.approx(1.2 / 1.1))

@@ -19,27 +19,28 @@ come from the CPU's cycle counter, scaled to the burst's measured time. Its numb
 is keyed on every solver source (:mod:`solvers._jitcache`): it inlines code and constants
 from seven modules.
 
-The dual method (the hinge's default, :func:`.loops._dual_loop`) has its compiled loop
-too, :func:`_dual_burst`, under the same conditions: the step of
+The dual method (the hinge's default, :func:`.loops._dual_loop`) runs every iteration
+in its compiled loop, :func:`_dual_burst` (there is no Python one): the step of
 :class:`solvers.apg.APG` (its compiled box passes, the doubling line search, the step
-growing back by ``shrink``, the adaptive restart), the dual's split ``A(alpha)``, ``A_+``,
-``A_-`` and sums (:func:`.kernels._dual_sums`, which the Python loop uses too), the
-certificate at ``M = A(alpha)_+ / lam`` and the history row. It hands back to Python
-the iterations after which a dynamic round is due and worth running (or the back-off's
-first skip, which Python notes), an iterate outside a screening sphere after its
-evaluation, and the engine's errors. Same iterates, dual points and history, bit for bit
-(tested).
+growing back by ``shrink``, the adaptive restart), the dual's split ``A(alpha)``,
+``A_+``, ``A_-`` and sums (:func:`.kernels._dual_sums`), the certificate at
+``M = A(alpha)_+ / lam`` and the history row. It hands back to Python the iterations
+after which a dynamic round is due and worth running (or the back-off's first skip,
+which Python notes), an iterate outside a screening sphere after its evaluation, every
+iteration after its evaluation when :func:`hands_back_each` (Python then certifies it:
+the same certificates, bit for bit, tested), and the engine's errors.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from ..apg import APG, _box_step, _extrapolate, _restart_product
+from ..apg import _box_step, _extrapolate, _restart_product
 from ..base import Monitor, NumericalError, certified_row, relative_gap
 from ..pgd import PGD, accepts, bb_step, nonfinite, step_products
 from ..prox import _psd_split, _psd_sq_norm
@@ -94,82 +95,199 @@ def _plus_sq_impl(A):  # pragma: no cover - compiled
     return lambda A: _psd_sq_norm(A)
 
 
+class _Terms(NamedTuple):
+    """The reduced problem a compiled loop steps on, constant during one call: the pair
+    forms' source ``src`` of ``n_pairs`` pairs, the remaining triplets' local pair ids
+    ``(la, lb)`` and anchor blocks ``blk``, ``gamma``, ``hinge``, the folded L-hat ``HL``
+    (``nL`` triplets) and ``lam``."""
+
+    src: tuple
+    n_pairs: int
+    la: np.ndarray
+    lb: np.ndarray
+    blk: tuple
+    gamma: float
+    hinge: bool
+    HL: np.ndarray
+    lam: float
+    nL: float
+
+
+class _Step(NamedTuple):
+    """The projected gradient's state between two steps (:class:`solvers.pgd.PGD`): the
+    iterate ``x`` with its evaluation (reduced objective ``P``, gradient ``G``, ``A``,
+    ``sum alpha`` and ``sum alpha^2``, L-hat included), the step size and the GLL window
+    ``hist[:nh]`` (``hist`` is updated in place)."""
+
+    x: np.ndarray
+    P: float
+    G: np.ndarray
+    A: np.ndarray
+    asum: float
+    a2: float
+    step: float
+    hist: np.ndarray
+    nh: int
+
+
+class _Dual(NamedTuple):
+    """The dual method's state between two steps (:class:`solvers.apg.APG`): the
+    iterate ``x``, the previous one, the momentum ``t_prev``, ``t_cur``, ``beta``, the
+    Lipschitz estimate ``L`` and the backtracks of the last step; ``x``'s split
+    ``(A(x), A_+, A_-)`` and sums ``(sum x, ||x||^2, ||A_+||^2)`` when ``have_x``."""
+
+    x: np.ndarray
+    x_prev: np.ndarray
+    t_prev: float
+    t_cur: float
+    L: float
+    beta: float
+    n_bt: int
+    have_x: bool
+    xA: np.ndarray
+    xP: np.ndarray
+    xN: np.ndarray
+    xs: tuple
+
+
+class _Cage(NamedTuple):
+    """The spheres that screened something (:class:`.state._Regions`): centres ``C``
+    (one a row), radii ``r``, centre norms ``cn``, the first ``n`` in use."""
+
+    C: np.ndarray
+    r: np.ndarray
+    cn: np.ndarray
+    n: int
+
+
+class _Book(NamedTuple):
+    """What a compiled loop's certified iterations write (:func:`_record_row`):
+    ``best = [best P, best D, best P's sum alpha, its sum alpha^2]``, the buffers of a
+    new best iterate (``best_M``, its ``best_A``) and of a new best dual point
+    (``dual``), and the history ``rows[k] = (best P, D row, gap row, reduced P, step,
+    cycle count)``."""
+
+    best: np.ndarray
+    best_M: np.ndarray
+    best_A: np.ndarray
+    dual: np.ndarray
+    rows: np.ndarray
+
+
+class _Arm(NamedTuple):
+    """The tests of :meth:`._Run.can_pay`, :meth:`._Run.arm_fused`,
+    :meth:`._Run.worth_screening` and :meth:`._Run.dynamic_screening` a compiled loop
+    makes: fused rounds possible, other rounds on (:attr:`._Run.dynamic_on`; fused
+    rounds are not under it), back-off, a loss pass's visits (:meth:`._Sub.pass_visits`),
+    the previous lambda's iterations or -1, the least saving that pays (a round's cost
+    times ``Tuning.pay_margin``), the last screening radius, other rounds possible,
+    adaptive, ``screen_every``, the back-off's first skip already noted,
+    ``Tuning.adaptive_shrink``, ``Tuning.fused_shrink``, and whether every iteration
+    goes back to Python after its step (:func:`hands_back_each`)."""
+
+    fused: bool
+    dyn_on: bool
+    backoff: bool
+    v_sub: float
+    prev: int
+    pay_min: float
+    last_r: float
+    rounds: bool
+    adaptive: bool
+    every: int
+    noted: bool
+    a_shrink: float
+    f_shrink: float
+    each: bool
+
+
+#: Slots of a compiled loop's tally (a float array): evaluations of the objective at
+#: an iterate, steps, evaluations of the dual's f, restarts, splits ``A(alpha)``, then
+#: the CPU cycles of the eigendecompositions, pair forms and loss passes.
+EVALS, STEPS, F_EVALS, RESTARTS, SPLITS, EIG, FORMS, LOSS = range(8)
+
+
 @njit(cache=True)
-def _record_row(best, P, D, M, A, asum, a2, best_M, best_A, dual_src, dual_dst, rows, n_rec,
-                step, tol):  # pragma: no cover - compiled
-    # _record of the Python loops for an exact iterate M (reduced primal P = the full
-    # one, its evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D
-    # of dual_src (M itself, or the dual iterate alpha): best = [best P, best D, its sum
-    # alpha, sum alpha^2] and the buffers of a new best (best_M, best_A, dual_dst), then
-    # the history row rows[n_rec] (best P, D row, gap row, reduced P, step, cycle count).
-    # Returns (new best M?, new dual point?, converged: the row's relative gap <= tol).
+def _record_row(book, n_rec, cage, P, D, M, A, asum, a2, dual_src, step,
+                tol):  # pragma: no cover - compiled
+    # _certify and _record of the Python loops for the iterate M (reduced primal P, its
+    # evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D of
+    # dual_src (M itself, or the dual iterate alpha): when M is exact (inside the cage:
+    # P is the full objective) and D finite, the book's best and the buffers of a new
+    # best, then its history row n_rec. Returns (recorded?, the reduced gap, new best M?,
+    # new dual point?, converged: the row's relative gap <= tol); not recorded: the full
+    # objective or the error is the Python loop's.
+    if not ((cage.n == 0 or _inside_all(cage.C, cage.r, cage.cn, M.reshape(-1), cage.n))
+            and np.isfinite(D)):
+        return False, 0.0, False, False, False
+    best = book.best
     got_M = False
     got_D = False
     if P < best[0]:
         best[0] = P
-        best_M.reshape(-1)[:] = M.reshape(-1)
-        best_A.reshape(-1)[:] = A.reshape(-1)
+        book.best_M.reshape(-1)[:] = M.reshape(-1)
+        book.best_A.reshape(-1)[:] = A.reshape(-1)
         best[2] = asum
         best[3] = a2
         got_M = True
     if D > best[1]:
         best[1] = D
-        dual_dst.reshape(-1)[: dual_src.size] = dual_src.reshape(-1)
+        book.dual.reshape(-1)[: dual_src.size] = dual_src.reshape(-1)
         got_D = True
     d_row, g_row = certified_row(best[0], best[1])
+    rows = book.rows
     rows[n_rec, 0] = best[0]
     rows[n_rec, 1] = d_row
     rows[n_rec, 2] = g_row
     rows[n_rec, 3] = P
     rows[n_rec, 4] = step
     rows[n_rec, 5] = float(_cycles())
-    return got_M, got_D, relative_gap(g_row, best[0]) <= tol
+    return True, _pad(P - D, P), got_M, got_D, relative_gap(g_row, best[0]) <= tol
 
 
 @njit(cache=True)
-def _round_due(adaptive, gap_r, lam, last_r, done, every,
-               shrink):  # pragma: no cover - compiled
+def _round_due(arm, gap_r, lam, done):  # pragma: no cover - compiled
     # _Run.dynamic_screening's test after iteration ``done``: adaptive (the gap ball has
-    # shrunk below ``shrink`` (Tuning.adaptive_shrink) times the last sphere that
-    # screened) or every ``every`` iterations
-    if adaptive:
-        return dgb_radius(gap_r, lam) <= shrink * last_r
-    return done % every == 0
+    # shrunk below Tuning.adaptive_shrink times the last sphere that screened) or every
+    # ``every`` iterations
+    if arm.adaptive:
+        return dgb_radius(gap_r, lam) <= arm.a_shrink * arm.last_r
+    return done % arm.every == 0
 
 
 @njit(cache=True, inline="always")
-def _gll_step(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2,
-              step, hist, nh, sigma, max_halvings, counts):  # pragma: no cover - compiled
-    # The step of PGD.step from the iterate x (reduced objective P, gradient G, its A,
-    # sum alpha and sum alpha^2 with L-hat) with the GLL window hist[:nh]: halve the step
+def _gll_step(t, s, sigma, max_halvings, tally):  # pragma: no cover - compiled
+    # The step of PGD.step from the state s (_Step) with its GLL window: halve the step
     # until the projected trial point passes the non-monotone test, evaluate it over the
-    # triplets (la, lb), then the paper's BB step and the window. Returns the new state
-    # (x, P, G, A, asum, a2, step, nh) and whether P is finite; counts += (evaluations,
-    # cycles of eig, forms, loss). With a non-finite P the state is the old one but the
-    # step (the halved one, as in PGD), and the caller reports it.
+    # triplets of t (_Terms), then the paper's BB step and the window. Returns the new
+    # state and whether its P is finite; tally[EVALS, EIG, FORMS, LOSS] counted. With a
+    # non-finite P the state is the old one but the step (the halved one, as in PGD),
+    # and the caller reports it.
+    x, P, G, step, hist = s.x, s.P, s.G, s.step, s.hist
     ref = hist[0]
-    for k in range(1, nh):
+    for k in range(1, s.nh):
         ref = max(ref, hist[k])
     scale = 1e-12 * max(1.0, abs(P))
     for _ in range(max_halvings):
         c0 = _cycles()
         x_new = _pm(x - step * G)[0]
-        counts[1] += _cycles() - c0
+        tally[EIG] += _cycles() - c0
         loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-            src, x_new, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
-        counts[2] += cf
-        counts[3] += cl
-        P_new = _reduced_primal(loss, lam, mm, gamma, nL, mh)
-        counts[0] += 1
+            t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0), None,
+            t.HL, t.lam)
+        tally[FORMS] += cf
+        tally[LOSS] += cl
+        P_new = _reduced_primal(loss, t.lam, mm, t.gamma, t.nL, mh)
+        tally[EVALS] += 1
         dec, sy, yy, ss = step_products(x, x_new, G, G_new)
         if accepts(P_new, ref, sigma, dec, scale):
             break
         step *= 0.5
     if not np.isfinite(P_new):
-        return x, P, G, A, asum, a2, step, nh, False
+        return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh), False
     step = bb_step(sy, yy, ss, step)
-    nh = _push_window(hist, nh, P_new)
-    return x_new, P_new, G_new, A_new, s1 + nL, s2 + nL, step, nh, True
+    nh = _push_window(hist, s.nh, P_new)
+    return _Step(x_new, P_new, G_new, A_new, s1 + t.nL, s2 + t.nL, step, hist, nh), True
 
 
 @njit(cache=True, inline="always")
@@ -186,60 +304,46 @@ def _push_window(hist, nh, P):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2, step,
-               hist, nh, sigma, max_halvings, C, rr, cn, n_reg, tol, best, gap_r, it,
-               it_max, arm, rows, best_M, best_A, dual_M):  # pragma: no cover - compiled
-    # Iterations it, it + 1, ... of the loop (see the module docstring). State in:
-    # the iterate x with its evaluation (P, G, A, asum, a2: L-hat included), the step,
-    # the GLL window hist[:nh], best = [best P, best D], gap_r (the last reduced gap).
-    # arm = (fused, the other rounds on (_Run.dynamic_on; fused rounds are not under
-    # it), backoff, a loss pass's visits (_Sub.pass_visits),
-    # previous lambda's iterations or -1, pay_min, last radius, other rounds, adaptive,
-    # screen_every, Tuning.adaptive_shrink, Tuning.fused_shrink):
-    # the tests of _Run.can_pay, _Run.arm_fused and _Run.dynamic_screening.
-    # rows[k] = (best P, D row, gap row, reduced P, step, cycle count) of the k-th
-    # iteration run; best_M / dual_M receive the iterates of a new best P / best D,
-    # best_A the A of best_M and best[2:4] its sum alpha and sum alpha^2 (every
-    # recorded iterate is exact: its A is the full one's).
-    # Returns (reason, iterations recorded, steps taken, evaluations, x, P, G, A, asum,
-    # a2, step, nh, gap_r, D, new best M?, new dual point?, cycles of eig, forms, loss).
-    (fused, dyn_on, backoff, v_sub, prev, pay_min, last_r, rounds, adaptive, every,
-     a_shrink, f_shrink) = arm
+def _pays(arm, it):  # pragma: no cover - compiled
+    # _Run.can_pay: could a screening round pay at iteration it?
+    return (not arm.backoff) or arm.v_sub * _iters_left(arm.prev, it) >= arm.pay_min
+
+
+@njit(cache=True)
+def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, arm,
+               tally):  # pragma: no cover - compiled
+    # Iterations it, it + 1, ... of the loop (see the module docstring) from the state s
+    # (_Step) on the problem t (_Terms); gap_r: the last reduced gap. Every recorded
+    # iterate is exact (inside the cage): its A is the full one's.
+    # Returns (reason, iterations recorded, the state, gap_r, D, new best M?, new dual
+    # point?); tally[STEPS] counts the steps taken.
     n_rec = 0
-    n_steps = 0
-    counts = np.zeros(4)  # evaluations, cycles of eig, forms, loss (_gll_step)
     got_M = False
     got_D = False
-    D = best[1]
+    D = book.best[1]
     reason = MAXED
     while it <= it_max:
-        # _Run.can_pay: could a screening round pay at this iteration?
-        left = _iters_left(prev, it)
-        pays = (not backoff) or v_sub * left >= pay_min
-        can_pay = dyn_on and pays  # the other spheres' rounds, under their back-off
-        if fused and pays and \
-                dgb_radius(gap_r, lam) <= f_shrink * last_r:
+        pays = _pays(arm, it)
+        can_pay = arm.dyn_on and pays  # the other spheres' rounds, under their back-off
+        if arm.fused and pays and dgb_radius(gap_r, t.lam) <= arm.f_shrink * arm.last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
-        x, P, G, A, asum, a2, step, nh, finite = _gll_step(
-            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2,
-            step, hist, nh, sigma, max_halvings, counts)
-        n_steps += 1
+        s, finite = _gll_step(t, s, sigma, max_halvings, tally)
+        tally[STEPS] += 1
         if not finite:
             reason = NONFINITE
             break
         # the certificate of _certify and _record
         c0 = _cycles()
-        ap2 = _plus_sq(A)
-        counts[1] += _cycles() - c0
-        D = dual_value(asum, a2, ap2, gamma, lam)
-        inside = n_reg == 0 or _inside_all(C, rr, cn, x.reshape(-1), n_reg)
-        if not (inside and np.isfinite(D)):
-            reason = PENDING  # the full objective or the error is the Python loop's
+        ap2 = _plus_sq(s.A)
+        tally[EIG] += _cycles() - c0
+        D = dual_value(s.asum, s.a2, ap2, t.gamma, t.lam)
+        ok, g, gm, gd, done = _record_row(book, n_rec, cage, s.P, D, s.x, s.A, s.asum, s.a2,
+                                          s.x, s.step, tol)
+        if not ok:
+            reason = PENDING
             break
-        gap_r = _pad(P - D, P)
-        gm, gd, done = _record_row(best, P, D, x, A, asum, a2, best_M, best_A, x, dual_M,
-                                   rows, n_rec, step, tol)
+        gap_r = g
         got_M |= gm
         got_D |= gd
         n_rec += 1
@@ -248,70 +352,107 @@ def _pgd_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A,
             reason = STOP
             break
         # _Run.dynamic_screening: a round may be due after this iteration
-        if rounds and can_pay and _round_due(adaptive, gap_r, lam, last_r, it - 1, every,
-                                             a_shrink):
+        if arm.rounds and can_pay and _round_due(arm, gap_r, t.lam, it - 1):
             reason = ROUND
             break
-    return (reason, n_rec, n_steps, counts[0], x, P, G, A, asum, a2, step, nh, gap_r, D,
-            got_M, got_D, counts[1], counts[2], counts[3])
+    return reason, n_rec, s, gap_r, D, got_M, got_D
 
 
 @njit(cache=True)
-def _working_steps(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum,
-                   a2, step, hist, nh, sigma, max_halvings, n_steps, tol,
-                   n_test):  # pragma: no cover - compiled
+def _working_steps(t, s, sigma, max_halvings, n_steps, tol, n_test,
+                   tally):  # pragma: no cover - compiled
     # The active set's iterations up to its next refresh: at most n_steps steps of
-    # PGD.step on the working set (la, lb), nothing certified (the Python loop certifies
-    # at the refresh). With tol >= 0 each of the first n_test steps but the last is
-    # followed by the working set's own test (_Run.work_converged: its reduced gap at the
-    # KKT dual point, relative, <= tol), which ends the run early. State in and out as
-    # in _pgd_burst.
-    # Returns (steps taken, converged?, evaluations, x, P, G, A, asum, a2 (L-hat
-    # included), step, nh, finite?, cycles of eig, forms, loss); a non-finite objective
-    # ends the run with that step counted.
-    counts = np.zeros(4)  # evaluations, cycles of eig, forms, loss (_gll_step)
+    # PGD.step on the working set, nothing certified (the Python loop certifies at the
+    # refresh). With tol >= 0 each of the first n_test steps but the last is followed by
+    # the working set's own test (_Run.work_converged: its reduced gap at the KKT dual
+    # point, relative, <= tol), which ends the run early.
+    # Returns (steps taken, converged?, the state, finite?); a non-finite objective ends
+    # the run with that step counted.
     done = 0
     finite = True
     conv = False
     while done < n_steps:
-        x, P, G, A, asum, a2, step, nh, finite = _gll_step(
-            src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, P, G, A, asum, a2,
-            step, hist, nh, sigma, max_halvings, counts)
+        s, finite = _gll_step(t, s, sigma, max_halvings, tally)
         done += 1
         if not finite:
             break
         if tol >= 0.0 and done < n_steps and done <= n_test:
             c0 = _cycles()
-            D = dual_value(asum, a2, _plus_sq(A), gamma, lam)
-            counts[1] += _cycles() - c0
-            if relative_gap(max(P - D, 0.0), P) <= tol:
+            D = dual_value(s.asum, s.a2, _plus_sq(s.A), t.gamma, t.lam)
+            tally[EIG] += _cycles() - c0
+            if relative_gap(max(s.P - D, 0.0), s.P) <= tol:
                 conv = True
                 break
-    return (done, conv, counts[0], x, P, G, A, asum, a2, step, nh, finite, counts[1],
-            counts[2], counts[3])
+    return done, conv, s, finite
 
 
-def _hand_back(run: _Run, eng: PGD, sub, state: tuple, n_steps: int,
-               n_evals: float) -> None:
+def _terms(run: _Run, sub) -> _Terms:
+    """The reduced problem over the triplets ``sub`` of ``run``, for a compiled loop."""
+    return _Terms(sub.forms.src, int(sub.pairs.size), sub.la, sub.lb, sub.blocks,
+                  float(run.gamma), bool(run.hinge), np.ascontiguousarray(run.HL, dtype=float),
+                  float(run.lam), float(run.nL))
+
+
+def _step_of(eng: PGD) -> _Step:
+    """``eng``'s state as a compiled loop takes it."""
+    ev = eng.ev
+    hist, nh = eng.window()
+    return _Step(np.ascontiguousarray(eng.x, dtype=float), float(ev.P),
+                 np.ascontiguousarray(ev.G, dtype=float),
+                 np.ascontiguousarray(ev.A, dtype=float), float(ev.asum), float(ev.a2),
+                 float(eng.step_size), hist, int(nh))
+
+
+def _cage(run: _Run) -> _Cage:
+    reg = run.regions
+    return _Cage(reg.C.reshape(reg.r.size, -1), reg.r, reg.cn, int(reg.n))
+
+
+def _book(run: _Run, n_rows: int, shape: tuple, n_dual: int) -> _Book:
+    return _Book(np.array([run.best_P, run.best_D, 0.0, 0.0]), np.empty(shape),
+                 np.empty(shape), np.empty(n_dual), np.empty((max(n_rows, 0), 6)))
+
+
+def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
+         each: bool = False) -> _Arm:
+    prev = run.dyn.get("iters")
+    t = run.tuning
+    return _Arm(bool(fused), bool(run.dynamic_on), bool(run.backoff),
+                float(sub.pass_visits(t)), -1 if prev is None else int(prev), float(pay_min),
+                float(run.last_radius), bool(rounds), bool(opts.adaptive),
+                int(opts.screen_every), bool(run._skip_noted), float(t.adaptive_shrink),
+                float(t.fused_shrink), bool(each))
+
+
+def _tally() -> np.ndarray:
+    return np.zeros(LOSS + 1)
+
+
+def _hand_back(run: _Run, eng: PGD, sub, s: _Step, n_steps: int, n_evals: int) -> None:
     """After a compiled loop's ``n_steps`` steps and ``n_evals`` evaluations over ``sub``:
-    the engine as after as many :meth:`PGD.step` calls (``state = (x, P, G, A, asum, a2,
-    step, window, n)``; the loss alone is not kept: nothing reads it after the step) and
-    the run's work counters."""
-    x, P, G, A, asum, a2, step, hist, nh = state
-    eng.resume(x, _Eval(P=float(P), loss=float("nan"), G=G, A=A, asum=float(asum),
-                        a2=float(a2)), step, hist, nh, n_steps, int(n_evals))
+    the engine as after as many :meth:`PGD.step` calls (the state ``s``; the loss alone
+    is not kept: nothing reads it after the step) and the run's work counters."""
+    eng.resume(s.x, _Eval(P=float(s.P), loss=float("nan"), G=s.G, A=s.A, asum=float(s.asum),
+                          a2=float(s.a2)), s.step, s.hist, s.nh, n_steps, int(n_evals))
     n = sub.idx.size
     run.visits += n * int(n_evals)
     run.loss_visits += n * int(n_evals)
     run.n_evals += int(n_evals)
 
 
+def _profile(run: _Run, tally: np.ndarray, tt: float, span: int) -> None:
+    """The run's profile: a compiled call's thread time ``tt`` split by the cycles of its
+    eigendecompositions, pair forms and loss passes (``span``: its cycles in all)."""
+    span = max(span, 1)
+    for key, slot in (("eig", EIG), ("pair_forms", FORMS), ("loss_pass", LOSS)):
+        run.prof[key] += tt * min(tally[slot] / span, 1.0)
+
+
 def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
     """Whether the active set's iterations between refreshes may run in
     :func:`run_working_steps`: no callback and the sphere rule (the linear rule's
-    halfspace needs the last step's projection), no work budget and ``opts.compiled``."""
-    return (opts.compiled and opts.callback is None and opts.rule == "sphere"
-            and mon.budget is None)
+    halfspace needs the last step's projection) and ``opts.compiled``."""
+    return opts.compiled and opts.callback is None and opts.rule == "sphere"
 
 
 def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
@@ -325,24 +466,15 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
     taken, ended by the test)``; raises the engine's error on a non-finite
     objective."""
     sub = run.work
-    hist, nh0 = eng.window()
-    ev = eng.ev
-    x = np.ascontiguousarray(eng.x, dtype=float)
-    G0, A0 = np.ascontiguousarray(ev.G, dtype=float), np.ascontiguousarray(ev.A, dtype=float)
+    tally = _tally()
     tt, c0 = time.thread_time(), _cycles_now()
-    out = _working_steps(sub.forms.src, sub.pairs.size, sub.la, sub.lb, sub.blocks,
-                         run.gamma, run.hinge, run.HL, run.lam, float(run.nL), x,
-                         float(ev.P), G0, A0, float(ev.asum), float(ev.a2),
-                         float(eng.step_size), hist, nh0, eng.sigma, eng.max_halvings,
-                         int(n_steps), float(tol), int(n_test))
-    tt, span = time.thread_time() - tt, max(_cycles_now() - c0, 1)
-    (done, conv, n_evals, x, P, G, A, asum, a2, step, nh, finite, c_eig, c_forms,
-     c_loss) = out
+    done, conv, s, finite = _working_steps(_terms(run, sub), _step_of(eng), eng.sigma,
+                                           eng.max_halvings, int(n_steps), float(tol),
+                                           int(n_test), tally)
+    tt, span = time.thread_time() - tt, _cycles_now() - c0
     taken = int(done) if finite else int(done) - 1  # the failed step moves nothing
-    _hand_back(run, eng, sub, (x, P, G, A, asum, a2, step, hist, nh), taken, n_evals)
-    for key, c in zip(("eig", "pair_forms", "loss_pass"), (c_eig, c_forms, c_loss),
-                      strict=True):
-        run.prof[key] += tt * min(c / span, 1.0)
+    _hand_back(run, eng, sub, s, taken, tally[EVALS])
+    _profile(run, tally, tt, span)
     if not finite:
         eng.k += 1
         raise nonfinite(eng.k, eng.step_size)
@@ -350,34 +482,43 @@ def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
 
 
 def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
-    """Whether the compiled loops (:func:`run_burst` for the projected gradient,
-    :func:`run_dual_burst` for the dual method) may run this solve's iterations: no
-    callback, no active set, the sphere rule, no work budget (full or diagonal metric)
-    and ``opts.compiled``."""
+    """Whether the projected gradient's compiled loop (:func:`run_burst`) may run this
+    solve's iterations: no
+    callback, no active set, the sphere rule (full or diagonal metric) and
+    ``opts.compiled``."""
     return (opts.compiled and opts.callback is None and not opts.active_set
-            and opts.rule == "sphere" and mon.budget is None)
+            and opts.rule == "sphere")
 
 
-def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, rows: np.ndarray,
-                best: np.ndarray, best_M: np.ndarray, best_A: np.ndarray, got_M: bool,
-                got_D: bool, dual_point, clock: tuple, cycles: tuple) -> int:
-    """What a burst's iterations ``it, it + 1, ...`` (``rows``, :func:`_record_row`'s)
-    did to the run and the monitor: the profile (the burst's thread time split by the
-    cycles of the eigendecompositions, pair forms and loss passes; ``clock = (t0, c0,
-    thread time, t1, c1)``, the monitor's clock and the cycle counter around the call),
-    the best certified iterate and the dual point ``dual_point`` of a new best dual
-    value (:meth:`._Run.keep_dual`), the history rows (their times from the cycle
-    counter). Returns ``reason``, or ``STOP`` when the monitor stops."""
+def _timed(mon: Monitor, fn, *args) -> tuple[Any, tuple]:
+    """``fn(*args)`` and its clock ``(t0, c0, thread time, t1, c1)``: the monitor's clock
+    and the cycle counter around the call."""
+    t0, c0 = mon.elapsed(), _cycles_now()
+    tt = time.thread_time()
+    out = fn(*args)
+    tt = time.thread_time() - tt
+    return out, (t0, c0, tt, mon.elapsed(), _cycles_now())
+
+
+def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, n_rec: int, book: _Book,
+                got_M: bool, got_D: bool, dual_point, clock: tuple, tally: np.ndarray) -> int:
+    """What a burst's iterations ``it, it + 1, ...`` (the first ``n_rec`` rows of
+    ``book``, :func:`_record_row`'s) did to the run and the monitor: the profile
+    (:func:`_profile`; ``clock`` as :func:`_timed` gives it), the best certified iterate
+    and the dual point ``dual_point`` of a new best dual value (:meth:`._Run.keep_dual`),
+    the history rows (their times from the cycle counter). Returns ``reason``, or
+    ``STOP`` when the monitor stops."""
     t0, c0, tt, t1, c1 = clock
     span = max(c1 - c0, 1)
-    for key, c in zip(("eig", "pair_forms", "loss_pass"), cycles, strict=True):
-        run.prof[key] += tt * min(c / span, 1.0)
+    _profile(run, tally, tt, span)
+    best = book.best
     if got_M:
-        run.best_P, run.best_M = float(best[0]), best_M
-        run.best_parts = (best_A, float(best[2]), float(best[3]))
+        run.best_P, run.best_M = float(best[0]), book.best_M
+        run.best_parts = (book.best_A, float(best[2]), float(best[3]))
     if got_D:
         run.best_D = float(best[1])
         run.keep_dual(dual_point)
+    rows = book.rows[:n_rec]
     if rows.shape[0]:
         times = t0 + (rows[:, 5] - c0) / span * (t1 - t0)
         stop = mon.record_rows(
@@ -402,41 +543,17 @@ def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     caller's."""
     sub = run.work
     run.can_pay(it)  # refreshes the cached threshold (_pay_min) of the current subset
-    prev = run.dyn.get("iters")
-    t = run.tuning
-    arm = (bool(fused), bool(run.dynamic_on), bool(run.backoff), float(sub.pass_visits(t)),
-           -1 if prev is None else int(prev), float(run._pay_min), float(run.last_radius),
-           bool(rounds), bool(opts.adaptive), int(opts.screen_every),
-           float(t.adaptive_shrink), float(t.fused_shrink))
-    reg = run.regions
-    n_reg = reg.n
-    x = np.ascontiguousarray(eng.x, dtype=float)
-    ev = eng.ev
-    hist, nh0 = eng.window()
+    arm = _arm(run, opts, sub, fused, rounds, run._pay_min)
     it_max = min(opts.max_iter, it + opts.chunk - 1)
-    rows = np.empty((max(it_max - it + 1, 0), 6))
-    best = np.array([run.best_P, run.best_D, 0.0, 0.0])
-    best_M = np.empty_like(x)
-    best_A = np.empty_like(x)
-    dual_M = np.empty_like(x)
-    t0, c0 = mon.elapsed(), _cycles_now()
-    pc = time.thread_time
-    tt = pc()
-    G0, A0 = np.ascontiguousarray(ev.G, dtype=float), np.ascontiguousarray(ev.A, dtype=float)
-    out = _pgd_burst(sub.forms.src, sub.pairs.size, sub.la, sub.lb, sub.blocks, run.gamma,
-                     run.hinge, run.HL, run.lam, float(run.nL), x, float(ev.P), G0, A0,
-                     float(ev.asum), float(ev.a2), float(eng.step_size), hist, nh0,
-                     eng.sigma, eng.max_halvings, reg.C.reshape(reg.r.size, -1), reg.r,
-                     reg.cn, n_reg, opts.tol, best, float(gap_r), it, it_max, arm,
-                     rows, best_M, best_A, dual_M)
-    tt = pc() - tt
-    t1, c1 = mon.elapsed(), _cycles_now()
-    (reason, n_rec, n_steps, n_evals, x, P, G, A, asum, a2, step, nh, gap_r, D, got_M, got_D,
-     c_eig, c_forms, c_loss) = out
-    _hand_back(run, eng, sub, (x, P, G, A, asum, a2, step, hist, nh), n_steps, n_evals)
-    # the run's profile (thread time split by the cycles of each part), certificates
-    reason = _bring_back(run, mon, it, int(reason), rows[:n_rec], best, best_M, best_A,
-                         got_M, got_D, dual_M, (t0, c0, tt, t1, c1), (c_eig, c_forms, c_loss))
+    s = _step_of(eng)
+    book = _book(run, it_max - it + 1, s.x.shape, s.x.size)
+    tally = _tally()
+    out, clock = _timed(mon, _pgd_burst, _terms(run, sub), s, eng.sigma, eng.max_halvings,
+                        _cage(run), opts.tol, book, float(gap_r), it, it_max, arm, tally)
+    reason, n_rec, s, gap_r, D, got_M, got_D = out
+    _hand_back(run, eng, sub, s, int(tally[STEPS]), tally[EVALS])
+    reason = _bring_back(run, mon, it, int(reason), int(n_rec), book, got_M, got_D,
+                         book.dual.reshape(s.x.shape), clock, tally)
     if reason == NONFINITE:
         raise nonfinite(eng.k, eng.step_size)
     return int(reason), it + int(n_rec), float(gap_r), float(D)
@@ -456,86 +573,73 @@ DOMAIN = 7
 
 
 @njit(cache=True)
-def _dual_split(a, src, n_pairs, la, lb, blk, HL, like):  # pragma: no cover - compiled
+def _dual_split(a, t, like):  # pragma: no cover - compiled
     # A(a) = sum_t a_t H_t + H_L and its split (A_+, A_-), as the dual loop's split
-    w = _triplet_weights(a, la, lb, blk, np.empty(n_pairs))
-    A = _weighted_sum(src, w, like, True) + HL
+    w = _triplet_weights(a, t.la, t.lb, t.blk, np.empty(t.n_pairs))
+    A = _weighted_sum(t.src, w, like, True) + t.HL
     P, N = _pm(A)
     return A, P, N
 
 
 @njit(cache=True)
-def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev, t_prev,
-                t_cur, L, shrink, backtrack, max_bt, have_x, xA, xP, xN, xs, C, rr, cn,
-                n_reg, tol, best, it, it_max, arm, rows, best_M, best_A,
-                dual_a):  # pragma: no cover - compiled
-    # Iterations it, it + 1, ... of the dual loop (loops._dual_loop) in one call: the
-    # step of solvers.apg.APG (box [0, 1], adaptive restart, L <- shrink L before each
-    # line search), then the certificate of the loop's certify and _record. State in:
-    # the iterate x, x_prev, t_prev, t_cur, L; x's split and sums (xA, xP, xN, xs) when
-    # have_x. arm = (dynamic rounds possible, back-off, a loss pass's visits, previous
-    # lambda's iterations or -1, Tuning.pay_margin x a round's cost, last radius,
-    # adaptive, screen_every, the skip already noted, Tuning.adaptive_shrink). rows as
-    # in _pgd_burst (step = 1 / L).
-    # Returns (reason, iterations recorded, x, x_prev, t_prev, t_cur, L, beta,
-    # backtracks of the last step, restarts, evaluations of f, steps, x's split and
-    # sums, the last certificate's evaluation (loss, sum alpha, sum alpha^2, A, G,
-    # <M, M>, <M, H_L>), M, gap_r, D, new best M?, new dual point?, splits, certificate
-    # evaluations, cycles of eig, forms, loss).
-    rounds, backoff, v_sub, prev, worth_min, last_r, adaptive, every, noted, a_shrink = arm
-    like = np.empty(HL.shape)
+def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, arm,
+                tally):  # pragma: no cover - compiled
+    # Iterations it, it + 1, ... of the dual loop (loops._dual_loop) in one call from the
+    # state d (_Dual) on the problem t (_Terms): the step of solvers.apg.APG (box [0, 1],
+    # adaptive restart, L <- shrink L before each line search), then the certificate of
+    # the loop's certify and _record (book as in _pgd_burst, step = 1 / L).
+    # Returns (reason, iterations recorded, the state, the last certificate's evaluation
+    # (loss, sum alpha, sum alpha^2, <M, M>, <M, H_L>), its A and G, M, gap_r, D, new
+    # best M?, new dual point?); tally: f evaluations, steps, restarts, splits,
+    # certificate evaluations (EVALS) and cycles.
+    gamma, lam, nL = t.gamma, t.lam, t.nL
+    like = np.empty(t.HL.shape)
+    x, x_prev, t_prev, t_cur, L = d.x, d.x_prev, d.t_prev, d.t_cur, d.L
+    have_x = d.have_x
+    xA_, xP_, xN_ = d.xA, d.xP, d.xN
+    xs1, xs2, xap2 = d.xs
     n_rec = 0
-    n_steps = 0
-    n_f = 0
-    n_restarts = 0
-    n_splits = 0
-    n_cert = 0
-    c_eig = 0
-    c_forms = 0
-    c_loss = 0
     got_M = False
     got_D = False
     beta = 0.0
     n_bt = 0
     gap_r = 0.0
-    D = best[1]
-    M = np.zeros(HL.shape)
+    D = book.best[1]
+    M = np.zeros(t.HL.shape)
     loss = 0.0
     s1e = 0.0
     s2e = 0.0
     mm = 0.0
     mh = 0.0
-    A_e = np.zeros(HL.shape)
-    G_e = np.zeros(HL.shape)
-    xA_, xP_, xN_ = xA, xP, xN
-    xs1, xs2, xap2 = xs
+    A_e = np.zeros(t.HL.shape)
+    G_e = np.zeros(t.HL.shape)
     reason = MAXED
     while it <= it_max:
         # APG.step -------------------------------------------------------------
-        n_steps += 1
+        tally[STEPS] += 1
         beta = (t_prev - 1.0) / t_cur
         for attempt in range(2):
             if beta == 0.0:
                 S = x
                 if not have_x:
                     c0 = _cycles()
-                    xA_, xP_, xN_ = _dual_split(x, src, n_pairs, la, lb, blk, HL, like)
-                    c_eig += _cycles() - c0
-                    n_splits += 1
+                    xA_, xP_, xN_ = _dual_split(x, t, like)
+                    tally[EIG] += _cycles() - c0
+                    tally[SPLITS] += 1
                     xs1, xs2, xap2 = _dual_sums(x, xP_)
                     have_x = True
                 SP, ss1, ss2, sap2 = xP_, xs1, xs2, xap2
             else:
                 S = _extrapolate(x, x_prev, beta)
                 c0 = _cycles()
-                _, SP, _ = _dual_split(S, src, n_pairs, la, lb, blk, HL, like)
-                c_eig += _cycles() - c0
-                n_splits += 1
+                _, SP, _ = _dual_split(S, t, like)
+                tally[EIG] += _cycles() - c0
+                tally[SPLITS] += 1
                 ss1, ss2, sap2 = _dual_sums(S, SP)
-            q = _forms(src, SP / lam, n_pairs)
+            q = _forms(t.src, SP / lam, t.n_pairs)
             fS = -dual_value(ss1, ss2, sap2, gamma, lam)
-            gS = _dual_grad(q, la, lb, gamma, S)
-            n_f += 1
+            gS = _dual_grad(q, t.la, t.lb, gamma, S)
+            tally[F_EVALS] += 1
             if np.isfinite(fS) or attempt == 1:
                 break
             # the search point left the domain: restart from the feasible iterate (whose
@@ -545,7 +649,7 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
             t_prev = 1.0
             t_cur = 1.0
             x_prev = x
-            n_restarts += 1
+            tally[RESTARTS] += 1
             beta = 0.0
         if not np.isfinite(fS):
             reason = DOMAIN
@@ -557,12 +661,12 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
             step = 1.0 / L
             Z, gD, DD = _box_step(S, gS, step, 0.0, 1.0)
             c0 = _cycles()
-            ZA, ZP, ZN = _dual_split(Z, src, n_pairs, la, lb, blk, HL, like)
-            c_eig += _cycles() - c0
-            n_splits += 1
+            ZA, ZP, ZN = _dual_split(Z, t, like)
+            tally[EIG] += _cycles() - c0
+            tally[SPLITS] += 1
             zs1, zs2, zap2 = _dual_sums(Z, ZP)
             fZ = -dual_value(zs1, zs2, zap2, gamma, lam)
-            n_f += 1
+            tally[F_EVALS] += 1
             bound = fS + gD + 0.5 * L * DD
             if np.isfinite(fZ) and fZ <= bound + 1e-12 * max(1.0, abs(fS)):
                 break
@@ -585,26 +689,29 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
         if restart:
             t_prev = 1.0
             t_cur = 1.0
-            n_restarts += 1
+            tally[RESTARTS] += 1
         else:
             t_prev = t_cur
             t_cur = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_cur * t_cur))
         # certify: the primal point M = A(alpha)_+ / lam, evaluated -----------------
         M = xP_ / lam
         loss, s1e, s2e, _nl, _nr, A_e, G_e, mm, mh, cf, cl = _evaluate(
-            src, M, n_pairs, la, lb, blk, gamma, hinge, np.empty(0), None, HL, lam)
-        c_forms += cf
-        c_loss += cl
-        n_cert += 1
+            t.src, M, t.n_pairs, t.la, t.lb, t.blk, gamma, t.hinge, np.empty(0), None, t.HL,
+            lam)
+        tally[FORMS] += cf
+        tally[LOSS] += cl
+        tally[EVALS] += 1
+        if arm.each:
+            reason = PENDING  # this iteration is the Python loop's
+            break
         P = _reduced_primal(loss, lam, mm, gamma, nL, mh)
         D = dual_value(xs1 + nL, xs2 + nL, xap2, gamma, lam)
-        inside = n_reg == 0 or _inside_all(C, rr, cn, M.reshape(-1), n_reg)
-        if not (inside and np.isfinite(D)):
-            reason = PENDING  # the full objective or the error is the Python loop's
+        ok, g, gm, gd, done = _record_row(book, n_rec, cage, P, D, M, A_e, s1e + nL, s2e + nL,
+                                          x, 1.0 / L, tol)
+        if not ok:
+            reason = PENDING
             break
-        gap_r = _pad(P - D, P)
-        gm, gd, done = _record_row(best, P, D, M, A_e, s1e + nL, s2e + nL, best_M, best_A,
-                                   x, dual_a, rows, n_rec, 1.0 / L, tol)
+        gap_r = g
         got_M |= gm
         got_D |= gd
         n_rec += 1
@@ -614,90 +721,66 @@ def _dual_burst(src, n_pairs, la, lb, blk, gamma, hinge, HL, lam, nL, x, x_prev,
             break
         # _Run.dynamic_screening after iteration it - 1: a round when one is due and
         # worth it (_Run.worth_screening), or its first skip (noted by Python)
-        if rounds and _round_due(adaptive, gap_r, lam, last_r, it - 1, every, a_shrink) and (
-                (not backoff) or (not noted)
-                or v_sub * max(_iters_left(prev, it - 1), 1) >= worth_min):
+        if arm.rounds and _round_due(arm, gap_r, lam, it - 1) and (
+                (not arm.backoff) or (not arm.noted)
+                or arm.v_sub * max(_iters_left(arm.prev, it - 1), 1) >= arm.pay_min):
             reason = ROUND
             break
-    return (reason, n_rec, x, x_prev, t_prev, t_cur, L, beta, n_bt, n_restarts, n_f,
-            n_steps, xA_, xP_, xN_, (xs1, xs2, xap2), (loss, s1e, s2e, mm, mh), A_e, G_e,
-            M, gap_r, D, got_M, got_D, n_splits, n_cert, c_eig, c_forms, c_loss)
+    d = _Dual(x, x_prev, t_prev, t_cur, L, beta, n_bt, have_x, xA_, xP_, xN_,
+              (xs1, xs2, xap2))
+    return reason, n_rec, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D, got_M, got_D
 
 
-def run_dual_burst(run: _Run, eng: APG, last: list, mon: Monitor, opts: _Opts, it: int,
+#: The dual method's line search: ``L`` doubles at most this many times per step (the
+#: defaults of :class:`solvers.apg.APG`, whose step :func:`_dual_burst` is).
+BACKTRACK, MAX_BACKTRACKS = 2.0, 60
+
+
+def hands_back_each(opts: _Opts) -> bool:
+    """Whether the dual loop hands every iteration back to Python after its step and
+    evaluation: a callback sees each, the linear rule's halfspace comes from the
+    iterate's split, and ``opts.compiled=False`` has Python certify and decide each
+    iteration (the reference the compiled certificates are tested against)."""
+    return not opts.compiled or opts.callback is not None or opts.rule != "sphere"
+
+
+def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
                    sub) -> tuple:
-    """Run dual iterations ``it, it + 1, ...`` in :func:`_dual_burst` and bring back their
-    effects: the engine's state (as after as many :meth:`.APG.step` calls), the dual
-    loop's one-entry memo ``last`` (``[alpha, A, A_+, A_-, sums]``, now the iterate's),
-    the best certified iterate and dual point, the history rows, the run's counters and
-    profile. Returns ``(reason, next iteration, M, ev, gap_r, D)``: with ``PENDING``
-    iteration ``next``'s step and evaluation (``M``, ``ev``) are done and the rest of its
-    certificate is the caller's; with ``ROUND`` iteration ``next - 1`` is done
-    (``M``, ``ev``, ``gap_r``, ``D`` its certificate's) and its dynamic round the
-    caller's."""
-    assert sub is run.unscr  # no active set (bursts_apply): the working set is all of it
+    """Run dual iterations ``it, it + 1, ...`` from the state ``d`` in :func:`_dual_burst`
+    and bring back their effects: the best certified iterate and dual point, the history
+    rows, the run's counters and profile. Returns ``(reason, next iteration, state, M,
+    ev, gap_r, D)``: with ``PENDING`` iteration ``next``'s step and evaluation (``M``,
+    ``ev``) are done and the rest of its certificate is the caller's; with ``ROUND``
+    iteration ``next - 1`` is done (``M``, ``ev``, ``gap_r``, ``D`` its certificate's)
+    and its dynamic round the caller's. Raises :class:`NumericalError` where
+    :meth:`solvers.apg.APG.step` would."""
+    assert sub is run.unscr  # no active set: the working set is all of it
     kinds = len(opts.screening)
-    prev = run.dyn.get("iters")
-    t = run.tuning
-    worth_min = t.pay_margin * run._round_cost(kinds) if kinds else 0.0
-    arm = (bool(kinds) and bool(run.dynamic_on), bool(run.backoff),
-           float(run.unscr.pass_visits(t)), -1 if prev is None else int(prev),
-           float(worth_min), float(run.last_radius), bool(opts.adaptive),
-           int(opts.screen_every), bool(run._skip_noted), float(t.adaptive_shrink))
-    shape = run.HL.shape
-    x = eng.x
-    have = last[0] is x
-    if have:
-        xA, xP, xN = (np.ascontiguousarray(a, dtype=float) for a in last[1:4])
-        xs = last[4] if last[4] is not None else _dual_sums(x, xP)
-    else:
-        xA = xP = xN = np.zeros(shape)
-        xs = (0.0, 0.0, 0.0)
-    reg = run.regions
+    worth_min = run.tuning.pay_margin * run._round_cost(kinds) if kinds else 0.0
+    arm = _arm(run, opts, run.unscr, False, bool(kinds) and bool(run.dynamic_on), worth_min,
+               hands_back_each(opts))
     it_max = min(opts.max_iter, it + opts.chunk - 1)
-    rows = np.empty((max(it_max - it + 1, 0), 6))
-    best = np.array([run.best_P, run.best_D, 0.0, 0.0])
-    best_M = np.empty(shape)
-    best_A = np.empty(shape)
-    dual_a = np.empty(sub.idx.size)
-    t0, c0 = mon.elapsed(), _cycles_now()
-    pc = time.thread_time
-    tt = pc()
-    out = _dual_burst(sub.forms.src, sub.pairs.size, sub.la, sub.lb, sub.blocks, run.gamma,
-                      run.hinge, np.ascontiguousarray(run.HL, dtype=float), run.lam,
-                      float(run.nL), x, np.ascontiguousarray(eng.x_prev, dtype=float),
-                      float(eng.t_prev), float(eng.t_cur), float(eng.L), float(eng.shrink),
-                      float(eng.backtrack), int(eng.max_backtracks), have, xA, xP, xN,
-                      (float(xs[0]), float(xs[1]), float(xs[2])),
-                      reg.C.reshape(reg.r.size, -1), reg.r, reg.cn, reg.n, opts.tol, best,
-                      it, it_max, arm, rows, best_M, best_A, dual_a)
-    tt = pc() - tt
-    t1, c1 = mon.elapsed(), _cycles_now()
-    (reason, n_rec, x, x_prev, t_prev, t_cur, L, beta, n_bt, n_restarts, n_f, n_steps,
-     xA, xP, xN, xs, evp, A_e, G_e, M, gap_r, D, got_M, got_D, n_splits, n_cert,
-     c_eig, c_forms, c_loss) = out
-    # the engine and the memo, as after as many APG.step calls
-    eng.x, eng.x_prev = x, x_prev
-    eng.t_prev, eng.t_cur, eng.L, eng.beta = float(t_prev), float(t_cur), float(L), float(beta)
-    eng.n_backtracks = int(n_bt)
-    eng.n_restarts += int(n_restarts)
-    eng.n_evals += int(n_f)
-    eng.k += int(n_steps)
+    book = _book(run, it_max - it + 1, run.HL.shape, sub.idx.size)
+    tally = _tally()
+    out, clock = _timed(mon, _dual_burst, _terms(run, sub), d, float(run.tuning.dual_shrink),
+                        BACKTRACK, MAX_BACKTRACKS, _cage(run), opts.tol, book, it, it_max,
+                        arm, tally)
+    reason, n_rec, d, evp, A_e, G_e, M, gap_r, D, got_M, got_D = out
+    k = it + int(tally[STEPS]) - 1  # the iteration of the last step
     if reason == LSFAIL:
-        raise NumericalError(f"APG: line search failed after {eng.max_backtracks} doublings "
-                             f"(iteration {eng.k}, L={eng.L:.3e})")
+        raise NumericalError(f"APG: line search failed after {MAX_BACKTRACKS} doublings "
+                             f"(iteration {k}, L={d.L:.3e})")
     if reason == DOMAIN:
-        raise NumericalError(
-            f"APG: objective not finite at the feasible iterate (iteration {eng.k})")
-    last[:] = [x, xA, xP, xN, tuple(float(v) for v in xs)]
+        raise NumericalError(f"APG: objective not finite at the feasible iterate "
+                             f"(iteration {k})")
     # the run: counters, profile (thread time split by the cycles of each part)
     n = sub.idx.size
-    run.visits += n * int(n_splits + n_cert)
-    run.loss_visits += n * int(n_splits + n_cert)
-    run.n_evals += int(n_cert)
-    reason = _bring_back(run, mon, it, int(reason), rows[:n_rec], best, best_M, best_A,
-                         got_M, got_D, (sub.idx, dual_a), (t0, c0, tt, t1, c1),
-                         (c_eig, c_forms, c_loss))
+    n_cert = int(tally[EVALS])
+    run.visits += n * (int(tally[SPLITS]) + n_cert)
+    run.loss_visits += n * (int(tally[SPLITS]) + n_cert)
+    run.n_evals += n_cert
+    reason = _bring_back(run, mon, it, int(reason), int(n_rec), book, got_M, got_D,
+                         (sub.idx, book.dual), clock, tally)
     loss, s1e, s2e, mm, mh = evp
     ev = run._make_eval(float(loss), float(s1e), float(s2e), A_e, G_e, float(mm), float(mh))
-    return int(reason), it + int(n_rec), M, ev, float(gap_r), float(D)
+    return int(reason), it + int(n_rec), d, M, ev, float(gap_r), float(D)

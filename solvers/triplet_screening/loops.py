@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from ..apg import APG
 from ..base import Monitor
 from ..pgd import PGD
 from . import spheres as sph
@@ -18,13 +17,14 @@ from .burst import (
     PENDING,
     ROUND,
     STOP,
+    _Dual,
     bursts_apply,
     run_burst,
     run_dual_burst,
     run_working_steps,
     working_steps_apply,
 )
-from .kernels import _dual_grad, _dual_sums
+from .kernels import _dual_sums
 from .pairs import _diff, _Eval, kkt_alpha
 from .pathscreen import PathScreen
 from .problem import TripletProblem
@@ -367,145 +367,103 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
 def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                ps: PathScreen | None, mon: Monitor, extras: dict,
                alpha0: np.ndarray | None = None):
-    """Accelerated projected gradient on the dual (``solvers.apg``) with screening.
+    """Accelerated projected gradient on the dual with screening.
 
     Starts from ``alpha0`` (over all triplets, clipped to the box) when given, else
     from the KKT map of ``M0``. On a path the previous lambda's dual iterate is the
     better start: the KKT map of the hinge is 0/1, while the optimum has fractional
     values on the triplets at margin 1 (wine, k = 10, hinge, RRPB path: 69,000 against
-    140,000 iterations, and no lambda left at ``max_iter``). Runs of iterations with no
-    screening event in between go to one compiled call (:func:`.burst._dual_burst`, same
-    iterates bit for bit) when the solve allows it (:func:`.burst.bursts_apply`).
-    Returns the best certified iterate and the last step; the last dual iterate over all
+    140,000 iterations, and no lambda left at ``max_iter``). The iterations run in one
+    compiled loop (:func:`.burst.run_dual_burst`: the step of :class:`solvers.apg.APG`,
+    the certificate and the history row); this layer owns the first certificate, the
+    screening rounds, the iterations it certifies itself (an iterate outside a screening
+    sphere, and every iteration when :func:`.burst.hands_back_each`: a callback, the
+    linear rule or ``opts.compiled=False``) and the history records of those. Returns
+    the best certified iterate and the last step; the last dual iterate over all
     triplets (L-hat at 1, R-hat at 0) goes to ``extras["alpha"]``."""
     lam = run.lam
     gamma = run.gamma
     data = run.data
     cb = opts.callback is not None
 
-    def alpha_at(M, sub):
-        return kkt_alpha(_diff(sub.quad(M), sub.la, sub.lb), gamma, run.hinge)
+    def start(alpha, sub, L):
+        """The dual state at ``alpha`` over ``sub`` (no momentum), with its split
+        ``A(alpha) = sum_t alpha_t H_t + H_L``, ``A_+``, ``A_-`` and sums."""
+        run.visits += alpha.size
+        run.loss_visits += alpha.size
+        A = sub.assemble(sub.pair_weights(alpha)) + run.HL
+        Ap, Am = (np.ascontiguousarray(B, dtype=float) for B in run.proj(A))
+        sums = tuple(float(v) for v in _dual_sums(alpha, Ap))
+        return _Dual(alpha, alpha, 1.0, 1.0, float(L), 0.0, 0, True,
+                     np.ascontiguousarray(A, dtype=float), Ap, Am, sums)
 
-    def make_engine(alpha0, sub, L0):
-        # the last point at which A(alpha), its PSD split and the dual's sums were formed:
-        # the line search ends on the accepted iterate, whose certificate reuses them (one
-        # weighted sum, one eigendecomposition and two passes over alpha fewer per
-        # iteration, the same numbers) (``a`` is never changed in place: APG makes a new
-        # array at every step)
-        last: list = [None, None, None, None, None]
-
-        def split(a):
-            """``(A(a), A(a)_+, A(a)_-)`` with ``A(a) = sum_t a_t H_t + H_L``."""
-            if a is not last[0]:
-                run.visits += a.size
-                run.loss_visits += a.size
-                A = sub.assemble(sub.pair_weights(a)) + run.HL
-                last[:] = [a, A, *run.proj(A), None]
-            return last[1], last[2], last[3]
-
-        def sums(a):
-            """``(sum a, ||a||^2, ||A(a)_+||^2)``, what the dual value needs."""
-            Ap = split(a)[1]
-            if last[4] is None:
-                last[4] = tuple(float(v) for v in _dual_sums(a, Ap))
-            return last[4]
-
-        def value(a):
-            s1, s2, ap2 = sums(a)
-            return -sph.dual_value(s1, s2, ap2, gamma, lam)
-
-        def value_and_grad(a):
-            q = sub.quad(split(a)[1] / lam)
-            return value(a), _dual_grad(q, sub.la, sub.lb, gamma, a)
-
-        # the step grows back by ``L <- dual_shrink L`` before each line search (the
-        # doubling search alone keeps an L up to twice what the iterates need)
-        eng = APG(value_and_grad, None, alpha0, value=value, L0=L0, adaptive_restart=True,
-                  box=(0.0, 1.0), shrink=opts.tuning.dual_shrink)
-        return eng, (split, sums, last)
-
-    def certify(alpha, memo, sub, done=None):
-        """The certificate at ``alpha``; ``done = (M, ev)`` when its primal point is
-        already evaluated (a compiled burst's)."""
-        split, sums, _ = memo
-        A, Ap, Am = split(alpha)
+    def certify(d, done=None):
+        """The certificate at the iterate of ``d``; ``done = (M, ev)`` when its primal
+        point is already evaluated (the compiled loop's)."""
         if done is None:
-            M = Ap / lam
+            M = d.xP / lam
             ev = run.evaluate(M, run.unscr)
         else:
             M, ev = done
-        s1, s2, ap2 = sums(alpha)
+        s1, s2, ap2 = d.xs
         D = sph.dual_value(s1 + run.nL, s2 + run.nL, ap2, gamma, lam)
         P_full, exact = run.full_primal(M, ev.P)
-        return M, ev, P_full, float(D), _pad(ev.P - D, ev.P), sph.halfspace_from(A, Am), exact
+        return (M, ev, P_full, float(D), _pad(ev.P - D, ev.P),
+                sph.halfspace_from(d.xA, d.xN), exact)
 
     sub = run.work
     hn2 = data.hn[sub.idx] ** 2
     L0 = max(gamma + float(hn2.mean()) / lam if hn2.size else 1.0, 1e-12)
     if alpha0 is None:
-        alpha = alpha_at(M0, sub)
+        alpha = kkt_alpha(_diff(sub.quad(M0), sub.la, sub.lb), gamma, run.hinge)
     else:
         alpha = np.clip(np.asarray(alpha0, dtype=float)[sub.idx], 0.0, 1.0)
-    eng, memo = make_engine(alpha, sub, L0)
-    M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
+    d = start(np.ascontiguousarray(alpha, dtype=float), sub, L0)
+    M, ev, P_full, D, gap_r, Pneg, exact = certify(d)
     if opts.screening:
         # the dual point is the iterate alpha: M_lam(alpha) = M (CDGB's centre)
         if _first_screening(run, M, ev, gap_r, D, Pneg, opts, ref, ps, extras, Ma=M):
             keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
             sub = run.work
-            alpha = alpha[keep]
-            eng, memo = make_engine(alpha, sub, eng.L)
-            M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
+            d = start(np.ascontiguousarray(d.x[keep]), sub, d.L)
+            M, ev, P_full, D, gap_r, Pneg, exact = certify(d)
 
     def last_alpha():
         full = np.zeros(data.n_t)
-        full[sub.idx] = eng.x
+        full[sub.idx] = d.x
         full[run.status == 1] = 1.0
         extras["alpha"] = full
 
-    if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / eng.L, cb, (sub.idx, alpha)):
+    if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / d.L, cb, (sub.idx, d.x)):
         last_alpha()
-        return run.best_M, 1.0 / eng.L
-    # runs of iterations where nothing else happens go to the compiled loop (burst.py)
-    use_burst = bursts_apply(run, opts, mon)
+        return run.best_M, 1.0 / d.L
     it = 0
     while it < opts.max_iter:
         it += 1
-        if use_burst:
-            reason, nxt, M, ev, gap_r, D = run_dual_burst(run, eng, memo[2], mon, opts, it,
-                                                          sub)
-            alpha = eng.x
-            if reason == STOP:
-                break
-            if reason == MAXED:  # a full chunk or max_iter
-                it = nxt - 1
-                continue
-            if reason == ROUND:  # iteration nxt - 1 is done; its dynamic round is due
-                it = nxt - 1
-                A, _, Am = memo[0](alpha)
-                Pneg = sph.halfspace_from(A, Am)
-            else:  # PENDING: the step and evaluation of iteration nxt are done
-                it = nxt
-                M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub, (M, ev))
-                if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
-                           (sub.idx, alpha)):
-                    break
-        else:
-            alpha = eng.step()
-            M, ev, P_full, D, gap_r, Pneg, exact = certify(alpha, memo, sub)
-            if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / eng.L, cb,
-                       (sub.idx, alpha)):
+        reason, nxt, d, M, ev, gap_r, D = run_dual_burst(run, d, mon, opts, it, sub)
+        if reason == STOP:
+            break
+        if reason == MAXED:  # a full chunk or max_iter
+            it = nxt - 1
+            continue
+        if reason == ROUND:  # iteration nxt - 1 is done; its dynamic round is due
+            it = nxt - 1
+            Pneg = sph.halfspace_from(d.xA, d.xN)
+        else:  # PENDING: the step and evaluation of iteration nxt are done
+            it = nxt
+            M, ev, P_full, D, gap_r, Pneg, exact = certify(d, (M, ev))
+            if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / d.L, cb,
+                       (sub.idx, d.x)):
                 break
         removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Pneg, Ma=M)
         if removed is not None:
             if removed:
                 keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
                 sub = run.work
-                old = eng
-                eng, memo = make_engine(alpha[keep], sub, old.L)
-                # keep the momentum across the (smaller) problem
-                eng.x_prev = old.x_prev[keep]
-                eng.t_prev, eng.t_cur = old.t_prev, old.t_cur
+                # the momentum and L kept across the (smaller) problem; the split anew
+                d = d._replace(x=np.ascontiguousarray(d.x[keep]),
+                               x_prev=np.ascontiguousarray(d.x_prev[keep]), beta=0.0,
+                               n_bt=0, have_x=False)
             extras["dynamic"].append((run.nL + run.n_R) / data.n_t)
     last_alpha()
-    return run.best_M, 1.0 / eng.L
+    return run.best_M, 1.0 / d.L

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from . import spheres as sph
 from .api import _make_problem, _options
 from .loops import _run_solve
 from .pathscreen import PathScreen
+from .problem import TripletProblem
 from .results import PathResult, TripletResult
 from .state import CHUNK, _Ref
 from .triplets import PARAMS, RULES, SPHERES
@@ -206,7 +208,7 @@ def path(
         backoff=backoff, evaluation=evaluation, tol=tol, max_iter=max_iter,
         want_alpha=False, retest=_retest, workset=_workset, compiled=_compiled,
         chunk=_chunk, tuning=_tuning)
-    kinds, rule = opts.screening, opts.rule
+    kinds = opts.screening
     range_screening = check_bool(range_screening, "range_screening")
     termination = check_bool(termination, "termination")
     warm_start = check_choice(warm_start, "warm_start", WARM_STARTS)
@@ -217,134 +219,172 @@ def path(
         raise TypeError("callback must be callable or None")
     if range_screening and "rrpb" not in kinds:
         raise ValueError("range_screening=True extends RRPB: include 'rrpb' in screening")
-    if range_screening and rule != "sphere":
+    if range_screening and opts.rule != "sphere":
         raise ValueError("range_screening=True works with rule='sphere' (Theorem 4.1)")
-    grid = None
-    if lambdas is not None:
-        if lam_max is not None:
-            raise ValueError("lam_max and lambdas: give one (lambdas starts the path)")
-        grid = _check_grid(lambdas)
-        n_lambdas = grid.size
     prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
     t_start = time.perf_counter()
+    grid, lmax_true = _grid(prob, ratio, n_lambdas, lam_max, lam_min, lambdas)
+    # RRPB with the sphere rule screens with state carried along the path: one fused pass
+    # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
+    ps = PathScreen(prob.data, prob.gamma, len(grid.lams), incremental=range_screening,
+                    evaluation=opts.evaluation, retest=opts.retest,
+                    tuning=opts.tuning) if ("rrpb" in kinds and opts.rule == "sphere") else None
+    log = _PathLog(kinds, specs)
+    terminated = grid.stop
+    prev: TripletResult | None = None
+    alphas: list[np.ndarray | None] = [None, None]  # the dual method's last two iterates
+    for t, lam in enumerate(grid.lams):
+        if lam == grid.cut:
+            terminated = "lam_min"
+            break
+        start = _start(prob, lam, lmax_true, prev, log, alphas, warm_start, grid.given)
+        with single_threaded_blas():  # ~1 ms per lambda
+            res, ex = _run_solve(prob, lam, opts=opts, ps=ps,
+                                 compare=specs if prev is not None else (), **start)
+        alphas = [alphas[1], ex.get("alpha")]
+        log.add(lam, res, ex)
+        if callback is not None and callback(t, lam, res) is False:
+            terminated = "callback"
+            break
+        if termination and prev is not None and _paper_rule_stops(prev, res):
+            terminated = "rule"
+            break
+        prev = res
+    return log.result(prob, lmax_true, terminated, time.perf_counter() - t_start, params={
+        "loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
+        "grid": "given" if grid.given else "geometric", "range_screening": range_screening,
+        "diagonal": prob.diagonal, "warm_start": warm_start, **opts.params(),
+        "n_triplets": prob.n_triplets})
+
+
+class _Grid(NamedTuple):
+    """The lambdas a path may visit, in order; ``stop``: why it ends after the last one
+    (``"n_lambdas"`` or ``"lambdas"``); ``cut``: the first one below ``lam_min``, where
+    the path ends (``"lam_min"``), or None; ``given``: an explicit grid."""
+
+    lams: list[float]
+    stop: str
+    cut: float | None
+    given: bool
+
+
+def _grid(prob: TripletProblem, ratio: float, n_lambdas: int, lam_max: Any, lam_min: Any,
+          lambdas: Any) -> tuple[_Grid, float]:
+    """:func:`path`'s grid, checked, and the problem's :func:`lambda_max`."""
+    if lambdas is not None and lam_max is not None:
+        raise ValueError("lam_max and lambdas: give one (lambdas starts the path)")
+    given = _check_grid(lambdas) if lambdas is not None else None
     lmax_true = prob.lambda_max()
-    if grid is None and lam_max is None and not lmax_true > 0:
+    if given is None and lam_max is None and not lmax_true > 0:
         raise ValueError("lam_max: the optimum is M = 0 for every lambda on this data "
                          "([sum_t H_t]_+ = 0); there is no path to compute")
-    if grid is not None:
-        lam0 = float(grid[0])
+    if given is not None:
+        lam0 = float(given[0])
     else:
         lam0 = lmax_true if lam_max is None else check_scalar(lam_max, "lam_max", low=0.0)
     if lam_min is not None:
         lam_min = check_scalar(lam_min, "lam_min", low=0.0)
         if lam_min > lam0:
-            first = "lambdas[0]" if grid is not None else (
+            first = "lambdas[0]" if given is not None else (
                 "lam_max" if lam_max is not None else "lambda_max")
             raise ValueError(f"lam_min={lam_min:g} is above the path's first lambda "
                              f"({first}={lam0:g}): the path would be empty")
-    # RRPB with the sphere rule screens with state carried along the path: one fused pass
-    # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
-    ps = PathScreen(prob.data, prob.gamma, n_lambdas, incremental=range_screening,
-                    evaluation=opts.evaluation, retest=opts.retest,
-                    tuning=opts.tuning) if ("rrpb" in kinds and rule == "sphere") else None
-    rows: dict[str, list] = {k_: [] for k_ in (
-        "lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time", "rate_path",
-        "rate_final", "rate_range", "dynamic", "converged", "visits")}
-    by_sphere: dict[str, list] = {k_: [] for k_ in kinds}
-    cmp_rows: dict[str, list] = {f"{a}:{b}": [] for a, b in specs}
-    prof: dict[str, float] = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0,
-                              "screening": 0.0, "loss_pass_visits": 0.0}
-    notes: list[str] = []
-    lam = lam0
-    prev: TripletResult | None = None
-    res: TripletResult | None = None
-    alpha_prev: np.ndarray | None = None
-    alpha_old: np.ndarray | None = None
-    terminated = "n_lambdas" if grid is None else "lambdas"
-    for t in range(n_lambdas):
-        if lam_min is not None and lam < lam_min:
-            terminated = "lam_min"
-            break
-        if prev is None:
-            M0 = prob.solution_above_lambda_max(lam) if lam >= lmax_true else prob.data.zeros()
-            ref, step0, carry, alpha0 = None, None, None, None
-        else:
-            carry, alpha0 = prev._carry, alpha_prev
-            if warm_start != "secant" or len(rows["Ms"]) < 2:
-                M0 = prev.M.copy()
-            else:
-                # the ratio of the last two steps of log lam (1 on the geometric grid)
-                s = 1.0 if grid is None else (
-                    math.log(rows["lambdas"][-1] / lam)
-                    / math.log(rows["lambdas"][-2] / rows["lambdas"][-1]))
-                M0 = sph.proj_pm(prev.M + s * (prev.M - rows["Ms"][-2]))[0]
-                carry = None   # not the previous lambda's point: a pass evaluates it
-                if alpha_prev is not None and alpha_old is not None:
-                    alpha0 = np.clip(alpha_prev + s * (alpha_prev - alpha_old), 0.0, 1.0)
-            ref = _Ref.of(prev)
-            step0 = prev.step * prev.lam / lam
-        with single_threaded_blas():  # ~1 ms per lambda
-            res, ex = _run_solve(prob, lam, M0, opts, ref, step0, ps=ps,
-                                 compare=specs if prev is not None else (),
-                                 carry=carry, alpha0=alpha0)
-        # the dual method's last iterates: the next start
-        alpha_old, alpha_prev = alpha_prev, ex.get("alpha")
-        rows["lambdas"].append(lam)
+    if given is not None:
+        lams = [float(v) for v in given]
+    else:  # each lambda the previous one times ratio, as the path always stepped
+        lams = [lam0]
+        while len(lams) < n_lambdas:
+            lams.append(lams[-1] * ratio)
+    cut = next((v for v in lams if lam_min is not None and v < lam_min), None)
+    return _Grid(lams, "n_lambdas" if given is None else "lambdas", cut,
+                 given is not None), lmax_true
+
+
+def _start(prob: TripletProblem, lam: float, lmax_true: float, prev: TripletResult | None,
+           log: _PathLog, alphas: list, warm_start: str, given: bool) -> dict[str, Any]:
+    """Where the solve at ``lam`` starts (:func:`.loops._run_solve`'s ``M0``, ``ref``,
+    ``step0``, ``carry``, ``alpha0``): the exact solution above :func:`lambda_max` or 0 at
+    the first lambda; then the previous solution (its last evaluation and dual iterate
+    carried) or, with ``warm_start="secant"`` from the third lambda on, the secant
+    predictor (:func:`path`)."""
+    if prev is None:
+        M0 = prob.solution_above_lambda_max(lam) if lam >= lmax_true else prob.data.zeros()
+        return dict(M0=M0, ref=None, step0=None, carry=None, alpha0=None)
+    alpha_old, alpha_prev = alphas
+    carry, alpha0 = prev._carry, alpha_prev
+    lams, Ms = log.rows["lambdas"], log.rows["Ms"]
+    if warm_start != "secant" or len(Ms) < 2:
+        M0 = prev.M.copy()
+    else:
+        # the ratio of the last two steps of log lam (1 on the geometric grid)
+        s = math.log(lams[-1] / lam) / math.log(lams[-2] / lams[-1]) if given else 1.0
+        M0 = sph.proj_pm(prev.M + s * (prev.M - Ms[-2]))[0]
+        carry = None   # not the previous lambda's point: a pass evaluates it
+        if alpha_prev is not None and alpha_old is not None:
+            alpha0 = np.clip(alpha_prev + s * (alpha_prev - alpha_old), 0.0, 1.0)
+    return dict(M0=M0, ref=_Ref.of(prev), step0=prev.step * prev.lam / lam, carry=carry,
+                alpha0=alpha0)
+
+
+def _paper_rule_stops(prev: TripletResult, res: TripletResult) -> bool:
+    """The paper's termination rule between two consecutive lambdas:
+    ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01`` (or no
+    loss left)."""
+    l0, l1 = prev.loss_value, res.loss_value
+    return l0 <= 0 or (l0 - l1) / l0 * prev.lam / (prev.lam - res.lam) < 0.01
+
+
+class _PathLog:
+    """The per-lambda rows of a :class:`PathResult`, filled one solve at a time."""
+
+    FIELDS = ("lambdas", "Ms", "primal", "dual", "gap", "loss", "n_iter", "time",
+              "rate_path", "rate_final", "rate_range", "dynamic", "converged", "visits")
+
+    def __init__(self, kinds: Sequence[str], specs: Sequence[tuple[str, str]]) -> None:
+        self.rows: dict[str, list] = {k: [] for k in self.FIELDS}
+        self.by_sphere: dict[str, list] = {k: [] for k in kinds}
+        self.compare: dict[str, list] = {f"{a}:{b}": [] for a, b in specs}
+        self.prof: dict[str, float] = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0,
+                                       "screening": 0.0, "loss_pass_visits": 0.0}
+        self.notes: list[str] = []
+        self.final: TripletResult | None = None
+
+    def add(self, lam: float, res: TripletResult, ex: dict) -> None:
+        """The solve at ``lam`` (``ex``: :func:`.loops._run_solve`'s extras)."""
+        self.final = res
         for key, v in res.profile.items():
-            prof[key] += v
-        notes.extend(f"lam={lam:.4g}: {n}" for n in res.notes)
-        rows["Ms"].append(np.array(res.M))
-        rows["primal"].append(res.primal)
-        rows["dual"].append(res.dual)
-        rows["gap"].append(res.gap)
-        rows["loss"].append(res.loss_value)
-        rows["n_iter"].append(res.n_iter)
-        rows["time"].append(res.time)
-        rows["rate_path"].append(ex["rate_path"])
-        rows["rate_final"].append(ex["rate_final"])
-        rows["rate_range"].append(ex["rate_range"])
-        rows["dynamic"].append(ex["dynamic"])
-        rows["converged"].append(res.converged)
-        rows["visits"].append(res.triplet_visits)
-        for kind in kinds:
-            by_sphere[kind].append(ex["by_sphere"].get(kind, 0.0))
-        for key in cmp_rows:
-            cmp_rows[key].append(ex["compare"].get(key, float("nan")))
-        if callback is not None and callback(t, lam, res) is False:
-            terminated = "callback"
-            break
-        if termination and prev is not None:
-            l0, l1 = prev.loss_value, res.loss_value
-            if l0 <= 0:
-                terminated = "rule"
-                break
-            crit = (l0 - l1) / l0 * prev.lam / (prev.lam - lam)
-            if crit < 0.01:
-                terminated = "rule"
-                break
-        prev = res
-        lam = lam * ratio if grid is None else float(grid[min(t + 1, grid.size - 1)])
-    n_r = max([len(d) for d in rows["dynamic"]] + [1])
-    dyn = np.full((len(rows["dynamic"]), n_r), np.nan)
-    for i, d in enumerate(rows["dynamic"]):
-        dyn[i, : len(d)] = d
-    return PathResult(
-        lambdas=np.asarray(rows["lambdas"]), Ms=np.asarray(rows["Ms"]),
-        primal=np.asarray(rows["primal"]), dual=np.asarray(rows["dual"]),
-        gap=np.asarray(rows["gap"]), loss=np.asarray(rows["loss"]),
-        n_iter=np.asarray(rows["n_iter"], dtype=int), time=np.asarray(rows["time"]),
-        rate_path=np.asarray(rows["rate_path"]), rate_final=np.asarray(rows["rate_final"]),
-        rate_range=np.asarray(rows["rate_range"]),
-        rate_by_sphere={k_: np.asarray(v) for k_, v in by_sphere.items()},
-        compare_rates={k_: np.asarray(v) for k_, v in cmp_rows.items()},
-        dynamic_rates=dyn, triplet_visits=np.asarray(rows["visits"], dtype=np.int64),
-        n_triplets=prob.n_triplets, lam_max=lmax_true,
-        terminated_by=terminated, total_time=time.perf_counter() - t_start, final=res,
-        converged=np.asarray(rows["converged"], dtype=bool),
-        profile={**prof, "triplets_visited": float(np.sum(rows["visits"]))}, notes=notes,
-        params={"loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
-                "grid": "geometric" if grid is None else "given",
-                "range_screening": range_screening, "diagonal": prob.diagonal,
-                "warm_start": warm_start, **opts.params(),
-                "n_triplets": prob.n_triplets},
-    )
+            self.prof[key] += v
+        self.notes.extend(f"lam={lam:.4g}: {n}" for n in res.notes)
+        for key, v in (("lambdas", lam), ("Ms", np.array(res.M)), ("primal", res.primal),
+                       ("dual", res.dual), ("gap", res.gap), ("loss", res.loss_value),
+                       ("n_iter", res.n_iter), ("time", res.time),
+                       ("rate_path", ex["rate_path"]), ("rate_final", ex["rate_final"]),
+                       ("rate_range", ex["rate_range"]), ("dynamic", ex["dynamic"]),
+                       ("converged", res.converged), ("visits", res.triplet_visits)):
+            self.rows[key].append(v)
+        for kind, col in self.by_sphere.items():
+            col.append(ex["by_sphere"].get(kind, 0.0))
+        for key, col in self.compare.items():
+            col.append(ex["compare"].get(key, float("nan")))
+
+    def result(self, prob: TripletProblem, lam_max: float, terminated: str, total: float,
+               params: dict) -> PathResult:
+        """The :class:`PathResult` of the rows so far."""
+        rows = self.rows
+        dyn = rows["dynamic"]
+        rates = np.full((len(dyn), max([len(d) for d in dyn] + [1])), np.nan)
+        for i, d in enumerate(dyn):
+            rates[i, : len(d)] = d
+        arr = {k: np.asarray(rows[k]) for k in (
+            "lambdas", "Ms", "primal", "dual", "gap", "loss", "time", "rate_path",
+            "rate_final", "rate_range")}
+        return PathResult(
+            **arr, n_iter=np.asarray(rows["n_iter"], dtype=int),
+            rate_by_sphere={k: np.asarray(v) for k, v in self.by_sphere.items()},
+            compare_rates={k: np.asarray(v) for k, v in self.compare.items()},
+            dynamic_rates=rates, triplet_visits=np.asarray(rows["visits"], dtype=np.int64),
+            n_triplets=prob.n_triplets, lam_max=lam_max, terminated_by=terminated,
+            total_time=total, final=self.final,
+            converged=np.asarray(rows["converged"], dtype=bool),
+            profile={**self.prof, "triplets_visited": float(np.sum(rows["visits"]))},
+            notes=self.notes, params=params)

@@ -712,7 +712,8 @@ class _Opts:
     screening re-tests only what the sphere's movement can reach, else a full pass at
     every lambda: :class:`.pathscreen.PathScreen`), ``workset`` (:data:`WORKSETS`),
     ``compiled`` (runs of iterations in one compiled call, :mod:`.burst`; ``False``:
-    every iteration in Python, the same iterates), ``chunk`` (most iterations per
+    the projected gradient's iterations in Python and every dual iteration certified
+    by Python, the same iterates), ``chunk`` (most iterations per
     compiled call) and ``tuning`` (the cost model's weights, :class:`.Tuning`)."""
 
     screening: tuple[str, ...]
