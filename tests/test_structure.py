@@ -96,20 +96,11 @@ def test_the_import_finder_reads_relative_and_lazy_imports(tmp_path):
     assert "explorer.datafiles" in _imports(mods, "explorer.cli")  # imported inside a function
 
 
-KNOWN = [  # issue 42 removes it (the package is being rewritten)
-    ["solvers.triplet_screening", "solvers.triplet_screening.api",
-     "solvers.triplet_screening.burst", "solvers.triplet_screening.loops",
-     "solvers.triplet_screening.pathscreen", "solvers.triplet_screening.problem",
-     "solvers.triplet_screening.regpath", "solvers.triplet_screening.rules",
-     "solvers.triplet_screening.state"],
-]
-
-
 def test_no_import_circles():
     """solvers/ and explorer/ import each other's modules without a circle."""
     mods = _modules()
     cycles = _cycles({m: _imports(mods, m) for m in mods})
-    assert [c for c in cycles if c not in KNOWN] == []
+    assert cycles == []
 
 
 def test_a_data_source_round_trips_through_its_key(tmp_path):

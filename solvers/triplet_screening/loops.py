@@ -84,7 +84,7 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         profile={**run.prof, "loss_pass_visits": float(run.loss_visits)},
         notes=tuple(run.notes),
         fingerprint=prob.fingerprint(), method=opts.method,
-        params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma,
+        params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma, "k": prob.k,
                 "diagonal": prob.diagonal, **opts.params(), "n_triplets": data.n_t},
         **fields,
     )

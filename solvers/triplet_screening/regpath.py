@@ -251,7 +251,7 @@ def path(
             break
         prev = res
     return log.result(prob, lmax_true, terminated, time.perf_counter() - t_start, params={
-        "loss": prob.loss, "gamma": prob.gamma, "ratio": ratio,
+        "loss": prob.loss, "gamma": prob.gamma, "k": prob.k, "ratio": ratio,
         "grid": "given" if grid.given else "geometric", "range_screening": range_screening,
         "diagonal": prob.diagonal, "warm_start": warm_start, **opts.params(),
         "n_triplets": prob.n_triplets})
