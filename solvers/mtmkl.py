@@ -142,8 +142,9 @@ PARAMS = ParamSpecs(
     ParamSpec("kernel", "linear", '"linear" (phi_m(x) = x) or precomputed PSD kernel(s)',
               kind="object"),
     ParamSpec("method", "e1", "Algorithm E.1 (interleaved), Algorithm 1 (exact W-step), or "
-              "auto (E.1 until its progress per epoch stalls, then Algorithm 1's W-steps)",
-              choices=("e1", "alternating", "auto")),
+              "auto (E.1 until its progress per epoch stalls, then Algorithm 1's W-steps; "
+              "the CLI's, estimator's and page's default: E.1 alone can stall on real "
+              "data)", choices=("e1", "alternating", "auto"), user_default="auto"),
     ParamSpec("structure", "auto", '"auto": similarities given in factor form, or dense ones '
               "that are rank one or diagonal (e.g. a tree's 0/1 node matrices), run in factor "
               'form; "dense": every similarity as a dense T x T matrix',
