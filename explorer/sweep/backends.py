@@ -406,9 +406,14 @@ class BackendKind:
     remote: bool = False  # takes a scheduler address
 
 
-#: name -> backend: what :func:`make_backend`, the CLI and the dashboard's sweep panel
-#: offer (``auto`` chooses between ``serial`` and ``processes``, see :func:`make_backend`).
-TABLE: dict[str, BackendKind] = {
+class BackendTable(dict[str, BackendKind]):
+    """Backend name -> :class:`BackendKind`: what :func:`make_backend`, the CLI and the
+    dashboard's sweep panel offer (``auto`` chooses between ``serial`` and
+    ``processes``, see :func:`make_backend`)."""
+
+
+#: The backends: ``processes``, ``serial`` and ``dask``.
+TABLE = BackendTable({
     "processes": BackendKind("processes", "local worker processes (all cores)",
                              lambda workers, _scheduler: ProcessBackend(workers)),
     "serial": BackendKind("serial", "this process, one point at a time",
@@ -416,7 +421,7 @@ TABLE: dict[str, BackendKind] = {
     "dask": BackendKind("dask", "Dask distributed (a local cluster, or a scheduler address)",
                         lambda workers, scheduler: DaskBackend(scheduler, workers),
                         ready=_has_distributed, remote=True),
-}
+})
 #: Backend names accepted by :func:`explorer.sweep.run` and the CLI.
 BACKENDS = ("auto", *TABLE)
 
