@@ -228,5 +228,5 @@ def test_split_tasks_partitions_every_task():
     table = sweep.run(sweep.SweepSpec("caso", grid={"alpha": [0.1]}, cv=2,
                                       sizes={"d": [4], "m": [3], "n": [10]}),
                       backend="serial", progress=False)
-    assert [r["score_name"] for r in table] == ["test_mse", "test_mse"]
+    assert [r["score_name"] for r in table] == ["mse", "mse"]  # solvers.scoring names
     assert all(r["score"] > 0 and r["error"] is None for r in table)

@@ -33,7 +33,8 @@ __all__ = ["NO_HOOKS", "ModelHooks", "Score", "SweepHooks", "hooks_of", "kfold",
 
 @dataclass(frozen=True)
 class Score:
-    """A held-out score: its name (e.g. ``"accuracy"``, ``"test_mse"``) and value."""
+    """A held-out score: its name (:mod:`solvers.scoring`'s, e.g. ``"accuracy"``,
+    ``"mse"``) and value."""
 
     name: str
     value: float

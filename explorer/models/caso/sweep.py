@@ -20,23 +20,26 @@ class CASOHooks(ModelHooks):
         return split_tasks(problem, n_folds, fold, seed)
 
     def score(self, problem: Problem, result: Any) -> Score | None:
-        """Held-out error of ``x^T u_t`` over all tasks' test rows.
+        """The first :mod:`solvers.scoring` score of ``x^T u_t`` on all tasks' test rows.
 
-        Squared loss: mean squared error (``test_mse``); hinge / logistic: the fraction of
-        wrong signs (``test_error``) against the sign targets.
+        Squared loss: ``mse`` (a regression); hinge / logistic: ``accuracy`` of the signs
+        against the sign targets (a classification).
         """
+        from solvers.scoring import score_predictions
+
         if "Xs_test" not in problem.info:
             return None
         U = np.asarray(result.U)
-        preds = [np.asarray(X) @ U[:, t] for t, X in enumerate(problem.info["Xs_test"])]
+        pred = np.concatenate([np.asarray(X) @ U[:, t]
+                               for t, X in enumerate(problem.info["Xs_test"])])
         if result.loss == "squared":
-            err = np.concatenate([p - np.asarray(y) for p, y in
-                                  zip(preds, problem.info["ys_test"], strict=True)])
-            return Score("test_mse", float(np.mean(err ** 2)))
-        signs = problem.info.get("ys_sign_test", problem.info["ys_test"])
-        wrong = np.concatenate([np.sign(p) != np.asarray(y) for p, y in
-                                zip(preds, signs, strict=True)])
-        return Score("test_error", float(np.mean(wrong)))
+            first = score_predictions("regression", np.concatenate(
+                [np.asarray(y, dtype=float) for y in problem.info["ys_test"]]), pred)[0]
+        else:
+            signs = problem.info.get("ys_sign_test", problem.info["ys_test"])
+            first = score_predictions("classification", np.concatenate(
+                [np.asarray(y) for y in signs]), np.where(pred > 0, 1.0, -1.0))[0]
+        return Score(first.name, first.value)
 
     def structure(self, problem: Problem, result: Any) -> dict[str, float]:
         """Numerical rank of ``U`` and the number of eigenvalues of ``M`` above 1/2."""

@@ -33,8 +33,10 @@ class WWSVMHooks(ModelHooks):
                        description=f"{problem.description} (fold {fold + 1}/{n_folds})")
 
     def score(self, problem: Problem, result: Any) -> Score | None:
-        """``accuracy`` of ``argmax_j (X W + b)_j`` on the held-out rows (None without a test
-        split)."""
+        """``accuracy`` (:mod:`solvers.scoring`) of ``argmax_j (X W + b)_j`` on the held-out
+        rows (None without a test split)."""
+        from solvers.scoring import score_predictions
+
         if "X_test" not in problem.info:
             return None
         classes = np.unique(np.asarray(problem.data["y"]))
@@ -43,7 +45,8 @@ class WWSVMHooks(ModelHooks):
         b = getattr(result, "intercept", None)
         S = S if b is None else S + np.asarray(b)
         pred = classes[np.argmax(S, axis=1)]
-        return Score("accuracy", float(np.mean(pred == np.asarray(problem.info["y_test"]))))
+        first = score_predictions("classification", np.asarray(problem.info["y_test"]), pred)[0]
+        return Score(first.name, first.value)
 
     def structure(self, problem: Problem, result: Any) -> dict[str, float]:
         """Fraction of support vectors (any dual > 0) and of bounded ones (a dual at C)."""
