@@ -452,14 +452,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
     feats = sm.feature_names
     fp = sm.preprocessing
     fmt = datafiles.detect_format(args.data, args.format)
-    table_feats = feats is not None and fmt in ("csv", "tsv", "parquet") and fp is None
+    table_feats = feats is not None and fmt in datafiles.NAMED_COLUMNS and fp is None
     if args.task and args.time:
         raise CLIError("give --task or --time, not both (--time COL: the time column that "
                        "orders the tasks)")
     table = datafiles.read_table(
         args.data, fmt=args.format,
-        label=args.label or (sm.label_name if fp is not None and fmt in (
-            "csv", "tsv", "parquet") else None),
+        label=args.label or (sm.label_name if fp is not None
+                             and fmt in datafiles.NAMED_COLUMNS else None),
         task=args.task or args.time or (sm.task_name if sm.task_name not in (None, "qid",
                                                                              "cell") else None),
         need_label=False, features=[str(f) for f in feats] if table_feats else None,

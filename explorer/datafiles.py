@@ -47,7 +47,7 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -377,12 +377,38 @@ def _cols(columns: Sequence[str]) -> str:
     return ", ".join(cols[:12]) + (f", ... ({len(cols)} columns)" if len(cols) > 12 else "")
 
 
-def _from_frame(df: Any, p: Path, fmt: str, *, label: str | None, task: str | None,
-                time: str | None, need_label: bool, line_offset: int,
-                features: Sequence[str] | None, prep: Preprocessing | None = None,
-                fitted: FittedPreprocessing | None = None) -> Table:
+@dataclass(frozen=True)
+class ReadRequest:
+    """What :func:`read_table` asks of a format's reader (see its parameters).
+
+    Every reader takes the whole request and uses what its format has: the role names,
+    whether labels are required, the training data's feature columns / count / index
+    base (a test or predict file), the size budget and the preprocessing.
+    """
+
+    label: str | None = None
+    task: str | None = None
+    time: str | None = None
+    need_label: bool = True
+    features: Sequence[str] | None = None
+    n_features: int | None = None
+    zero_based: bool | None = None
+    max_bytes: float = MAX_FILE_BYTES
+    prep: Preprocessing | None = None
+    fitted: FittedPreprocessing | None = None
+
+
+class Reader(Protocol):
+    """A format's reader: ``reader(path, fmt, request) -> Table`` (:data:`READERS`)."""
+
+    def __call__(self, p: Path, fmt: str, req: ReadRequest, /) -> Table: ...
+
+
+def _from_frame(df: Any, p: Path, fmt: str, req: ReadRequest, line_offset: int) -> Table:
     import pandas as pd
 
+    label, task, time, need_label = req.label, req.task, req.time, req.need_label
+    features, prep, fitted = req.features, req.prep, req.fitted
     prep = fitted.options if fitted is not None else (prep or Preprocessing())
     if fitted is not None:
         features = fitted.columns
@@ -545,9 +571,10 @@ def _check_finite(X: np.ndarray, p: Path, names: Sequence[str], line_offset: int
                             f"be finite numbers{tip}")
 
 
-def _read_csv(p: Path, fmt: str, max_bytes: float = MAX_FILE_BYTES, **kw: Any) -> Table:
+def _read_csv(p: Path, fmt: str, req: ReadRequest) -> Table:
     import pandas as pd
 
+    max_bytes = req.max_bytes
     _check_text(p, fmt)
     sep = "\t" if fmt == "tsv" else ","
     try:
@@ -567,7 +594,7 @@ def _read_csv(p: Path, fmt: str, max_bytes: float = MAX_FILE_BYTES, **kw: Any) -
     except UnicodeDecodeError as exc:
         raise DataFileError(f"{p.name}: binary content (byte {exc.start}), not a {fmt} "
                             "text file") from None
-    return _from_frame(df, p, fmt, line_offset=2, **kw)
+    return _from_frame(df, p, fmt, req, line_offset=2)
 
 
 def _check_columns(p: Path, n: int) -> None:
@@ -576,7 +603,7 @@ def _check_columns(p: Path, n: int) -> None:
                             "table file may have; refused from its header")
 
 
-def _read_parquet(p: Path, fmt: str, **kw: Any) -> Table:
+def _read_parquet(p: Path, fmt: str, req: ReadRequest) -> Table:
     import pandas as pd
 
     try:
@@ -595,19 +622,18 @@ def _read_parquet(p: Path, fmt: str, **kw: Any) -> Table:
     except Exception as exc:  # pyarrow's ArrowInvalid etc.: not a Parquet file
         raise DataFileError(f"{p.name}: not a readable Parquet file ({_one_line(exc)})"
                             ) from None
-    return _from_frame(df, p, fmt, line_offset=0, **kw)
+    return _from_frame(df, p, fmt, req, line_offset=0)
 
 
-def _read_svmlight(p: Path, fmt: str, *, label: str | None, task: str | None,
-                   time: str | None, need_label: bool, line_offset: int = 1,
-                   features: Sequence[str] | None = None, n_features: int | None = None,
-                   zero_based: bool | None = None, max_bytes: float = MAX_FILE_BYTES
-                   ) -> Table:
+def _read_svmlight(p: Path, fmt: str, req: ReadRequest) -> Table:
     """A svmlight/LIBSVM file. ``zero_based`` None (a training file): the index base is
     the file's own (0 if it uses feature 0, else 1, as scikit-learn's ``"auto"``) and is
     recorded in ``extra["zero_based"]``; given (a test or predict file): the training
     file's base and ``n_features``, so the columns line up whatever indices it uses."""
     from sklearn.datasets import load_svmlight_file
+
+    features, n_features = req.features, req.n_features  # svmlight rows always have a label
+    zero_based, max_bytes = req.zero_based, req.max_bytes
 
     _check_text(p, fmt)
     own = zero_based is None
@@ -670,10 +696,11 @@ def _pad_columns(X: Any, n: int, p: Path) -> Any:
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
 
 
-def _read_npz(p: Path, fmt: str, *, label: str | None, task: str | None, time: str | None,
-              need_label: bool, features: Sequence[str] | None = None,
-              max_bytes: float = MAX_FILE_BYTES, **_: Any) -> Table:
+def _read_npz(p: Path, fmt: str, req: ReadRequest) -> Table:
     from solvers.fileio import npz_arrays, npz_keys
+
+    label, task, time, need_label = req.label, req.task, req.time, req.need_label
+    features, max_bytes = req.features, req.max_bytes
 
     # only the arrays a data file has roles for are read, each checked from its .npy
     # header first (dtype, declared size against the member and the size budget)
@@ -732,9 +759,10 @@ def _read_npz(p: Path, fmt: str, *, label: str | None, task: str | None, time: s
                  triplets=None if T is None else np.asarray(T))
 
 
-def _read_mat(p: Path, fmt: str, *, label: str | None, task: str | None, time: str | None,
-              need_label: bool, features: Sequence[str] | None = None, **_: Any) -> Table:
+def _read_mat(p: Path, fmt: str, req: ReadRequest) -> Table:
     from scipy.io import loadmat
+
+    label, need_label = req.label, req.need_label  # tasks: MALSAR's cells
 
     try:
         m = loadmat(str(p))
@@ -805,8 +833,11 @@ def _scaled(table: Table, prep: Preprocessing | None, fitted: FittedPreprocessin
                                       "raw": table.X})
 
 
-_READERS = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
-            "svmlight": _read_svmlight, "npz": _read_npz, "mat": _read_mat}
+#: Format name -> its reader (one protocol, :class:`Reader`).
+READERS: dict[str, Reader] = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
+                              "svmlight": _read_svmlight, "npz": _read_npz, "mat": _read_mat}
+#: The formats whose columns have names (the preprocessing's columns, a model's features).
+NAMED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
 
 
 def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | None = None,
@@ -851,23 +882,18 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     p = Path(path).expanduser()
     f = detect_format(p, fmt)
     _check_size(p, max_bytes)
-    kw: dict[str, Any] = {"label": label, "task": task, "time": time,
-                          "need_label": need_label, "features": features}
-    tabular = f in ("csv", "tsv", "parquet")
-    if tabular:
-        kw.update(prep=prep, fitted=fitted)
-    elif prep is not None and (prep.features is not None or prep.ignore):
+    tabular = f in NAMED_COLUMNS
+    if not tabular and prep is not None and (prep.features is not None or prep.ignore):
         raise DataFileError(f"{p.name}: --features / --ignore apply to table files (CSV, TSV, "
                             f"Parquet), not to {f}")
-    if f in (*_TEXT, "npz"):
-        kw["max_bytes"] = max_bytes
     if f in _TEXT and p.name.lower().endswith(".gz") and max_bytes < math.inf:
         _prescan_gz(p, max_bytes)
-    if f == "svmlight":
-        kw["n_features"] = n_features
-        kw["zero_based"] = zero_based
+    req = ReadRequest(label=label, task=task, time=time, need_label=need_label,
+                      features=features, n_features=n_features, zero_based=zero_based,
+                      max_bytes=max_bytes, prep=prep if tabular else None,
+                      fitted=fitted if tabular else None)
     try:
-        table = _READERS[f](p, f, **kw)
+        table = READERS[f](p, f, req)
         if not tabular and (fitted is not None or (prep is not None and prep.scale != "none")):
             table = _scaled(table, prep, fitted)
         return table
@@ -1047,12 +1073,13 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
     if test is not None and test_size is not None:
         raise DataFileError("give --test or --test-size, not both")
     if test is not None:
-        held = read_table(test, fmt=fmt, label=table.label_name if table.fmt in (
-            "csv", "tsv", "parquet") else label, task=table.task_name if table.task_name
-            not in (None, "qid", "cell") else task, time=table.time_name if table.fmt in (
-            "csv", "tsv", "parquet") else time, max_bytes=max_bytes,
-            features=table.feature_names if table.fmt in ("csv", "tsv", "parquet") and
-            "preprocessing" not in table.extra else None,
+        named = table.fmt in NAMED_COLUMNS
+        held = read_table(
+            test, fmt=fmt, label=table.label_name if named else label,
+            task=table.task_name if table.task_name not in (None, "qid", "cell") else task,
+            time=table.time_name if named else time, max_bytes=max_bytes,
+            features=table.feature_names if named and "preprocessing" not in table.extra
+            else None,
             n_features=table.d if table.fmt == "svmlight" else None,
             zero_based=table.extra.get("zero_based"),
             fitted=table.extra.get("preprocessing"))

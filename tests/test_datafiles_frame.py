@@ -231,7 +231,7 @@ def test_a_foreign_reader_error_names_the_file(tmp_path, monkeypatch):
     def boom(*_a, **_k):
         raise ZeroDivisionError("deep inside")
 
-    monkeypatch.setitem(datafiles._READERS, "csv", boom)
+    monkeypatch.setitem(datafiles.READERS, "csv", boom)
     (tmp_path / "x.csv").write_text("a,y\n1,0\n")
     with pytest.raises(DataFileError, match=r"^x\.csv: cannot be read as csv "
                                             r"\(ZeroDivisionError: deep inside\)$"):

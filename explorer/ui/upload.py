@@ -37,7 +37,6 @@ __all__ = ["YOUR_FILE", "Upload", "clear_upload", "file_controls", "file_guard",
 #: The dataset name shown (and used in keys) when the data comes from an upload.
 YOUR_FILE = "your file"
 _UPLOADS = "dualscope.uploads"
-_TABLE_FORMATS = ("csv", "tsv", "parquet")
 
 
 @dataclass(frozen=True)
@@ -179,7 +178,7 @@ def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
         fmt = datafiles.detect_format(up.name)
     except datafiles.DataFileError:
         fmt = None
-    if fmt in _TABLE_FORMATS:
+    if fmt in datafiles.NAMED_COLUMNS:
         cols = _columns(up, cur)
         if cols:
             last = cols[-1]
@@ -199,8 +198,8 @@ def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
     opts["test_size"] = float(sb.number_input(
         "held-out fraction (0 = none)", min_value=0.0, max_value=0.5, value=0.0, step=0.05,
         key=f"upload_test_{entry.name}"))
-    opts["prep"] = _prep_controls(entry, sb, fmt, _columns(up, cur) if fmt in _TABLE_FORMATS
-                                  else [], opts)
+    named = fmt in datafiles.NAMED_COLUMNS
+    opts["prep"] = _prep_controls(entry, sb, fmt, _columns(up, cur) if named else [], opts)
     spec = opts["prep"].to_spec() if opts["prep"] is not None else {}
     key = (f"{up.digest}:{opts['label']}:{opts['task']}:{opts['time']}:{opts['test_size']}:"
            + "&".join(f"{k}={v}" for k, v in sorted(spec.items())))
@@ -226,7 +225,9 @@ def _prep_controls(entry: ModelEntry, sb: Any, fmt: str | None, cols: list[str],
                          key=f"upload_scale_{entry.name}",
                          help="standard: mean 0, variance 1; maxabs: divide by max |x| "
                               "(keeps sparse files sparse)")
-    if fmt not in _TABLE_FORMATS:
+    from ..datafiles import NAMED_COLUMNS
+
+    if fmt not in NAMED_COLUMNS:
         return Preprocessing(scale=scale)
     cat = sb.selectbox("text columns", CATEGORICAL,
                        index=CATEGORICAL.index(UPLOAD_PREP["categorical"]),
