@@ -1086,9 +1086,19 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
         if held.d != table.d:
             raise DataFileError(f"{held.name}: {held.d} features, the training file "
                                 f"{table.name} has {table.d}")
-    elif test_size is not None:
+        return problem_from_table(model, table, held, **opts)
+    return table_problem(model, table, test_size, seed, **opts)[0]
+
+
+def table_problem(model: str, table: Table, test_size: float | None = None, seed: int = 0,
+                  **opts: Any) -> tuple[Problem, Table]:
+    """``(problem, training table)`` of a table read from a file, a ``test_size`` fraction
+    of its rows held out (drawn by ``seed``; the table's preprocessing refitted on the
+    training rows): the one sequence of :func:`load_problem` and the page's upload."""
+    held = None
+    if test_size:
         table, held = split_table(table, float(test_size), seed)
-    return problem_from_table(model, table, held, **opts)
+    return problem_from_table(model, table, held, **opts), table
 
 
 # ------------------------------------------------------- helpers for from_table

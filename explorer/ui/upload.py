@@ -279,11 +279,8 @@ def uploaded_problem(entry: ModelEntry, c: Any) -> Problem:
         return cache[c.upload]
     opts = dict(c.extras.get("upload_options", {}))
     test_size = opts.pop("test_size", 0.0)
-    table = _read(cur["upload"], **opts)
-    test = None
-    if test_size:
-        table, test = datafiles.split_table(table, test_size, seed=c.data_seed)
-    problem = datafiles.problem_from_table(entry.name, table, test)
+    problem, table = datafiles.table_problem(entry.name, _read(cur["upload"], **opts),
+                                             test_size, c.data_seed)
     problem = replace(problem, info={**problem.info, "table": table})
     cache.clear()  # one problem per upload: the latest options
     cache[c.upload] = problem
