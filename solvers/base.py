@@ -116,6 +116,11 @@ def compile_seconds() -> float:
     Measured from numba's ``numba:compiler_lock`` events (outermost acquisition
     only): compiling a kernel and loading it from the on-disk cache both happen
     under that lock. Returns 0.0 when numba is not installed.
+
+    Returns
+    -------
+    float
+        The seconds, for this thread, since the process started.
     """
     return float(getattr(_jit_clock, "total", 0.0))
 
@@ -147,7 +152,26 @@ _install_jit_clock()
 
 @njit(cache=True)
 def relative_gap(gap: float, primal: float) -> float:  # pragma: no cover - compiled
-    """Relative duality gap ``gap / max(1, |primal|)`` used by every stopping rule."""
+    """Relative duality gap ``gap / max(1, |primal|)`` used by every stopping rule.
+
+    Parameters
+    ----------
+    gap : float
+        A duality gap (primal minus dual).
+    primal : float
+        The primal value.
+
+    Returns
+    -------
+    float
+        The gap relative to the primal value (absolute below 1).
+
+    Examples
+    --------
+    >>> from solvers.base import relative_gap
+    >>> relative_gap(0.5, 100.0), relative_gap(0.5, 0.1)
+    (0.005, 0.5)
+    """
     return float(gap) / max(1.0, abs(float(primal)))
 
 
@@ -179,6 +203,16 @@ def handover(a: np.ndarray) -> Any:
     memory) and never touches it again passes ``handover(a)`` instead: the result then
     makes ``a`` read-only in place, which saves one copy of its largest array (WW-SVM's
     ``n x k`` dual). Anything else (a view, a non-array) is still copied.
+
+    Parameters
+    ----------
+    a : ndarray
+        An array the solver allocated and will not touch again.
+
+    Returns
+    -------
+    object
+        A wrapper the result's constructor recognises.
     """
     return _Handover(a)
 

@@ -95,7 +95,13 @@ def _preload() -> list[str]:
 
 
 class ProcessBackend:
-    """Local worker processes (:class:`~concurrent.futures.ProcessPoolExecutor`)."""
+    """Local worker processes (:class:`~concurrent.futures.ProcessPoolExecutor`).
+
+    Parameters
+    ----------
+    workers : int, optional
+        The number of processes (default: the number of cores).
+    """
 
     name = "processes"
 
@@ -241,6 +247,15 @@ class DaskBackend:
     :class:`distributed.Client` to use as is; None starts a ``LocalCluster`` on the
     loopback interface with ``workers`` single-threaded workers (``processes=False``:
     threads in this process) for the duration of the sweep.
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client, optional
+        See above.
+    workers : int, optional
+        The workers of a local cluster.
+    processes : bool
+        Local workers in processes rather than threads.
     """
 
     name = "dask"
@@ -403,7 +418,24 @@ def _backend_name(backend: str, *, workers: int | None, scheduler: Any, n_pendin
 
 def make_backend(backend: str | Any = "auto", *, workers: int | None = None,
                  scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Any:
-    """A backend object from a name (``auto``: serial for small grids, else processes)."""
+    """A backend object from a name (``auto``: serial for small grids, else processes).
+
+    Parameters
+    ----------
+    backend : {"auto", "serial", "processes", "dask"} or a backend object
+        The name (an object is returned as is).
+    workers : int, optional
+        Local processes / cluster workers.
+    scheduler : str or distributed.Client, optional
+        An existing Dask scheduler (implies ``"dask"``).
+    n_pending, n_chains : int
+        The points and chains to run (``auto`` chooses by them).
+
+    Returns
+    -------
+    SerialBackend, ProcessBackend or DaskBackend
+        The backend.
+    """
     if not isinstance(backend, str):
         return backend
     name = _backend_name(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
@@ -420,7 +452,18 @@ def solves_at_once(backend: str | Any = "auto", *, workers: int | None = None,
     """How many solves the backend runs at once on this machine (the factor of the memory
     guard): 1 for serial, the worker count (at most one per chain) for local processes or
     a local Dask cluster, 1 for an existing Dask scheduler (its workers run elsewhere,
-    each on its own memory); a backend object: its ``workers`` attribute (default 1)."""
+    each on its own memory); a backend object: its ``workers`` attribute (default 1).
+
+    Parameters
+    ----------
+    backend, workers, scheduler, n_pending, n_chains
+        As in :func:`make_backend`.
+
+    Returns
+    -------
+    int
+        The number of concurrent solves (at least 1).
+    """
     if not isinstance(backend, str):
         if getattr(backend, "scheduler", None) is not None:
             return 1

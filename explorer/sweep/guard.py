@@ -68,6 +68,17 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
 
     ``n_pending``: the points still to solve (default: all), as the ``auto`` backend
     chooses by it.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The sweep.
+    force : bool
+        Run what the cost model refuses (with a :class:`SizeWarning`).
+    backend, workers, scheduler
+        As in :func:`~explorer.sweep.backends.make_backend`.
+    n_pending : int, optional
+        See above.
     """
     n, n_chains = check_points(spec, force=force)
     _name, ds = registry.get(spec.model).dataset(spec.dataset)
