@@ -32,8 +32,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BUILD", "CONF", "SOURCE", "build", "build_command", "main", "method_figure",
-           "open_site"]
+__all__ = ["BUILD", "CONF", "SOURCE", "build", "build_command", "built_index", "main",
+           "method_figure", "open_site"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The site's sources: the notebooks and the MyST pages.
@@ -114,6 +114,31 @@ def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False) 
         cmd.insert(3, "-q")
     subprocess.run(cmd, check=True, env=env, cwd=ROOT)
     return out / "index.html"
+
+
+def built_index(out: Path | str | None = None) -> Path | None:
+    """The built site's ``index.html``, or ``None`` when the site is not built.
+
+    Parameters
+    ----------
+    out : path, optional
+        The folder :func:`build` wrote (default :data:`BUILD`, read when called).
+
+    Returns
+    -------
+    Path or None
+        The page, if it exists.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from explorer import docs
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     print(docs.built_index(tmp))
+    None
+    """
+    index = Path(BUILD if out is None else out).resolve() / "index.html"
+    return index if index.is_file() else None
 
 
 def open_site(out: Path | str = BUILD) -> Path:
@@ -208,7 +233,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m explorer.docs build|open``; return the exit status."""
+    """``python -m explorer.docs build|open``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: the command line's).
+
+    Returns
+    -------
+    int
+        The exit status: 0, 1 when Sphinx fails or warns, 2 without site sources or a
+        built site.
+    """
     parser = argparse.ArgumentParser(prog="python -m explorer.docs",
                                      description="Build or open the documentation site.")
     configure(parser)

@@ -1,9 +1,9 @@
 """The docstrings of the public API: complete (numpydoc) and their Examples run.
 
 The public API is every name of ``__all__`` of the modules below (those the site's API
-reference documents, less the CLI and docs helpers): each model, the estimators, saved
-models, the shared results (``solvers.base``), the registry, the data files and the
-sweeps. Every function and class there has a summary line and, where it takes
+reference documents, less the CLI): each model, the estimators, saved models, the
+shared results (``solvers.base``), the registry, the data files, the sweeps and the
+documentation site's builder. Every function and class there has a summary line and, where it takes
 arguments, a ``Parameters`` section (``Attributes`` for a record class); every function
 that returns something has ``Returns`` (or ``Yields``). The ``Examples`` sections of
 those docstrings (and of the modules themselves) run here as doctests, on tiny
@@ -25,7 +25,7 @@ import pytest
 PUBLIC_MODULES = (
     "solvers.wwsvm", "solvers.caso", "solvers.robust_mtl", "solvers.triplet_screening",
     "solvers.mtmkl", "solvers.estimators", "solvers.saved", "solvers.base",
-    "explorer.registry", "explorer.datafiles", "explorer.sweep",
+    "explorer.registry", "explorer.datafiles", "explorer.sweep", "explorer.docs",
 )
 _SECTION = re.compile(r"^[ \t]*([A-Z][A-Za-z ]+)\n[ \t]*-{3,}[ \t]*$", re.M)
 
