@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from browserkit import chromium
 
+import solvers
 from explorer import cli, docs
 from explorer.docs_sphinx import MATHJAX_LEFT_OUT
 
@@ -124,6 +125,10 @@ def test_model_pages_have_the_dual_the_certificate_the_methods_and_a_figure(site
 def test_release_notes_and_getting_started_come_from_the_repository(site):
     notes = _html(site, "release_notes")
     assert "Unreleased" in notes and "0.1.0" in notes
+    # one section per version, the newest the installed one, and the site names it
+    assert f"{solvers.__version__} (" in notes and 'id="unreleased"' in notes
+    assert f"dualscope {solvers.__version__}" in _html(site, "index")
+    assert f"documents dualscope <strong>{solvers.__version__}</strong>" in notes
     start = _html(site, "getting_started")
     assert "dualscope warmup" in start and "Your own data" in start
     assert "python -m explorer.docs build" in start

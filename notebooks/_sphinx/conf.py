@@ -39,7 +39,8 @@ templates_path: list[str] = []
 root_doc = "index"
 
 # --- MyST and the notebooks ---------------------------------------------------------
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+myst_substitutions = {"release": release}  # {{ release }} on a page
 myst_heading_anchors = 3
 myst_update_mathjax = False  # its window.MathJax is MathJax 3's; mathjax2_config below
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:percent"}]}
