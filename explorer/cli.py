@@ -282,7 +282,7 @@ def parse_size(ds: registry.Dataset, key: str, text: str) -> int | float:
 
 class CostError(CLIError, ValueError):
     """A size or sweep the dataset's cost model refuses (without ``force``): a
-    :class:`CLIError` for the command line, a ``ValueError`` for library callers."""
+    :class:`~explorer.cli.CLIError` for the command line, a ``ValueError`` for library callers."""
 
 
 def check_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool,
@@ -290,7 +290,7 @@ def check_sizes(ds: registry.Dataset, sizes: dict[str, Any], *, force: bool,
                 ) -> list[tuple[str, str]]:
     """The cost guard of ``solve``, ``check`` and ``sweep``: refuse (:class:`CostError`,
     naming the sizes and giving the estimate) sizes the dataset's cost model
-    (:meth:`registry.Dataset.estimate`) puts above :data:`MEMORY_LIMIT`, sizes below a
+    (:meth:`~explorer.registry.Dataset.estimate`) puts above :data:`MEMORY_LIMIT`, sizes below a
     range's low end, and sizes above a range's high end on a real data set (it has no more
     rows) or whose estimate is above :data:`TIME_LIMIT` (or has no time estimate), unless
     ``force``.

@@ -24,7 +24,7 @@ The format follows the extension unless given (``fmt=`` / ``--format``). Tables
 ``time=``; a column called ``task`` / ``time`` is found without being named).
 
 :func:`read_table` returns a :class:`Table` (features, labels, tasks, names);
-:func:`problem_from_table` turns it into a model's :class:`Problem` through the
+:func:`problem_from_table` turns it into a model's :class:`~explorer.registry.Problem` through the
 model's ``FILE_ROLES`` and ``from_table`` in ``explorer/models/<model>/data.py``
 (what the model needs: features, class labels or real targets, tasks, a time
 order, triplets). :func:`load_problem` does both.
@@ -935,7 +935,8 @@ def _rows(t: Table, idx: np.ndarray) -> Table:
 
 def problem_from_table(model: str, table: Table, test: Table | None = None, **opts: Any
                        ) -> Problem:
-    """``model``'s :class:`Problem` of ``table`` (and the held-out ``test`` rows in ``info``).
+    """``model``'s :class:`~explorer.registry.Problem` of ``table`` (and the held-out
+    ``test`` rows in ``info``).
 
     Uses ``from_table(table, test, **opts)`` of ``explorer/models/<model>/data.py``.
     ``info`` carries ``source`` (the file), ``feature_names``, ``class_names`` or

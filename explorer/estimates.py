@@ -3,7 +3,7 @@
 Every dataset of the registry names its two estimates (``Dataset(memory=...,
 seconds=...)`` as ``"explorer.estimates:name"`` strings, imported on use), and
 :meth:`explorer.registry.Dataset.estimate` is the single entry point that the CLI's size
-check, the page's confirmation guard (:mod:`explorer.ui.guards`) and the sweep call.
+check, the page's confirmation guard (``explorer.ui.guards``) and the sweep call.
 
 Each estimate is a :class:`Cost`: the bytes of the data and the solver's state, and the
 CPU seconds of building the problem plus ``iterations x seconds per iteration`` at the

@@ -1,6 +1,6 @@
 """Model registration: how a model plugs into the CLI, the benchmarks and the dashboard.
 
-Every subpackage of :mod:`explorer.models` defines a module-level ``ENTRY``
+Every subpackage of ``explorer.models`` defines a module-level ``ENTRY``
 (a :class:`ModelEntry`). :func:`entries` discovers them; nothing else in the
 project lists the models, so adding a model means adding one subpackage.
 

@@ -365,7 +365,7 @@ class Result:
     params : Mapping[str, Any]
         The scalar parameters of the solve (for display, JSON and warm starts).
     stop_reason : str
-        Why the run stopped, one of :data:`STOP_REASONS`.
+        Why the run stopped, one of :data:`~solvers.base.STOP_REASONS`.
     compile_time : float
         Seconds of numba compilation / cache loading that happened during the
         solve (excluded from ``time``).
@@ -541,7 +541,7 @@ class Monitor:
 
     @property
     def stop_reason(self) -> str:
-        """Why the run stopped (or would stop now): one of :data:`STOP_REASONS`."""
+        """Why the run stopped (or would stop now): one of :data:`~solvers.base.STOP_REASONS`."""
         if self.converged:
             return "converged"
         return self._reason or "max_iter"
@@ -634,7 +634,7 @@ class Monitor:
                     **extras: Any) -> bool:
         """Record consecutive outer iterations that a compiled loop ran without Python in
         between; return ``True`` when the solver must stop. Each row is what
-        :meth:`record` would store: ``dual`` and ``gap`` from :func:`certified_row`,
+        :meth:`record` would store: ``dual`` and ``gap`` from ``certified_row``,
         ``times`` the loop's own measurements on this monitor's clock, ``converged``
         whether the last row's relative gap reached ``tol`` (the loop stops there).
         ``extras``: per-row arrays, or one value for every row. Such loops run only

@@ -38,7 +38,7 @@ fixed-kernel SVM and the gap is ``P - D_theta``.
 
 Algorithm E.1 (``method="e1"``, the paper's): one epoch of dual coordinate
 ascent over ``alpha`` with the analytic step (E.3) and the incremental weight
-update (E.4) (compiled, :mod:`solvers._mtmkl_kernels`); after the epoch the
+update (E.4) (compiled, ``solvers._mtmkl_kernels``); after the epoch the
 primal ``o`` is computed and, if it decreased since the previous epoch, the
 theta-step (E.1)
 
@@ -51,7 +51,7 @@ Start: ``alpha = 0``, ``theta_m = M^{-1/p}`` (on the unit p-sphere).
 on): the W-step solves the fixed-theta SVM to a relative gap
 ``min(1e-2, 0.1 x the last outer relative gap)`` before every theta-step, by
 coordinate-ascent epochs each followed, while the tolerance is not met, by
-conjugate gradients on the free face of the box (:func:`_face_step`): the
+conjugate gradients on the free face of the box (``_face_step``): the
 dual is flat along the null space of ``Y K~ Y`` (more samples than feature
 dimensions), where an epoch advances only by ``g_i / q_ii``.
 
@@ -169,7 +169,7 @@ _MAX_W_ENTRIES = 2**25
 _INNER_TOL_MAX = 1e-2
 _INNER_TOL_FACTOR = 0.1
 _INNER_MAX_EPOCHS = 10_000
-#: Conjugate-gradient steps on the free face after each W-step epoch (:func:`_face_step`).
+#: Conjugate-gradient steps on the free face after each W-step epoch (``_face_step``).
 _FACE_MAX_CG = 50
 #: ``method="auto"``: E.1 until the relative gap fell by less than ``_SWITCH_RATE`` over
 #: the last ``_SWITCH_WINDOW`` epochs, then Algorithm 1's exact W-steps.
@@ -324,7 +324,7 @@ class FactoredSimilarities:
     columns of all views are stacked into one sparse ``U`` (T x R, only the
     nonzero entries kept, stored by task rows), so that the solver's
     coordinate step touches only the columns a task belongs to (see
-    :mod:`solvers._mtmkl_kernels`). The natural input for a task tree: one
+    ``solvers._mtmkl_kernels``). The natural input for a task tree: one
     0/1 indicator per node (:meth:`from_groups`), ``G_node = 1_S 1_S^T``.
 
     Behaves like the stack of dense matrices where one is asked for:

@@ -73,7 +73,7 @@ minimiser, ``||W - W*||^2 <= 2 (D* - LB) / gamma``), plus a second candidate wit
 the structure the multipliers identify (rows whose ``A_r`` is strictly inside its
 ball set to zero, ``W`` projected onto the singular subspaces where ``B`` is
 saturated at ``rho``), both evaluated exactly. The iterations run in a compiled
-kernel (:mod:`solvers._robust_mtl_kernels`); the certificate is evaluated every
+kernel (``solvers._robust_mtl_kernels``); the certificate is evaluated every
 10 to 100 iterations (so that it costs about 20% of the run).
 
 **method="dual"** (the paper's Algorithm 1 + 2): FISTA ascent on ``theta`` with

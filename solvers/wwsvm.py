@@ -72,9 +72,9 @@ in 8); it never changes ``alpha``, so the iterates stay the paper's. The reporte
 ``W`` is the certified candidate with the lowest primal value (a free-block step can
 raise the primal of ``W(alpha)`` for a while); so the certified gap never increases
 during a run.
-BLAS runs single-threaded inside :func:`solve` (:mod:`solvers._blas`).
+BLAS runs single-threaded inside :func:`solve` (``solvers._blas``).
 
-The compiled loops live in :mod:`solvers._wwsvm_kernels` (``numba.njit(cache=True)``).
+The compiled loops live in ``solvers._wwsvm_kernels`` (``numba.njit(cache=True)``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
     :class:`distributed.Client`, or a ``LocalCluster`` started for the sweep (needs the
     ``distributed`` extra).
 
-Every backend runs :func:`explorer.sweep.chain.run_chain`.
+Every backend runs :func:`explorer.sweep.run_chain`.
 """
 
 from __future__ import annotations
@@ -311,7 +311,7 @@ class DaskBackend:
         """Rows of each chain as it finishes.
 
         A chain whose worker died too often (``KilledWorker``) becomes error rows; a lost
-        scheduler, or a cluster with no worker for :data:`NO_WORKER_GRACE` seconds, is a
+        scheduler, or a cluster with no worker for ``NO_WORKER_GRACE`` seconds, is a
         :class:`ClusterLostError` naming the scheduler.
         """
         from distributed import TimeoutError as DaskTimeout

@@ -2,7 +2,7 @@
 
 :func:`run_chain` is the one function every backend runs, so a chain gives the same rows
 (bit for bit) wherever it runs. A point that fails becomes a row whose ``error`` column
-says why; the model's :class:`~explorer.sweep.hooks.SweepHooks` add the held-out score and
+says why; the model's :class:`~explorer.sweep.SweepHooks` add the held-out score and
 the structure summary.
 """
 

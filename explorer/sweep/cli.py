@@ -1,4 +1,4 @@
-"""``dualscope sweep MODEL``: arguments to a :class:`~explorer.sweep.spec.SweepSpec`, the
+"""``dualscope sweep MODEL``: arguments to a :class:`~explorer.sweep.SweepSpec`, the
 run, and the text table."""
 
 from __future__ import annotations
@@ -181,10 +181,10 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments.
 
     Every value is checked here, before any work, and every error names its option.
-    The sweep passes :func:`~explorer.sweep.guard.guard_sweep`, the guard of
+    The sweep passes :func:`~explorer.sweep.guard_sweep`, the guard of
     :func:`~explorer.sweep.run` (every size combination through the guard of
     ``dualscope solve``, the memory counted for the backend's workers at once, and at
-    most :data:`~explorer.sweep.guard.MAX_POINTS` points); ``--force`` lifts it.
+    most :data:`~explorer.sweep.MAX_POINTS` points); ``--force`` lifts it.
 
     Parameters
     ----------
@@ -309,7 +309,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``dualscope sweep MODEL``: run a sweep, print its table, write ``--out``.
 
-    Signals (:func:`_signals`): Ctrl-C or SIGTERM stop the sweep, keep the finished rows
+    Signals (``_signals``): Ctrl-C or SIGTERM stop the sweep, keep the finished rows
     in ``--out`` and end the workers, the forkserver and the resource tracker; a second
     Ctrl-C or SIGTERM meanwhile exits at once.
 
@@ -342,7 +342,7 @@ def _signals(out: str | None) -> Iterator[None]:
 
     The first SIGINT raises ``KeyboardInterrupt``, SIGTERM :class:`explorer.cli.Terminated`
     (a ``KeyboardInterrupt``): the sweep unwinds, its rows are written to ``out``, the
-    workers are ended (:meth:`~explorer.sweep.backends.ProcessBackend.terminate`), then
+    workers are ended (:meth:`~explorer.sweep.ProcessBackend.terminate`), then
     the forkserver and the resource tracker
     (:func:`~explorer.sweep.backends.stop_helpers`). From the first signal on, another
     SIGINT or SIGTERM exits at once (status 130 / 143): it kills those helper processes

@@ -59,10 +59,10 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
     Raises :class:`CostError` (a ``ValueError``) when ``spec`` has more than
     :data:`MAX_POINTS` points, or when a size combination fails
     :func:`explorer.cli.check_sizes` (the guard of ``dualscope solve``: the dataset's
-    cost model, :meth:`registry.Dataset.estimate`, against
+    cost model, :meth:`~explorer.registry.Dataset.estimate`, against
     :data:`explorer.cli.MEMORY_LIMIT` and :data:`explorer.cli.TIME_LIMIT`), the memory
     counted for as many solves as the backend runs at once
-    (:func:`~explorer.sweep.backends.solves_at_once`). The message names the size
+    (:func:`~explorer.sweep.solves_at_once`). The message names the size
     combination and gives the estimate. What passes with a note, or only because of
     ``force``, is a :class:`SizeWarning`.
 
@@ -76,7 +76,7 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
     force : bool
         Run what the cost model refuses (with a :class:`SizeWarning`).
     backend, workers, scheduler
-        As in :func:`~explorer.sweep.backends.make_backend`.
+        As in :func:`~explorer.sweep.make_backend`.
     n_pending : int, optional
         See above.
     """

@@ -61,10 +61,10 @@ def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | No
     first pending point. Closing the generator cancels the work not yet started.
 
     Before any work (when called, not at the first row), the sweep passes the cost guard
-    (:func:`~explorer.sweep.guard.guard_sweep`: at most
-    :data:`~explorer.sweep.guard.MAX_POINTS` points, every size combination through the
+    (:func:`~explorer.sweep.guard_sweep`: at most
+    :data:`~explorer.sweep.MAX_POINTS` points, every size combination through the
     dataset's cost model, the memory counted for the backend's workers at once); it
-    raises :class:`~explorer.sweep.guard.CostError` (a ``ValueError``) unless ``force``.
+    raises :class:`~explorer.sweep.CostError` (a ``ValueError``) unless ``force``.
 
     Parameters
     ----------
@@ -73,14 +73,14 @@ def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | No
     backend, workers, scheduler
         As in :func:`run`.
     done : iterable of str
-        The :func:`~explorer.sweep.spec.point_key` of the points to skip.
+        The :func:`~explorer.sweep.point_key` of the points to skip.
     force : bool
         Run a sweep the cost guard refuses.
 
     Yields
     ------
     dict
-        One row per point (as :func:`~explorer.sweep.chain.iter_chain`).
+        One row per point (as :func:`~explorer.sweep.iter_chain`).
     """
     check_points(spec, force=force)  # before planning: a plan holds every point
     chains = _pending(plan(spec), set(done))
@@ -176,9 +176,9 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
         Called with every new row.
     force : bool
         Overwrite ``out`` even if it is not a dualscope sweep table (refused otherwise,
-        with :class:`~explorer.sweep.table.TableError`, before any work), and run a sweep
+        with :class:`~explorer.sweep.TableError`, before any work), and run a sweep
         the cost guard refuses (see :func:`iter_rows`; refused otherwise, with
-        :class:`~explorer.sweep.guard.CostError`, a ``ValueError``, before any work).
+        :class:`~explorer.sweep.CostError`, a ``ValueError``, before any work).
 
     flush_every : float
         Seconds between two writes of ``out``.

@@ -27,7 +27,7 @@ __all__ = ["SweepTable", "TableError", "TableRead", "TableWarning", "load_table"
 
 #: Columns a dualscope sweep table always has.
 REQUIRED = ("model", "dataset", "data_seed", "key")
-#: The fields of a point key (:func:`explorer.sweep.spec.point_key`).
+#: The fields of a point key (:func:`explorer.sweep.point_key`).
 KEY_FIELDS = frozenset({"model", "dataset", "sizes", "seed", "fold", "cv", "params", "tol",
                         "max_iter"})
 

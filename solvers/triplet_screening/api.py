@@ -206,7 +206,7 @@ def solve(
         Private: implementations that give the same iterates, kept for the benchmark's
         before/after and the tests that compare them. ``_retest``: path screening
         (with ``init``'s reference) re-tests only what the sphere's movement can reach
-        (:class:`.pathscreen.PathScreen`); ``_workset``: the active set's working set
+        (``pathscreen.PathScreen``); ``_workset``: the active set's working set
         updated ``"incremental"``-ly or ``"rebuild"``-t at every refresh;
         ``_compiled``: runs of iterations in one compiled call (``False``: every
         iteration in Python); ``_chunk``: most iterations per compiled call.
