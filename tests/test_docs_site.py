@@ -1,8 +1,9 @@
 """The documentation site: built with warnings as errors, complete, and offline.
 
 The site is built once per session (``explorer.docs.build``: ``sphinx-build -W``, the
-notebooks executed with ``DUALSCOPE_NOTEBOOK_SMALL=1`` and cached in
-``notebooks/_build/.jupyter_cache``) into a temporary folder. Deselect with
+notebooks executed with ``DUALSCOPE_NOTEBOOK_SMALL=1``) into a temporary folder; its
+notebook runs go to the session's fresh execution cache, which
+``tests/test_notebooks.py`` shares (``notebook_cache`` in ``conftest.py``). Deselect with
 ``-m "not docs"``. The browser test (also marked ``browser``) opens the built pages in
 a headless Chromium that may reach nothing but the site's own files.
 """
