@@ -24,7 +24,7 @@ The format follows the extension unless given (``fmt=`` / ``--format``). Tables
 ``time=``; a column called ``task`` / ``time`` is found without being named).
 
 :func:`read_table` returns a :class:`Table` (features, labels, tasks, names);
-:func:`problem_from_table` turns it into a model's :class:`Problem` through the
+:func:`problem_from_table` turns it into a model's :class:`~explorer.registry.Problem` through the
 model's ``FILE_ROLES`` and ``from_table`` in ``explorer/models/<model>/data.py``
 (what the model needs: features, class labels or real targets, tasks, a time
 order, triplets). :func:`load_problem` does both.
@@ -148,6 +148,23 @@ class Table:
     ``X`` is dense (n, d) float64 or scipy.sparse CSR; ``y``, ``tasks``, ``time``
     are 1-D arrays of length n (or None); ``lines`` the file line of each row
     where known (for messages).
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix, shape (n, d)
+        The features.
+    y, tasks, time : ndarray, shape (n,), or None
+        The label, task and time columns.
+    feature_names : tuple of str
+        One name per feature column.
+    path, fmt : str
+        The file and its format.
+    label_name, task_name, time_name : str or None
+        The columns' names in the file.
+    triplets : ndarray, shape (n_t, 3), or None
+        Explicit triplets (an ``.npz`` file's).
+    extra : Mapping[str, Any]
+        What else the reader found (``lines``, ``zero_based``, ...).
     """
 
     X: Any
@@ -207,7 +224,31 @@ def _scalar(v: Any) -> Any:
 
 
 def detect_format(path: str | os.PathLike, fmt: str | None = None) -> str:
-    """The format of ``path``: ``fmt`` when given, else from its extension."""
+    """The format of ``path``: ``fmt`` when given, else from its extension.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    fmt : str, optional
+        A format name or alias (``"libsvm"``, ``"pq"``, ...).
+
+    Returns
+    -------
+    str
+        A key of :data:`FORMATS`.
+
+    Raises
+    ------
+    DataFileError
+        For an unknown format or extension.
+
+    Examples
+    --------
+    >>> from explorer.datafiles import detect_format
+    >>> detect_format("train.csv.gz"), detect_format("a9a.libsvm"), detect_format("x", "pq")
+    ('csv', 'svmlight', 'parquet')
+    """
     name = Path(path).name
     if fmt:
         f = fmt.lower().lstrip(".")
@@ -850,6 +891,8 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
 
     Parameters
     ----------
+    path : str or path-like
+        The file.
     fmt : str, optional
         Format name overriding the extension.
     label, task, time : str, optional
@@ -878,6 +921,11 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     ------
     DataFileError
         With a one-line message naming the file (and line / column where known).
+
+    Returns
+    -------
+    Table
+        The features and the roles found.
     """
     p = Path(path).expanduser()
     f = detect_format(p, fmt)
@@ -920,7 +968,25 @@ def _model_data(model: str) -> Any:
 
 
 def roles(model: str) -> FileRoles:
-    """The :class:`FileRoles` of ``model`` (from ``explorer/models/<model>/data.py``)."""
+    """The :class:`FileRoles` of ``model`` (from ``explorer/models/<model>/data.py``).
+
+    Parameters
+    ----------
+    model : str
+        A registry name (``"wwsvm"``, ...).
+
+    Returns
+    -------
+    FileRoles
+        What the model needs from a file.
+
+    Examples
+    --------
+    >>> from explorer.datafiles import roles
+    >>> r = roles("robust_mtl")
+    >>> r.labels, r.tasks, r.time
+    ('real', True, True)
+    """
     return getattr(_model_data(model), "FILE_ROLES", FileRoles())
 
 
@@ -949,6 +1015,20 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
     Classification labels without tasks are split per class (stratified) so each
     class keeps training rows. Groups are visited in order of first appearance, so the
     same rows give the same split whatever the labels are called.
+
+    Parameters
+    ----------
+    table : Table
+        The rows.
+    test_size : float, in (0, 1)
+        The fraction held out.
+    seed : int
+        The shuffle's seed.
+
+    Returns
+    -------
+    train, test : Table
+        The two parts.
     """
     if not 0.0 < test_size < 1.0:
         raise DataFileError(f"--test-size must lie in (0, 1), got {test_size}")
@@ -1018,11 +1098,28 @@ def _rows(t: Table, idx: np.ndarray) -> Table:
 
 def problem_from_table(model: str, table: Table, test: Table | None = None, **opts: Any
                        ) -> Problem:
-    """``model``'s :class:`Problem` of ``table`` (and the held-out ``test`` rows in ``info``).
+    """``model``'s :class:`~explorer.registry.Problem` of ``table`` (and the held-out
+    ``test`` rows in ``info``).
 
     Uses ``from_table(table, test, **opts)`` of ``explorer/models/<model>/data.py``.
     ``info`` carries ``source`` (the file), ``feature_names``, ``class_names`` or
     ``task_names`` where they apply.
+
+    Parameters
+    ----------
+    model : str
+        A registry name (``"wwsvm"``, ...).
+    table : Table
+        The training rows.
+    test : Table, optional
+        The held-out rows.
+    **opts
+        Keywords of the model's ``from_table``.
+
+    Returns
+    -------
+    Problem
+        The model's problem.
     """
     mod = _model_data(model)
     if not hasattr(mod, "from_table"):
@@ -1064,8 +1161,51 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
                  prep: Preprocessing | None = None, **opts: Any) -> Problem:
     """Read ``path`` (and ``test`` or a ``test_size`` split) into ``model``'s Problem.
 
-    ``prep`` (:class:`solvers.preprocess.Preprocessing`) is fitted on the training rows
-    (those left by a ``test_size`` split) and applied to the held-out ones.
+    Parameters
+    ----------
+    model : str
+        A registry name (``"wwsvm"``, ...).
+    path : str or path-like
+        The training file.
+    fmt, label, task, time : str, optional
+        As in :func:`read_table`.
+    test : str or path-like, optional
+        A held-out file (read with the training file's features).
+    test_size : float, optional
+        Else the fraction of rows to hold out (:func:`split_table`).
+    seed : int
+        The split's seed.
+    max_bytes : float
+        The size budget of each file.
+    prep : solvers.preprocess.Preprocessing, optional
+        Fitted on the training rows (those left by a ``test_size`` split) and applied to
+        the held-out ones.
+    **opts
+        Keywords of the model's ``from_table``.
+
+    Returns
+    -------
+    Problem
+        ``model``'s problem, the held-out rows in its ``info``.
+
+    Raises
+    ------
+    DataFileError
+        With a one-line message naming the file.
+
+    Examples
+    --------
+    >>> import csv, os, tempfile
+    >>> from explorer.datafiles import load_problem
+    >>> rows = [["x1", "x2", "label"], [1, 0, "a"], [0, 1, "b"], [-1, -1, "c"],
+    ...         [2, 0, "a"], [0, 2, "b"], [-2, -1, "c"]]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "train.csv")
+    ...     with open(path, "w", newline="") as f:
+    ...         csv.writer(f).writerows(rows)
+    ...     problem = load_problem("wwsvm", path)
+    >>> problem.data["X"].shape, problem.info["class_names"].tolist()
+    ((6, 2), ['a', 'b', 'c'])
     """
     table = read_table(path, fmt=fmt, label=label, task=task, time=time, max_bytes=max_bytes,
                        prep=prep)
@@ -1294,6 +1434,22 @@ def fitted_model(model: str, problem: Problem, res: Any,
     learner, the training points as the 1-NN reference. ``params``: the run's parameters;
     those the result does not record (e.g. a registry-only one) are added. One builder for
     ``dualscope solve --save`` / ``--json`` and the page's Export tab.
+
+    Parameters
+    ----------
+    model : str
+        A registry name (``"wwsvm"``, ...).
+    problem : Problem
+        The problem ``res`` solves.
+    res : Result
+        The solve's result.
+    params : Mapping, optional
+        The run's parameters.
+
+    Returns
+    -------
+    solvers.saved.SavedModel
+        The model, ready to save or to predict.
     """
     from solvers import saved
 

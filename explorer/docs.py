@@ -11,7 +11,9 @@ configuration in ``notebooks/_sphinx/conf.py``). The build runs ``sphinx-build -
 --keep-going`` (every warning is an error, all of them listed), executes the notebooks
 with ``DUALSCOPE_NOTEBOOK_SMALL=1`` and caches their outputs in
 ``notebooks/_build/.jupyter_cache`` (a notebook runs again only when its cells change;
-``--fresh`` clears the cache and rebuilds every page). It needs the ``docs`` extra
+``--fresh`` clears the cache and rebuilds every page; ``build(cache=...)`` uses another
+cache, which :func:`execute_notebook` fills too: the test suite executes each notebook
+once for its own checks and for the site). It needs the ``docs`` extra
 (``pip install -e ".[docs]"``) and a source checkout (the notebooks are not installed
 with the package). The site is ``notebooks/_build/html`` and loads nothing from another
 host. ``DUALSCOPE_DOCS_EXECUTE`` overrides myst-nb's execution mode (``cache`` by
@@ -32,8 +34,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BUILD", "CONF", "SOURCE", "build", "build_command", "main", "method_figure",
-           "open_site"]
+__all__ = ["BUILD", "CACHE", "CONF", "SOURCE", "build", "build_command", "built_index",
+           "execute_notebook", "main", "method_figure", "open_site"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The site's sources: the notebooks and the MyST pages.
@@ -42,6 +44,10 @@ SOURCE = ROOT / "notebooks"
 CONF = SOURCE / "_sphinx"
 #: The default output folder (gitignored).
 BUILD = SOURCE / "_build" / "html"
+#: The default notebook execution cache (jupyter-cache; gitignored).
+CACHE = SOURCE / "_build" / ".jupyter_cache"
+#: The environment of every notebook run: the small sizes.
+NOTEBOOK_ENV = {"DUALSCOPE_NOTEBOOK_SMALL": "1"}
 
 
 def build_command(out: Path = BUILD, *, fresh: bool = False, jobs: str = "auto"
@@ -77,7 +83,8 @@ def _check_sources() -> None:
                                 "source checkout: git clone, then pip install -e \".[docs]\")")
 
 
-def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False) -> Path:
+def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False,
+          cache: Path | str | None = None) -> Path:
     """Build the site with ``sphinx-build -W`` (warnings are errors).
 
     Parameters
@@ -88,6 +95,8 @@ def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False) 
         Clear the notebook execution cache and the previous build first.
     quiet : bool
         Pass ``-q`` (only warnings and errors are printed).
+    cache : path, optional
+        The notebook execution cache (default :data:`CACHE`).
 
     Returns
     -------
@@ -103,17 +112,102 @@ def build(out: Path | str = BUILD, *, fresh: bool = False, quiet: bool = False) 
     """
     _check_sources()
     out = Path(out).resolve()
+    cache = Path(CACHE if cache is None else cache).resolve()
     if fresh:
-        shutil.rmtree(SOURCE / "_build" / ".jupyter_cache", ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ)
-    env["DUALSCOPE_NOTEBOOK_SMALL"] = "1"
+    env = {**os.environ, **NOTEBOOK_ENV, "DUALSCOPE_DOCS_CACHE": str(cache)}
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # a quiet kernel under -W
     cmd = build_command(out, fresh=fresh)
     if quiet:
         cmd.insert(3, "-q")
     subprocess.run(cmd, check=True, env=env, cwd=ROOT)
     return out / "index.html"
+
+
+def execute_notebook(path: Path | str, *, cache: Path | str | None = None,
+                     timeout: int = 600) -> tuple[Any, bool]:
+    """A teaching notebook executed with the small sizes, or its outputs from ``cache``.
+
+    The cache is the site's (jupyter-cache, the one myst-nb reads and writes): a
+    notebook whose code cells and kernel are those of a cached run is not run again,
+    and a successful run is added to it, so that a later :func:`build` with the same
+    ``cache`` shows these outputs instead of executing the notebook once more. Only
+    successful runs are cached (a cell that raises raises here), and the key is the
+    notebook's code, not the library's: a cache is valid for one version of the code
+    (the test suite uses a fresh one per session).
+
+    Parameters
+    ----------
+    path : path
+        A jupytext notebook (``notebooks/NN_name.py``).
+    cache : path, optional
+        The cache folder (default :data:`CACHE`).
+    timeout : int
+        Seconds allowed per cell.
+
+    Returns
+    -------
+    notebook : nbformat.NotebookNode
+        The notebook with its outputs.
+    cached : bool
+        Whether the outputs came from the cache.
+
+    Raises
+    ------
+    nbclient.exceptions.CellExecutionError
+        When a cell raises (an assertion of the notebook fails).
+    """
+    import time
+
+    import jupytext
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from nbclient import NotebookClient
+
+    path = Path(path).resolve()
+    store = get_cache(str(Path(CACHE if cache is None else cache).resolve()))
+    nb = jupytext.read(path)
+    try:
+        store.match_cache_notebook(nb)
+    except KeyError:
+        pass
+    else:
+        return store.merge_match_into_notebook(nb)[1], True
+    # no timing metadata in the cells: jupyter-cache's key includes the cells' metadata
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute(env={**os.environ, **NOTEBOOK_ENV})
+    store.cache_notebook_bundle(
+        CacheBundleIn(nb, str(path), data={"execution_seconds": time.perf_counter() - start}),
+        check_validity=False, overwrite=True)
+    return nb, False
+
+
+def built_index(out: Path | str | None = None) -> Path | None:
+    """The built site's ``index.html``, or ``None`` when the site is not built.
+
+    Parameters
+    ----------
+    out : path, optional
+        The folder :func:`build` wrote (default :data:`BUILD`, read when called).
+
+    Returns
+    -------
+    Path or None
+        The page, if it exists.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from explorer import docs
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     print(docs.built_index(tmp))
+    None
+    """
+    index = Path(BUILD if out is None else out).resolve() / "index.html"
+    return index if index.is_file() else None
 
 
 def open_site(out: Path | str = BUILD) -> Path:
@@ -208,7 +302,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m explorer.docs build|open``; return the exit status."""
+    """``python -m explorer.docs build|open``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: the command line's).
+
+    Returns
+    -------
+    int
+        The exit status: 0, 1 when Sphinx fails or warns, 2 without site sources or a
+        built site.
+    """
     parser = argparse.ArgumentParser(prog="python -m explorer.docs",
                                      description="Build or open the documentation site.")
     configure(parser)

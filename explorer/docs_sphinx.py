@@ -4,6 +4,8 @@ It keeps every page offline and generates what is derived from the code:
 
 - ``dualscope-api``: a module and every name of its ``__all__`` (autodoc alone leaves out
   the constants without a ``#:`` comment and the names built on first use);
+- ``dualscope-gap-figure``: a model page's figure, each method's certified gap, computed
+  in the Sphinx process (:func:`explorer.docs.method_figure`);
 - ``dualscope-cli``: a directive that writes the help of ``dualscope`` and of each of its
   subcommands, from the argparse parsers of :mod:`explorer.cli` (one section each);
 - plotly.js once: a figure output is drawn from its plotly JSON (:class:`PlotlyMime`, a
@@ -12,6 +14,9 @@ It keeps every page offline and generates what is derived from the code:
   every figure; that one-time plotly.js output is dropped, and ``_static/plotly.min.js``
   (the copy that the ``plotly`` package ships) is loaded by each page that draws a
   figure;
+- every reference to a dualscope name resolves: one that does not is a warning, hence an
+  error under ``-W`` (:func:`own_unresolved`; Sphinx itself is not nitpicky here, as
+  the names of numpy, scikit-learn and the type words of docstrings have no page);
 - MathJax: the MathJax 2.7 files of the ``jupyter-server-mathjax`` wheel are copied to
   ``_static/mathjax/`` (``mathjax_path`` in ``conf.py`` points there).
 
@@ -20,7 +25,9 @@ Only imported by Sphinx: the command line's light import path never loads it.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import importlib.util
 import io
 import re
 import shutil
@@ -33,13 +40,17 @@ from sphinx.application import Sphinx
 
 __all__ = [
     "MATHJAX_LEFT_OUT",
+    "OWN_PACKAGES",
     "PLOTLY_JSON",
     "APIModule",
     "CLIHelp",
+    "GapFigure",
     "PlotlyMime",
     "api_directives",
     "clean_figure_html",
     "cli_help_texts",
+    "figure_html",
+    "own_unresolved",
     "setup",
 ]
 
@@ -71,18 +82,53 @@ class PlotlyMime:
         """The figure's HTML as a raw node, or ``None`` for any other mime type."""
         if data.mime_type != PLOTLY_JSON or inline:
             return None
-        import plotly.io as pio
+        return [nodes.raw("", figure_html(data.content), format="html",
+                          classes=["output", "text_html"])]
 
-        html = pio.to_html(data.content, include_plotlyjs=False, include_mathjax=False,
-                           full_html=False, default_width="100%", default_height="520px",
-                           validate=False, config={"responsive": True})
-        # the site's scripts (plotly.min.js among them) come at the end of the page:
-        # draw once they are loaded
-        m = re.search(r"<script[^>]*>(.*?)</script>", html, flags=re.S)
-        if m:
-            html = (f"{html[:m.start()]}<script>document.addEventListener("
-                    f"'DOMContentLoaded', function () {{{m.group(1)}}});</script>"
-                    f"{html[m.end():]}")
+
+def figure_html(figure: Any) -> str:
+    """A plotly figure as a ``<div>`` drawn by the site's plotly.js (no plotly.js inside).
+
+    Parameters
+    ----------
+    figure : dict or plotly.graph_objects.Figure
+        The figure (its plotly JSON, as a notebook output holds it, or the object).
+
+    Returns
+    -------
+    str
+        The ``<div>`` and a script that calls ``Plotly.newPlot`` once the page's scripts
+        (``_static/plotly.min.js`` among them, loaded at the end of the page) are loaded.
+    """
+    import plotly.io as pio
+
+    html = pio.to_html(figure, include_plotlyjs=False, include_mathjax=False,
+                       full_html=False, default_width="100%", default_height="520px",
+                       validate=False, config={"responsive": True})
+    m = re.search(r"<script[^>]*>(.*?)</script>", html, flags=re.S)
+    if m:
+        html = (f"{html[:m.start()]}<script>document.addEventListener("
+                f"'DOMContentLoaded', function () {{{m.group(1)}}});</script>"
+                f"{html[m.end():]}")
+    return html
+
+
+class GapFigure(Directive):
+    """``.. dualscope-gap-figure:: MODEL``: each method's certified gap per iteration.
+
+    The figure of :func:`explorer.docs.method_figure`, computed in the Sphinx process
+    when the page is read (a model page is then a plain MyST page: no kernel is
+    started for it) and drawn with the site's plotly.js.
+    """
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        """The figure as a raw HTML node."""
+        from explorer.docs import method_figure
+
+        html = figure_html(method_figure(self.arguments[0]))
         return [nodes.raw("", html, format="html", classes=["output", "text_html"])]
 
 
@@ -246,6 +292,60 @@ def _doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> Non
             raw.parent.remove(raw)
 
 
+#: The packages whose names a reference must resolve to (other hosts' names, numpy's or
+#: scikit-learn's, have no page here: no inventory is fetched offline).
+OWN_PACKAGES = ("solvers", "explorer")
+
+
+def own_unresolved(node: Any) -> str | None:
+    """The target of an unresolved Python reference to one of this project's names.
+
+    ``node`` is a ``pending_xref`` that Sphinx could not resolve. Only a role counts
+    (``:func:`name```, ``{py:func}`name```; not a signature's type hint nor a word of a
+    docstring's type field); it names this project when its target starts with a
+    package of :data:`OWN_PACKAGES`, or when it is relative (``.name``, or a first part
+    that is no importable package: looked up from the module being documented).
+
+    Parameters
+    ----------
+    node : sphinx.addnodes.pending_xref
+        The reference.
+
+    Returns
+    -------
+    str or None
+        The target, or ``None`` for another domain, a type word or another package's
+        name.
+    """
+    # "refexplicit" is set by a role, not by a signature's type hint
+    if node.get("refdomain") != "py" or "refexplicit" not in node.attributes:
+        return None
+    raw = str(node.get("reftarget", "")).lstrip("~")
+    target = raw.lstrip(".")
+    top = target.split(".")[0]
+    if not target:
+        return None
+    if top in OWN_PACKAGES:
+        return target
+    if node.get("refspecific") and not raw.startswith("."):
+        return None  # a word of a docstring's type field ("array_like", "optional")
+    if not raw.startswith(".") and (hasattr(builtins, top)
+                                    or importlib.util.find_spec(top) is not None):
+        return None  # a builtin or another package's name (numpy, os, ...): no page here
+    module = node.get("py:module") or ""
+    return f"{module}.{target}" if module else target
+
+
+def _missing_reference(app: Sphinx, env: Any, node: Any, contnode: Any) -> None:
+    target = own_unresolved(node)
+    if target is not None:
+        from sphinx.util import logging
+
+        logging.getLogger(__name__).warning(
+            "unresolved reference to %s (a dualscope name without a page here)", target,
+            location=node, type="dualscope", subtype="ref")
+
+
 def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                   doctree: Any) -> None:
     if _PLOTLY_DIV in context.get("body", ""):
@@ -273,7 +373,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     """Register the directive and the offline hooks."""
     app.add_directive("dualscope-cli", CLIHelp)
     app.add_directive("dualscope-api", APIModule)
+    app.add_directive("dualscope-gap-figure", GapFigure)
     app.connect("doctree-resolved", _doctree_resolved)
+    app.connect("missing-reference", _missing_reference)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,7 +4,7 @@ Each model's datasets have their :class:`Cost` in the model's own folder
 (``explorer/models/<model>/costs.py``), named by the dataset
 (``Dataset(cost="explorer.models.<model>.costs:NAME")``, imported on use), and
 :meth:`explorer.registry.Dataset.estimate` is the single entry point that the CLI's size
-check, the page's confirmation guard (:mod:`explorer.ui.guards`) and the sweep call.
+check, the page's confirmation guard (``explorer.ui.guards``) and the sweep call.
 
 Each estimate is a :class:`Cost`: the bytes of the data and the solver's state, and the
 CPU seconds of building the problem plus ``iterations x seconds per iteration`` at the

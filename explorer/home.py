@@ -7,6 +7,7 @@ import re
 
 import streamlit as st
 
+from . import docs
 from .registry import ModelEntry, entries
 from .ui.fmt import pretty
 
@@ -26,6 +27,25 @@ def objective(entry: ModelEntry) -> str | None:
     if re.search(env, first):
         first = re.sub(env, "", first).replace("&", "") + r"\;+\;\cdots"
     return first
+
+
+def documentation() -> None:
+    """A link to the documentation site when it is built, else how to build it.
+
+    The dashboard is served over HTTP and browsers do not follow a ``file://`` link from
+    such a page, so besides the link the page offers a button that opens the site in
+    the default browser of the machine running the dashboard (the local site).
+    """
+    index = docs.built_index()
+    if index is None:
+        st.caption("The documentation site (model pages, executed notebooks, API "
+                   "reference) is not built here: `dualscope docs build`.")
+        return
+    st.markdown(f"**Documentation**: the local site is built, "
+                f"[{index}]({index.as_uri()}) (the model pages, the executed notebooks, "
+                "the API reference).")
+    if st.button("Open the documentation site", key="open_docs"):
+        docs.open_site(index.parent)
 
 
 def render(pages: dict | None = None) -> None:
@@ -50,6 +70,7 @@ def render(pages: dict | None = None) -> None:
         "against a cvxpy formulation of the same objective. Times shown exclude numba "
         "compilation (reported separately when it happens)."
     )
+    documentation()
     st.subheader("Models")
     for e in entries():
         with st.container(border=True):

@@ -1,6 +1,6 @@
 """Model registration: how a model plugs into the CLI, the benchmarks and the dashboard.
 
-Every subpackage of :mod:`explorer.models` defines a module-level ``ENTRY``
+Every subpackage of ``explorer.models`` defines a module-level ``ENTRY``
 (a :class:`ModelEntry`). :func:`entries` discovers them; nothing else in the
 project lists the models, so adding a model means adding one subpackage.
 
@@ -63,6 +63,21 @@ class Dataset:
     :meth:`estimate` is the one entry point the CLI's size check, the page's guard and
     the sweep call; without a model it falls back to a rough guess from the sizes
     (8 bytes x the product of the integer sizes x 8 working copies) and no time.
+
+    Attributes
+    ----------
+    name : str
+        The key in its model's ``datasets``.
+    title : str
+        A one-line description (the page's choice list).
+    make : callable
+        ``make(seed=0, **sizes) -> Problem``.
+    sizes : Mapping[str, tuple]
+        ``(default, low, high)`` of each size keyword.
+    real : bool
+        Real data (a loader) rather than a generator.
+    memory, seconds : callable, str or None
+        The cost model (above).
     """
 
     name: str
@@ -122,6 +137,27 @@ class Param:
     ``kind`` is ``"float"``, ``"int"``, ``"choice"`` or ``"bool"``; ``log``
     marks parameters that span decades (log-scale sliders); ``step`` is the slider
     step of a linear float parameter (default: a hundredth of its range).
+
+    Attributes
+    ----------
+    name : str
+        The solver keyword.
+    default : Any
+        Its default value.
+    help : str
+        One line for ``--help`` and the page's tooltip.
+    kind : {"float", "int", "choice", "bool"}
+        How it is parsed and shown.
+    low, high : float or None
+        The UI range.
+    log : bool
+        A log-scale slider.
+    choices : tuple
+        The values of a ``"choice"``.
+    step : float or None
+        The slider step.
+    spec : ParamSpec or None
+        The solver's spec, which validates values.
     """
 
     name: str
@@ -173,6 +209,30 @@ def ui_param(spec: Any, *, low: float | None = None, high: float | None = None,
     Default, help, kind and choices come from the spec (written once, in the
     solver module); only the UI range (``low``/``high``, default: the spec's
     bounds), the log scale and the slider step are added here.
+
+    Parameters
+    ----------
+    spec : solvers.params.ParamSpec
+        The solver's parameter.
+    low, high : float, optional
+        The UI range (default: the spec's bounds).
+    log : bool
+        A log-scale slider.
+    step : float, optional
+        The slider step of a linear float parameter.
+
+    Returns
+    -------
+    Param
+        The parameter as the CLI and the dashboard show it.
+
+    Examples
+    --------
+    >>> from explorer.registry import ui_param
+    >>> from solvers import wwsvm
+    >>> p = ui_param(wwsvm.PARAMS["C"], low=1e-3, high=1e3, log=True)
+    >>> p.name, p.kind, p.default == wwsvm.PARAMS.default("C")
+    ('C', 'float', True)
     """
     return Param(
         name=spec.name, default=spec.surface_default, help=spec.doc, kind=spec.kind,
@@ -326,7 +386,19 @@ def _load(target: str) -> Callable[..., Any]:
 
 @cache
 def entries() -> tuple[ModelEntry, ...]:
-    """All registered models (each subpackage of ``explorer.models`` with an ``ENTRY``)."""
+    """All registered models (each subpackage of ``explorer.models`` with an ``ENTRY``).
+
+    Returns
+    -------
+    tuple of ModelEntry
+        In the entries' ``order`` (the dashboard's navigation order), then by name.
+
+    Examples
+    --------
+    >>> from explorer import registry
+    >>> [e.name for e in registry.entries()]
+    ['wwsvm', 'caso', 'robust_mtl', 'triplet_screening', 'mtmkl']
+    """
     import explorer.models as pkg
 
     found = []
@@ -339,7 +411,29 @@ def entries() -> tuple[ModelEntry, ...]:
 
 
 def get(name: str) -> ModelEntry:
-    """The entry of model ``name``; ``KeyError`` lists the registered models."""
+    """The entry of model ``name``; ``KeyError`` lists the registered models.
+
+    Parameters
+    ----------
+    name : str
+        A model name (``solvers.MODELS``).
+
+    Returns
+    -------
+    ModelEntry
+        Its datasets, parameters, solve and reference adapters.
+
+    Examples
+    --------
+    >>> from explorer import registry
+    >>> entry = registry.get("wwsvm")
+    >>> entry.name, entry.default_dataset in entry.datasets
+    ('wwsvm', True)
+    >>> problem = entry.datasets[entry.default_dataset](seed=0, **entry.tiny)
+    >>> res = entry.solve(problem, tol=1e-6, max_iter=1000)
+    >>> res.stop_reason
+    'converged'
+    """
     for e in entries():
         if e.name == name:
             return e

@@ -28,7 +28,7 @@ _jitcache.install()  # before any module compiles with cache=True
 from .base import History, IterationState, NumericalError, Result  # noqa: E402
 
 #: The package version (the one place it is written: pyproject.toml reads it from here).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def _models() -> tuple[str, ...]:

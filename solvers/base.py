@@ -116,6 +116,11 @@ def compile_seconds() -> float:
     Measured from numba's ``numba:compiler_lock`` events (outermost acquisition
     only): compiling a kernel and loading it from the on-disk cache both happen
     under that lock. Returns 0.0 when numba is not installed.
+
+    Returns
+    -------
+    float
+        The seconds, for this thread, since the process started.
     """
     return float(getattr(_jit_clock, "total", 0.0))
 
@@ -147,7 +152,26 @@ _install_jit_clock()
 
 @njit(cache=True)
 def relative_gap(gap: float, primal: float) -> float:  # pragma: no cover - compiled
-    """Relative duality gap ``gap / max(1, |primal|)`` used by every stopping rule."""
+    """Relative duality gap ``gap / max(1, |primal|)`` used by every stopping rule.
+
+    Parameters
+    ----------
+    gap : float
+        A duality gap (primal minus dual).
+    primal : float
+        The primal value.
+
+    Returns
+    -------
+    float
+        The gap relative to the primal value (absolute below 1).
+
+    Examples
+    --------
+    >>> from solvers.base import relative_gap
+    >>> relative_gap(0.5, 100.0), relative_gap(0.5, 0.1)
+    (0.005, 0.5)
+    """
     return float(gap) / max(1.0, abs(float(primal)))
 
 
@@ -179,6 +203,16 @@ def handover(a: np.ndarray) -> Any:
     memory) and never touches it again passes ``handover(a)`` instead: the result then
     makes ``a`` read-only in place, which saves one copy of its largest array (WW-SVM's
     ``n x k`` dual). Anything else (a view, a non-array) is still copied.
+
+    Parameters
+    ----------
+    a : ndarray
+        An array the solver allocated and will not touch again.
+
+    Returns
+    -------
+    object
+        A wrapper the result's constructor recognises.
     """
     return _Handover(a)
 
@@ -331,7 +365,7 @@ class Result:
     params : Mapping[str, Any]
         The scalar parameters of the solve (for display, JSON and warm starts).
     stop_reason : str
-        Why the run stopped, one of :data:`STOP_REASONS`.
+        Why the run stopped, one of :data:`~solvers.base.STOP_REASONS`.
     compile_time : float
         Seconds of numba compilation / cache loading that happened during the
         solve (excluded from ``time``).
@@ -507,7 +541,7 @@ class Monitor:
 
     @property
     def stop_reason(self) -> str:
-        """Why the run stopped (or would stop now): one of :data:`STOP_REASONS`."""
+        """Why the run stopped (or would stop now): one of :data:`~solvers.base.STOP_REASONS`."""
         if self.converged:
             return "converged"
         return self._reason or "max_iter"
@@ -600,7 +634,7 @@ class Monitor:
                     **extras: Any) -> bool:
         """Record consecutive outer iterations that a compiled loop ran without Python in
         between; return ``True`` when the solver must stop. Each row is what
-        :meth:`record` would store: ``dual`` and ``gap`` from :func:`certified_row`,
+        :meth:`record` would store: ``dual`` and ``gap`` from ``certified_row``,
         ``times`` the loop's own measurements on this monitor's clock, ``converged``
         whether the last row's relative gap reached ``tol`` (the loop stops there).
         ``extras``: per-row arrays, or one value for every row. Such loops run only

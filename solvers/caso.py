@@ -316,7 +316,24 @@ def _conj_value(loss: str, theta: np.ndarray, y: np.ndarray, w: np.ndarray) -> f
 
 
 def subspace_dim(h: float) -> int:
-    """Dimension ``k = max(1, round(h))`` of the shared subspace ``Theta`` (halves round up)."""
+    """Dimension ``k = max(1, round(h))`` of the shared subspace ``Theta`` (halves round up).
+
+    Parameters
+    ----------
+    h : float, > 0
+        The trace bound of ``M``.
+
+    Returns
+    -------
+    int
+        The subspace dimension.
+
+    Examples
+    --------
+    >>> from solvers import caso
+    >>> caso.subspace_dim(1.5), caso.subspace_dim(0.2)
+    (2, 1)
+    """
     h = check_scalar(h, "h", low=0.0)
     return max(1, math.floor(h + 0.5))
 
@@ -327,6 +344,24 @@ def sum_largest(eigs: Any, h: float) -> float:
     This is ``max {sum_i g_i e_i : sum g = h, 0 <= g <= 1}``, the support
     function of the bounded simplex (``max_{M in Mset} tr(M S)`` for a
     symmetric ``S`` with eigenvalues ``eigs``).
+
+    Parameters
+    ----------
+    eigs : array_like, shape (d,)
+        The values (eigenvalues of ``S``).
+    h : float, in [0, d]
+        How many of the largest values count (a fractional last one).
+
+    Returns
+    -------
+    float
+        ``s_h(eigs)``.
+
+    Examples
+    --------
+    >>> from solvers import caso
+    >>> caso.sum_largest([3.0, 2.0, 1.0], 1.5)  # 3 + 0.5 * 2
+    4.0
     """
     e = np.sort(check_array(eigs, "eigs", ndim=None).ravel())[::-1]
     h = check_scalar(h, "h", low=0.0, low_inclusive=True, high=float(e.size))
@@ -355,6 +390,18 @@ def m_step_gamma(sigma: Any, eta: float, h: float, *,
     method : {"median", "sort"}
         Appendix C's median search (expected linear time) or a sort-based
         breakpoint sweep (O(d log d)).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        ``gamma``, the eigenvalues of the optimal ``M`` along the singular vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import caso
+    >>> caso.m_step_gamma(np.array([3.0, 1.0, 0.0]), eta=1.0, h=1.0)
+    array([1., 0., 0.])
     """
     sigma = check_array(sigma, "sigma", ndim=1)
     if np.any(sigma < 0):
@@ -533,6 +580,26 @@ def objective(U: Any, M: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.default
     """``F(U, M) = sum_l mean loss_l + c tr(U^T (eta I + M)^{-1} U)`` for a feasible ``M``.
 
     Raises ``ValueError`` if ``M`` is not in ``{tr M = h, 0 <= M <= I}``.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, m)
+        One weight column per task.
+    M : array_like, shape (d, d)
+        A point of the constraint set.
+    Xs, ys : list of array_like
+        Per task ``l``: samples ``(n_l, d)`` and targets ``(n_l,)`` (labels in {-1, +1}
+        for the hinge and logistic losses).
+    alpha, eta, h : float
+        The regularisation weight, the smoothing ``eta > 0`` and the trace bound
+        ``h in (0, d]`` (``c = alpha eta (1 + eta)``).
+    loss : {"squared", "hinge", "logistic"}
+        The per-task loss.
+
+    Returns
+    -------
+    float
+        F(U, M), an upper bound of the optimal value.
     """
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
     U = check_matrix(U, "U", n_rows=data.d, n_cols=data.m)
@@ -547,7 +614,34 @@ def objective(U: Any, M: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.default
 def primal_objective(U: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.default("alpha"),
                      eta: float = PARAMS.default("eta"), h: float = PARAMS.default("h"),
                      loss: str = PARAMS.default("loss")) -> float:
-    """``P(U) = min_{M in Mset} F(U, M) = sum_l mean loss_l + c phi(U)`` (exact M-step)."""
+    """``P(U) = min_{M in Mset} F(U, M) = sum_l mean loss_l + c phi(U)`` (exact M-step).
+
+    Parameters
+    ----------
+    U : array_like, shape (d, m)
+        One weight column per task.
+    Xs, ys : list of array_like
+        Per task ``l``: samples ``(n_l, d)`` and targets ``(n_l,)`` (labels in {-1, +1}
+        for the hinge and logistic losses).
+    alpha, eta, h : float
+        The regularisation weight, the smoothing ``eta > 0`` and the trace bound
+        ``h in (0, d]`` (``c = alpha eta (1 + eta)``).
+    loss : {"squared", "hinge", "logistic"}
+        The per-task loss.
+
+    Returns
+    -------
+    float
+        P(U).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import caso
+    >>> Xs = [np.eye(2), np.eye(2)]; ys = [np.ones(2), -np.ones(2)]
+    >>> caso.primal_objective(np.zeros((2, 2)), Xs, ys, h=1.0)  # mean squared loss 1 per task
+    2.0
+    """
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
     U = check_matrix(U, "U", n_rows=data.d, n_cols=data.m)
     c = alpha * eta * (1.0 + eta)
@@ -570,6 +664,24 @@ def dual_objective(thetas: Any, Xs: Any, ys: Any, *, alpha: float = PARAMS.defau
     For the hinge and logistic losses ``theta`` must satisfy
     ``0 <= y_i theta_i <= 1/n_l`` (else ``ValueError``). Any such ``theta``
     gives a lower bound on the optimal value.
+
+    Parameters
+    ----------
+    thetas : sequence of array_like
+        One dual vector per task, thetas[l] of length n_l.
+    Xs, ys : list of array_like
+        Per task ``l``: samples ``(n_l, d)`` and targets ``(n_l,)`` (labels in {-1, +1}
+        for the hinge and logistic losses).
+    alpha, eta, h : float
+        The regularisation weight, the smoothing ``eta > 0`` and the trace bound
+        ``h in (0, d]`` (``c = alpha eta (1 + eta)``).
+    loss : {"squared", "hinge", "logistic"}
+        The per-task loss.
+
+    Returns
+    -------
+    float
+        D(theta), a lower bound of the optimal value.
     """
     data, alpha, eta, h, loss = _check_problem(Xs, ys, alpha, eta, h, loss)
     try:
@@ -595,6 +707,24 @@ def hinge_prox(V: Any, Xs: Any, ys: Any, step: float, *, tol: float = 1e-12,
     Returns ``U`` whose column ``l`` solves
     ``min_u ||u - V[:, l]||^2 / (2 step) + (1/n_l) sum_i max(0, 1 - y_i x_i^T u)``
     (box-constrained dual by coordinate ascent to a violation below ``tol``).
+
+    Parameters
+    ----------
+    V : array_like, shape (d, m)
+        The points to map, one column per task.
+    Xs, ys : list of array_like
+        Per task: samples ``(n_l, d)`` and labels in {-1, +1}.
+    step : float, > 0
+        The prox step.
+    tol : float, > 0
+        Stop when the largest KKT violation of the box dual is below ``tol``.
+    max_sweeps : int
+        Budget of coordinate sweeps per task.
+
+    Returns
+    -------
+    ndarray, shape (d, m)
+        ``U``, the prox of ``V``.
     """
     Xs, ys = check_task_lists(Xs, ys)
     ys = [check_binary_labels(y, f"ys[{t}]") for t, y in enumerate(ys)]
@@ -1051,6 +1181,19 @@ def solve(
         (extras: ``objective_iterate`` = F at the algorithm's own iterate,
         ``inner`` = inner sweeps / Newton steps; APG also ``L``, ``beta``,
         ``n_backtracks``, ``n_restarts``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import caso
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.standard_normal((6, 4)) for _ in range(3)]
+    >>> ys = [rng.standard_normal(6) for _ in range(3)]
+    >>> res = caso.solve(Xs, ys, h=1.0, tol=1e-6)
+    >>> res.stop_reason, res.U.shape
+    ('converged', (4, 3))
+    >>> bool(res.primal - res.dual <= 1e-6 * max(1.0, abs(res.primal)))
+    True
     """
     v = PARAMS.validate(method=method, m_step=m_step, tol=tol, max_iter=max_iter,
                         restart=restart, ustep=ustep)

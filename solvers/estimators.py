@@ -276,6 +276,17 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
     result_ : solvers.wwsvm.WWSVMResult
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
         Epochs run and the certificate of the fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.estimators import WestonWatkinsSVC
+    >>> X = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, -2.0], [1.5, 0.2], [0.1, 1.5],
+    ...               [-1.0, -1.5]])
+    >>> y = np.array(["a", "b", "c", "a", "b", "c"])
+    >>> clf = WestonWatkinsSVC(C=1.0).fit(X, y)
+    >>> clf.predict(X).tolist(), clf.converged_
+    (['a', 'b', 'c', 'a', 'b', 'c'], True)
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -372,6 +383,17 @@ class ConvexASORegressor(RegressorMixin, _CASOBase):
         Cosine similarity of the learned task weight vectors.
     result_ : solvers.caso.CASOResult
     n_iter_, primal_, dual_, dual_gap_, converged_, stop_reason_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers.estimators import ConvexASORegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((18, 4)); tasks = np.arange(18) % 3
+    >>> y = X @ np.array([1.0, -1.0, 0.0, 0.0])  # three tasks sharing one direction
+    >>> reg = ConvexASORegressor(h=1.0).fit(X, y, tasks)
+    >>> reg.converged_, reg.coef_.shape
+    (True, (3, 4))
     """
 
     _loss = "squared"

@@ -1,6 +1,6 @@
 """Bounded, non-blocking reads and atomic writes of the files dualscope reads and writes.
 
-Shared by :mod:`solvers.saved` (saved models) and :mod:`explorer` (data files, run JSON,
+Shared by :mod:`solvers.saved` (saved models) and ``explorer`` (data files, run JSON,
 predictions, sweep tables): one place for
 
 - :func:`atomic_path` / :func:`write_atomic`: a file is written to a temporary file in the

@@ -5,7 +5,7 @@ compiled otherwise) on small fixed inputs and compares their output with a refer
 computed here by numpy alone (bisection, sorting, ``eigh``, ``einsum``): no compiled
 code takes part in a reference. The inputs reach the code paths where a cache written
 by several processes once served wrong machine code (numba's sort and argsort inside the
-Walrus block, the orthant bound and the l1 projection; see :mod:`solvers._jitcache`).
+Walrus block, the orthant bound and the l1 projection; see ``solvers._jitcache``).
 
 :func:`verify` runs every check and returns one :class:`KernelCheck` per kernel;
 ``dualscope warmup --verify`` prints them and names the bad entries, the dashboard and

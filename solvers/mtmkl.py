@@ -38,7 +38,7 @@ fixed-kernel SVM and the gap is ``P - D_theta``.
 
 Algorithm E.1 (``method="e1"``, the paper's): one epoch of dual coordinate
 ascent over ``alpha`` with the analytic step (E.3) and the incremental weight
-update (E.4) (compiled, :mod:`solvers._mtmkl_kernels`); after the epoch the
+update (E.4) (compiled, ``solvers._mtmkl_kernels``); after the epoch the
 primal ``o`` is computed and, if it decreased since the previous epoch, the
 theta-step (E.1)
 
@@ -51,7 +51,7 @@ Start: ``alpha = 0``, ``theta_m = M^{-1/p}`` (on the unit p-sphere).
 on): the W-step solves the fixed-theta SVM to a relative gap
 ``min(1e-2, 0.1 x the last outer relative gap)`` before every theta-step, by
 coordinate-ascent epochs each followed, while the tolerance is not met, by
-conjugate gradients on the free face of the box (:func:`_face_step`): the
+conjugate gradients on the free face of the box (``_face_step``): the
 dual is flat along the null space of ``Y K~ Y`` (more samples than feature
 dimensions), where an epoch advances only by ``g_i / q_ii``.
 
@@ -171,7 +171,7 @@ _MAX_W_ENTRIES = 2**25
 _INNER_TOL_MAX = 1e-2
 _INNER_TOL_FACTOR = 0.1
 _INNER_MAX_EPOCHS = 10_000
-#: Conjugate-gradient steps on the free face after each W-step epoch (:func:`_face_step`).
+#: Conjugate-gradient steps on the free face after each W-step epoch (``_face_step``).
 _FACE_MAX_CG = 50
 #: ``method="auto"``: E.1 until the relative gap fell by less than ``_SWITCH_RATE`` over
 #: the last ``_SWITCH_WINDOW`` epochs, then Algorithm 1's exact W-steps.
@@ -326,7 +326,7 @@ class FactoredSimilarities:
     columns of all views are stacked into one sparse ``U`` (T x R, only the
     nonzero entries kept, stored by task rows), so that the solver's
     coordinate step touches only the columns a task belongs to (see
-    :mod:`solvers._mtmkl_kernels`). The natural input for a task tree: one
+    ``solvers._mtmkl_kernels``). The natural input for a task tree: one
     0/1 indicator per node (:meth:`from_groups`), ``G_node = 1_S 1_S^T``.
 
     Behaves like the stack of dense matrices where one is asked for:
@@ -680,14 +680,53 @@ def _conjugate(p: float) -> float:
 
 
 def dual_norm(s: Any, p: float) -> float:
-    """``||s||_{p*}`` with ``p* = p/(p-1)`` (the max norm at ``p = 1``, the sum at ``p = inf``)."""
+    """``||s||_{p*}`` with ``p* = p/(p-1)`` (the max norm at ``p = 1``, the sum at ``p = inf``).
+
+    Parameters
+    ----------
+    s : array_like, shape (M,)
+        The vector.
+    p : float, >= 1
+        The primal exponent (``inf`` allowed).
+
+    Returns
+    -------
+    float
+        ``||s||_{p*}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import mtmkl
+    >>> mtmkl.dual_norm(np.array([3.0, 4.0]), 2.0), mtmkl.dual_norm(np.array([3.0, 4.0]), 1.0)
+    (5.0, 4.0)
+    """
     p = _check_p(p)
     s = check_array(s, "s", ndim=1)
     return _pnorm(s, _conjugate(p))
 
 
 def uniform_theta(M: int, p: float) -> np.ndarray:
-    """``theta_m = M^{-1/p}``: the uniform point of the unit p-sphere (E.1's start)."""
+    """``theta_m = M^{-1/p}``: the uniform point of the unit p-sphere (E.1's start).
+
+    Parameters
+    ----------
+    M : int, >= 1
+        The number of views.
+    p : float, >= 1
+        The exponent of ``Theta_p`` (``inf``: every weight is 1).
+
+    Returns
+    -------
+    ndarray, shape (M,)
+        The uniform kernel weights.
+
+    Examples
+    --------
+    >>> from solvers import mtmkl
+    >>> mtmkl.uniform_theta(4, 2.0)
+    array([0.5, 0.5, 0.5, 0.5])
+    """
     M = check_int(M, "M", low=1)
     p = _check_p(p)
     return np.full(M, 1.0 if math.isinf(p) else M ** (-1.0 / p))
@@ -719,6 +758,18 @@ def theta_step(norms: Any, p: float) -> np.ndarray:
     norms : array_like, shape (M,)
         ``a_m >= 0``, at least one positive.
     p : float, >= 1
+
+    Returns
+    -------
+    ndarray, shape (M,)
+        The optimal ``theta`` (``||theta||_p = 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import mtmkl
+    >>> mtmkl.theta_step(np.array([1.0, 4.0]), 1.0)  # proportional to sqrt(a) at p = 1
+    array([0.33333333, 0.66666667])
     """
     p = _check_p(p)
     a = check_array(norms, "norms", ndim=1)
@@ -810,7 +861,28 @@ def _check_alpha(alpha: Any, n: int, C: float | None) -> np.ndarray:
 
 def view_norms(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *,
                kernel: Any = PARAMS.default("kernel")) -> np.ndarray:  # noqa: B008 (a str)
-    """``s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T)`` for every view m."""
+    """``s_m(alpha) = alpha^T Y K~_m Y alpha = tr(Z G_m Z^T)`` for every view m.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n,)
+        Dual variables.
+    X : array_like, shape (n, d), or None
+        Features (``None`` with precomputed kernels).
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
+    tasks : array_like of int, shape (n,)
+        Task id of every sample, in ``0..T-1``.
+    G : list of M arrays (T, T), an array (M, T, T), or FactoredSimilarities
+        The task similarity of each view.
+    kernel : str or list of arrays
+        ``"linear"`` or the precomputed kernels.
+
+    Returns
+    -------
+    ndarray, shape (M,)
+        ``s_m(alpha)`` for every view.
+    """
     data = _prepare(X, y, tasks, G, kernel, "auto")
     return _view_norms(data, _check_alpha(alpha, data.n, None))
 
@@ -821,6 +893,30 @@ def dual_objective(alpha: Any, X: Any, y: Any, tasks: Any, G: Any, *, C: float |
     """Problem 3: ``sum alpha - 1/2 ||(s_m(alpha))_m||_{p*}``.
 
     With ``C`` given, ``alpha`` must lie in [0, C] (``ValueError`` otherwise).
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n,)
+        Dual variables.
+    X : array_like, shape (n, d), or None
+        Features (``None`` with precomputed kernels).
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
+    tasks : array_like of int, shape (n,)
+        Task id of every sample, in ``0..T-1``.
+    G : list of M arrays (T, T), an array (M, T, T), or FactoredSimilarities
+        The task similarity of each view.
+    C : float, optional
+        The box bound; given, ``alpha`` must lie in ``[0, C]``.
+    p : float, >= 1
+        The exponent of ``Theta_p``.
+    kernel : str or list of arrays
+        ``"linear"`` or the precomputed kernels.
+
+    Returns
+    -------
+    float
+        The dual value, a lower bound of Problem 1 for every feasible ``alpha``.
     """
     data = _prepare(X, y, tasks, G, kernel, "auto")
     p = _check_p(p)
@@ -836,6 +932,26 @@ def weights_from_dual(alpha: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any
     """The representer theorem (F.1): ``W[m, t] = theta_m sum_i G_m[tau(i), t] alpha_i y_i x_i``.
 
     Linear features only; returns an array of shape (M, T, d).
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n,)
+        Dual variables.
+    theta : array_like, shape (M,)
+        Kernel weights.
+    X : array_like, shape (n, d), or None
+        Features (``None`` with precomputed kernels).
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
+    tasks : array_like of int, shape (n,)
+        Task id of every sample, in ``0..T-1``.
+    G : list of M arrays (T, T), an array (M, T, T), or FactoredSimilarities
+        The task similarity of each view.
+
+    Returns
+    -------
+    ndarray, shape (M, T, d)
+        ``W[m, t]``.
     """
     data = _prepare(X, y, tasks, G, "linear", "auto")
     alpha = _check_alpha(alpha, data.n, None)
@@ -871,6 +987,17 @@ def primal_objective(W: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any, C: 
         ``W[m, t] = w_mt``.
     theta : array_like, shape (M,)
         In Theta_p (``ValueError`` otherwise).
+    X, y, tasks, G
+        As in :func:`solve` (linear features).
+    C : float, > 0
+        Loss weight.
+    p : float, >= 1
+        The exponent of ``Theta_p``.
+
+    Returns
+    -------
+    float
+        The primal value (``inf`` in the cases above).
     """
     data = _prepare(X, y, tasks, G, "linear")
     p = _check_p(p)
@@ -1231,6 +1358,19 @@ def solve(
         ``dual``, ``gap`` (certified), ``n_iter``, ``converged``, ``history``
         (extras: ``theta`` per iteration, ``theta_step`` (1 when taken),
         ``epochs`` (cumulative), ``n_sv``, ``n_at_C``, ``n_moved``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import mtmkl
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((12, 3)); y = np.where(rng.standard_normal(12) > 0, 1.0, -1.0)
+    >>> tasks = np.arange(12) % 2; G = [np.eye(2), np.ones((2, 2))]  # two task similarities
+    >>> res = mtmkl.solve(X, y, tasks, G, C=1.0, tol=1e-6)
+    >>> res.stop_reason, res.W.shape
+    ('converged', (2, 2, 3))
+    >>> round(float(np.linalg.norm(res.theta)), 6)  # theta on the unit 2-sphere
+    1.0
     """
     v = PARAMS.validate(C=C, p=p, method=method, structure=structure, fix_theta=fix_theta,
                         tol=tol, max_iter=max_iter, seed=seed)

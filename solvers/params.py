@@ -1,7 +1,7 @@
 """One declarative specification per model parameter.
 
 Each model module declares its parameters once, as a :class:`ParamSpecs` of
-:class:`ParamSpec` (name, kind, default, range or choices, one line of help)::
+:class:`~solvers.params.ParamSpec` (name, kind, default, range or choices, one line of help)::
 
     PARAMS = ParamSpecs(
         ParamSpec("C", 1.0, "loss weight", low=0.0),
@@ -173,7 +173,8 @@ class ParamSpec:
 
 
 class ParamSpecs(Mapping[str, ParamSpec]):
-    """An ordered, read-only collection of :class:`ParamSpec` (a model's parameters)."""
+    """An ordered, read-only collection of :class:`~solvers.params.ParamSpec` (a model's
+    parameters)."""
 
     def __init__(self, *specs: ParamSpec) -> None:
         self._specs: dict[str, ParamSpec] = {}

@@ -2,16 +2,16 @@
 
 The optimiser of section 5 of Yoshida, Takeuchi & Karasuyama (*Safe triplet
 screening for distance metric learning*), written once and generic in the
-variable (an ndarray; blockwise vector operations as in :mod:`solvers.apg`):
+variable (an ndarray; blockwise vector operations as in :mod:`solvers.apg`)::
 
     min_{x in C}  f(x),      x_{k+1} = proj_C(x_k - s_k grad f(x_k)),
 
-with the paper's Barzilai-Borwein step
+with the paper's Barzilai-Borwein step::
 
     s_{k+1} = 1/2 |<dx, dg> / <dg, dg> + <dx, dx> / <dx, dg>|     (when <dx, dg> > 0)
 
 and the non-monotone safeguard of Grippo, Lampariello & Lucidi: the trial
-point is accepted when
+point is accepted when::
 
     f(x_{k+1}) <= max_{last `memory` values} f + sigma <grad f(x_k), x_{k+1} - x_k>,
 
@@ -101,7 +101,7 @@ class PGD:
         gradient); any other attributes ride along (the caller's evaluation).
     project : callable
         ``project(z) -> (x, aux)``: the projection onto ``C`` and anything the
-        caller wants to keep from it (kept as :attr:`aux`).
+        caller wants to keep from it (kept as ``aux``).
     x0 : ndarray
         Feasible start.
     ev0 : object
@@ -153,8 +153,8 @@ class PGD:
     def resume(self, x: np.ndarray, ev: Any, step: float, window: np.ndarray, n: int,
                n_steps: int, n_evals: int) -> None:
         """Take the state after ``n_steps`` iterations (``n_evals`` oracle calls) that a
-        compiled loop ran with this engine's arithmetic (:func:`step_products`,
-        :func:`accepts`, :func:`bb_step`) from its :meth:`window`: the iterate ``x``
+        compiled loop ran with this engine's arithmetic (``step_products``,
+        ``accepts``, ``bb_step``) from its :meth:`window`: the iterate ``x``
         and its evaluation ``ev``, the step, the window's first ``n`` values. With no
         step taken only the step size (its halvings) is kept."""
         if n_steps:

@@ -2,23 +2,23 @@
 
 All functions are pure: they return new arrays and never modify their input.
 
-Contents
---------
-clip_sum_root
-    Root ``tau`` of ``sum_i clip(s_i - tau, 0, u) = a + b * tau`` (``b >= 0``) by
-    one sorted sweep of the breakpoints, O(n log n). It is the parametric core of
-    the Weston–Watkins block subproblem (``a = 0, b = 1``) and of the
-    bounded-simplex projection (``a = total, b = 0``).
-project_box, project_l2_ball, project_l1_ball (Condat), project_lq_ball
-project_simplex, project_bounded_simplex, project_psd, project_fantope
-psd_split, psd_sq_norm
-    ``(A_+, A - A_+)`` and ``||A_+||_F^2`` (eigenvalues only) for the small dense
-    matrices of metric learning, compiled (no per-call numpy overhead).
-soft_threshold, group_shrink_rows (prox of the l2,1 norm), svt (prox of the
-nuclear norm).
-project_row_ball, project_spectral_ball
-    The dual-norm balls of the l2,1 norm (every row in an l2 ball) and of the
-    nuclear norm (spectral norm at most ``radius``).
+Contents::
+
+    clip_sum_root
+        Root ``tau`` of ``sum_i clip(s_i - tau, 0, u) = a + b * tau`` (``b >= 0``) by
+        one sorted sweep of the breakpoints, O(n log n). It is the parametric core of
+        the Weston–Watkins block subproblem (``a = 0, b = 1``) and of the
+        bounded-simplex projection (``a = total, b = 0``).
+    project_box, project_l2_ball, project_l1_ball (Condat), project_lq_ball
+    project_simplex, project_bounded_simplex, project_psd, project_fantope
+    psd_split, psd_sq_norm
+        ``(A_+, A - A_+)`` and ``||A_+||_F^2`` (eigenvalues only) for the small dense
+        matrices of metric learning, compiled (no per-call numpy overhead).
+    soft_threshold, group_shrink_rows (prox of the l2,1 norm), svt (prox of the
+    nuclear norm).
+    project_row_ball, project_spectral_ball
+        The dual-norm balls of the l2,1 norm (every row in an l2 ball) and of the
+        nuclear norm (spectral norm at most ``radius``).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _clip_sum_root_sorted(sa, n, upper, a, b):  # pragma: no cover - compiled
 
 
 #: Compiled kernels shared with other compiled code (e.g. the Weston–Watkins block
-#: solver in :mod:`solvers._wwsvm_kernels`): ``sort_prefix(a, n)`` sorts ``a[:n]``
+#: solver in ``solvers._wwsvm_kernels``): ``sort_prefix(a, n)`` sorts ``a[:n]``
 #: ascending in place; ``clip_sum_root_sorted(sa, n, upper, a, b)`` is
 #: :func:`clip_sum_root` on an already sorted ``sa[:n]`` (no allocation).
 sort_prefix = _sort_prefix
@@ -243,7 +243,7 @@ def project_simplex(x: np.ndarray, total: float = 1.0) -> np.ndarray:
 
 
 def project_l1_ball(x: np.ndarray, radius: float = 1.0) -> np.ndarray:
-    """Projection onto ``{||x||_1 <= radius}`` (Condat's simplex projection of |x|)."""
+    """Projection onto ``{||x||_1 <= radius}`` (Condat's simplex projection of ``|x|``)."""
     x = np.asarray(x, dtype=np.float64)
     if np.abs(x).sum() <= radius:
         return x.copy()

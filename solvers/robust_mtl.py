@@ -73,7 +73,7 @@ minimiser, ``||W - W*||^2 <= 2 (D* - LB) / gamma``), plus a second candidate wit
 the structure the multipliers identify (rows whose ``A_r`` is strictly inside its
 ball set to zero, ``W`` projected onto the singular subspaces where ``B`` is
 saturated at ``rho``), both evaluated exactly. The iterations run in a compiled
-kernel (:mod:`solvers._robust_mtl_kernels`); the certificate is evaluated every
+kernel (``solvers._robust_mtl_kernels``); the certificate is evaluated every
 10 to 100 iterations (so that it costs about 20% of the run).
 
 **method="dual"** (the paper's Algorithm 1 + 2): FISTA ascent on ``theta`` with
@@ -542,7 +542,35 @@ def _check_theta(theta: Any, pb: _Problem, *, tol: float = 1e-9) -> np.ndarray:
 def primal_objective(W: Any, Xs: Any, ys: Any, *, lam: float, gamma: float, zeta: float,
                      rho: float, p: float = 2) -> float:
     """``J(W) = sum_i ||X_i w_i - y_i||_p + lam ||W||_{2,1} + gamma/2 ||W||_F^2
-    + zeta/2 sum_i ||w_i - w_{i+1}||^2 + rho ||W||_*`` (exact, no smoothing)."""
+    + zeta/2 sum_i ||w_i - w_{i+1}||^2 + rho ||W||_*`` (exact, no smoothing).
+
+    Parameters
+    ----------
+    W : array_like, shape (d, m)
+        One weight column per task.
+    Xs, ys : list of array_like
+        Per task ``i``: samples ``(n_i, d)`` and targets ``(n_i,)``.
+    lam, gamma, zeta, rho : float, >= 0
+        The weights of ``||W||_{2,1}``, ``||W||_F^2 / 2``, the temporal smoothness term
+        and ``||W||_*``.
+    p : float, >= 1
+        The residual norm of each task (the dual variables lie in the unit ball of its
+        dual norm ``q``).
+
+    Returns
+    -------
+    float
+        J(W).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import robust_mtl
+    >>> Xs = [np.eye(2), np.eye(2)]; ys = [np.array([3.0, 4.0]), np.zeros(2)]
+    >>> robust_mtl.primal_objective(np.zeros((2, 2)), Xs, ys, lam=1.0, gamma=1.0,
+    ...                             zeta=1.0, rho=1.0)  # ||(3, 4)||_2 + 0
+    5.0
+    """
     pb = _problem_from(Xs, ys, lam, gamma, zeta, rho, p)
     W = _check_W(W, pb)
     return pb.primal(W, pb.residuals(W))[0]
@@ -557,6 +585,28 @@ def dual_objective(theta: Any, A: Any, B: Any, Xs: Any, ys: Any, *, lam: float, 
     of ``A`` has norm ``<= lam`` and ``B`` has spectral norm ``<= rho``
     (``A`` or ``B`` may be None for zero). Raises ``ValueError`` for an
     infeasible point (beyond a 1e-9 relative rounding slack).
+
+    Parameters
+    ----------
+    theta : sequence of array_like
+        One dual vector per task, ``theta[i]`` of length ``n_i``.
+    A : array_like, shape (d, m), or None
+        The dual point of ``lam ||W||_{2,1}``.
+    B : array_like, shape (d, m), or None
+        The dual point of ``rho ||W||_*``.
+    Xs, ys : list of array_like
+        Per task ``i``: samples ``(n_i, d)`` and targets ``(n_i,)``.
+    lam, gamma, zeta, rho : float, >= 0
+        The weights of ``||W||_{2,1}``, ``||W||_F^2 / 2``, the temporal smoothness term
+        and ``||W||_*``.
+    p : float, >= 1
+        The residual norm of each task (the dual variables lie in the unit ball of its
+        dual norm ``q``).
+
+    Returns
+    -------
+    float
+        ``LB(theta, A, B)``, a lower bound of ``min J``.
     """
     pb = _problem_from(Xs, ys, lam, gamma, zeta, rho, p)
     th = _check_theta(theta, pb)
@@ -572,7 +622,27 @@ def dual_objective(theta: Any, A: Any, B: Any, Xs: Any, ys: Any, *, lam: float, 
 
 
 def project_dual(theta: Any, p: float = 2) -> list[np.ndarray]:
-    """Project each ``theta_i`` onto the unit ball of the dual norm ``q`` (``1/p + 1/q = 1``)."""
+    """Project each ``theta_i`` onto the unit ball of the dual norm ``q`` (``1/p + 1/q = 1``).
+
+    Parameters
+    ----------
+    theta : sequence of array_like
+        One dual vector per task.
+    p : float, >= 1
+        The primal residual norm.
+
+    Returns
+    -------
+    list of ndarray
+        The projected vectors (the nearest points in the ``q``-norm unit ball).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import robust_mtl
+    >>> robust_mtl.project_dual([np.array([3.0, 4.0])])[0]  # onto the Euclidean ball
+    array([0.6, 0.8])
+    """
     q = _dual_q(_check_p(p))
     return [project_lq_ball(check_vector(t, f"theta[{i}]"), q) for i, t in enumerate(theta)]
 
@@ -588,6 +658,28 @@ def certificate(W: Any, theta: Any, Xs: Any, ys: Any, *, lam: float, gamma: floa
     (the inner dual; its maximum is ``D(theta)``). Every ``(A, B)`` visited is
     feasible, so ``dual = dual_objective(theta, A, B) <= min J`` whatever ``W``
     and ``theta`` are. Returns a dict with ``primal``, ``dual``, ``gap``, ``A``, ``B``.
+
+    Parameters
+    ----------
+    W : array_like, shape (d, m)
+        Any primal point.
+    theta : sequence of array_like
+        A feasible dual point (one vector per task, ``||theta_i||_q <= 1``).
+    Xs, ys : list of array_like
+        Per task ``i``: samples ``(n_i, d)`` and targets ``(n_i,)``.
+    lam, gamma, zeta, rho : float, >= 0
+        The weights of ``||W||_{2,1}``, ``||W||_F^2 / 2``, the temporal smoothness term
+        and ``||W||_*``.
+    p : float, >= 1
+        The residual norm of each task (the dual variables lie in the unit ball of its
+        dual norm ``q``).
+    polish : int, >= 0
+        Projected FISTA steps on ``(A, B)``.
+
+    Returns
+    -------
+    dict
+        ``primal``, ``dual``, ``gap`` (floats), ``A``, ``B`` (arrays ``(d, m)``).
     """
     pb = _problem_from(Xs, ys, lam, gamma, zeta, rho, p)
     W = _check_W(W, pb)
@@ -708,6 +800,32 @@ def dual_function(theta: Any, Xs: Any, ys: Any, *, lam: float, gamma: float, zet
     ``lower`` (the certified lower bound ``dual_objective(theta, A, B) <=
     D(theta)`` from the final iterate), ``gradient`` (``[X_i w_i - y_i]``, the
     list of gradients of ``D``), ``inner_gap`` and ``n_iter``.
+
+    Parameters
+    ----------
+    theta : sequence of array_like
+        A feasible dual point (one vector per task).
+    Xs, ys : list of array_like
+        Per task ``i``: samples ``(n_i, d)`` and targets ``(n_i,)``.
+    lam, gamma, zeta, rho : float, >= 0
+        The weights of ``||W||_{2,1}``, ``||W||_F^2 / 2``, the temporal smoothness term
+        and ``||W||_*``.
+    p : float, >= 1
+        The residual norm of each task (the dual variables lie in the unit ball of its
+        dual norm ``q``).
+    mu : float, > 0
+        The Huber smoothing of the rows of ``||W||_{2,1}``.
+    tol : float, > 0
+        The inner gap to reach.
+    max_inner : int
+        Budget of inner S-FISTA iterations.
+    W0 : array_like, shape (d, m), optional
+        The inner start (default zero).
+
+    Returns
+    -------
+    dict
+        ``W``, ``value``, ``lower``, ``gradient``, ``inner_gap``, ``n_iter`` (above).
     """
     pb = _problem_from(Xs, ys, lam, gamma, zeta, rho, p, mu=check_scalar(mu, "mu", low=0.0))
     th = _check_theta(theta, pb)
@@ -910,6 +1028,19 @@ def solve(
         ``primal_iterate``, ``dual_iterate``, ``smoothed_gap``, ``floor``
         (``"exact_dual"``: ``inner_iters`` = FISTA steps of the outer iteration,
         ``steps`` cumulative FISTA steps, ``restarts`` momentum restarts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import robust_mtl
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.standard_normal((8, 4)) for _ in range(3)]
+    >>> ys = [rng.standard_normal(8) for _ in range(3)]
+    >>> res = robust_mtl.solve(Xs, ys, lam=0.3, rho=0.3, tol=1e-6)
+    >>> res.stop_reason, res.W.shape
+    ('converged', (4, 3))
+    >>> bool(res.primal - res.dual <= 1e-6 * max(1.0, abs(res.primal)))
+    True
     """
     Xs, ys = _check_data(Xs, ys)
     lam, gamma, zeta, rho, p = _check_params(lam, gamma, zeta, rho, p)

@@ -72,6 +72,19 @@ class ArraySpec:
     array and name list of the model. ``kinds``: the numpy dtype kinds accepted.
     ``alt_dims``: a second accepted layout (a metric saved as its diagonal). Floating
     arrays must be finite.
+
+    Attributes
+    ----------
+    name : str
+        The array's key in the file.
+    dims : tuple of str
+        One length symbol per axis.
+    required : bool
+        Whether every model of the kind has it.
+    kinds : str
+        The accepted numpy dtype kinds (``"iuf"``: integers and floats).
+    alt_dims : tuple of str or None
+        A second accepted layout.
     """
 
     name: str
@@ -225,6 +238,13 @@ def validate(sm: SavedModel, where: str = "model") -> None:
     the required arrays and names, the metadata's types, and the metric learner's reference
     labels against its classes. The message is one line: ``"{where}: FIELD: problem"``.
     Used by :meth:`SavedModel.to_bytes` (writing) and :func:`load_model` (reading).
+
+    Parameters
+    ----------
+    sm : SavedModel
+        The model to check.
+    where : str
+        The name the messages start with (a file name when reading).
     """
     def bad(field_: str, msg: str) -> ValueError:
         return ValueError(f"{where}: {field_}: {msg}")
@@ -638,12 +658,16 @@ def from_fitted(fitted: Any, *, model: str | None = None,
     fitted : Result or estimator
         A ``solve`` result (``solvers.<model>.solve``) or a fitted estimator (its
         ``result_``, ``classes_`` and ``tasks_`` are used).
+    model : str, optional
+        The model's name (default: read from the result's type).
     feature_names, class_names, task_names : sequence, optional
         Names of the data (class ``j`` is the result's class code ``j``; task ``t`` is
         column ``t`` of ``U``/``W``); defaults: the estimator's, else the codes.
     reference : (X, y), optional
         Metric learner only: reference points for ``predict`` (1-NN); ``y`` as class codes
         ``0..k-1`` (or, with ``class_names``, indices into them).
+    label_name, task_name : str, optional
+        Column names of the labels and tasks in the training file.
     params : Mapping, optional
         Extra parameters to record (e.g. a registry-only one).
     zero_based : bool, optional
@@ -651,6 +675,11 @@ def from_fitted(fitted: Any, *, model: str | None = None,
     preprocessing : solvers.preprocess.FittedPreprocessing, optional
         Applied to raw columns before the model (stored as arrays ``preprocessing.*``);
         the feature names default to its output columns.
+
+    Returns
+    -------
+    SavedModel
+        The model, validated against its schema.
     """
     est = None
     res = fitted
@@ -709,6 +738,35 @@ def save_model(path: str | os.PathLike, fitted: Any, **names: Any) -> SavedModel
 
     ``names``: the keywords of :func:`from_fitted` (feature / class / task names,
     reference points). Returns the :class:`SavedModel` written.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; its suffix, ``.npz`` or ``.json``, chooses the format.
+    fitted : Result, estimator or SavedModel
+        What to save.
+    **names
+        Keywords of :func:`from_fitted`.
+
+    Returns
+    -------
+    SavedModel
+        The model written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from solvers import wwsvm
+    >>> from solvers.saved import load_model, save_model
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]); y = np.array([0, 1, 2])
+    >>> res = wwsvm.solve(X, y, C=1.0)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "model.npz")
+    ...     sm = save_model(path, res, class_names=["a", "b", "c"])
+    ...     back = load_model(path)
+    >>> back.model, back.predict(X).tolist()
+    ('wwsvm', ['a', 'b', 'c'])
     """
     sm = fitted if isinstance(fitted, SavedModel) else from_fitted(fitted, **names)
     sm.save(path)
@@ -791,6 +849,16 @@ def load_model(path: str | os.PathLike) -> SavedModel:
     ------
     ValueError
         One line naming the file and the field, for every defect.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.npz`` or ``.json`` file.
+
+    Returns
+    -------
+    SavedModel
+        The model (its :meth:`SavedModel.predict` predicts new data).
     """
     p = Path(path).expanduser()
     try:

@@ -72,9 +72,9 @@ in 8); it never changes ``alpha``, so the iterates stay the paper's. The reporte
 ``W`` is the certified candidate with the lowest primal value (a free-block step can
 raise the primal of ``W(alpha)`` for a while); so the certified gap never increases
 during a run.
-BLAS runs single-threaded inside :func:`solve` (:mod:`solvers._blas`).
+BLAS runs single-threaded inside :func:`solve` (``solvers._blas``).
 
-The compiled loops live in :mod:`solvers._wwsvm_kernels` (``numba.njit(cache=True)``).
+The compiled loops live in ``solvers._wwsvm_kernels`` (``numba.njit(cache=True)``).
 """
 
 from __future__ import annotations
@@ -278,7 +278,32 @@ def _margins_hinge(W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def primal_objective(W: Any, X: Any, y: Any, C: float) -> float:
-    """``1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)``."""
+    """``1/2 ||W||_F^2 + C sum_i sum_{j != y_i} max(0, 1 - (w_{y_i} - w_j)^T x_i)``.
+
+    Parameters
+    ----------
+    W : array_like, shape (d, k)
+        One weight vector per class (column ``j`` is ``w_j``).
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        Samples.
+    y : array_like, shape (n,)
+        Labels (the classes are the sorted distinct labels).
+    C : float, >= 0
+        Loss weight.
+
+    Returns
+    -------
+    float
+        The primal objective ``P(W)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import wwsvm
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([0, 1])
+    >>> wwsvm.primal_objective(np.zeros((2, 2)), X, y, C=1.0)  # one unit hinge per sample
+    2.0
+    """
     X, y, k = _check_data(X, y)
     W = check_matrix(W, "W", n_rows=X.shape[1], n_cols=k)
     C = check_scalar(C, "C", low=0.0)
@@ -286,7 +311,22 @@ def primal_objective(W: Any, X: Any, y: Any, C: float) -> float:
 
 
 def weights_from_dual(alpha: Any, X: Any, y: Any) -> np.ndarray:
-    """``W(alpha)``: ``w_j = sum_i x_i ([j == y_i] sum_t alpha_it - [j != y_i] alpha_ij)``."""
+    """``W(alpha)``: ``w_j = sum_i x_i ([j == y_i] sum_t alpha_it - [j != y_i] alpha_ij)``.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n, k)
+        Dual variables, ``alpha[i, y_i] = 0``.
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        Samples.
+    y : array_like, shape (n,)
+        Labels.
+
+    Returns
+    -------
+    ndarray, shape (d, k)
+        The primal weights ``W(alpha)`` of the dual point.
+    """
     X, y, k = _check_data(X, y)
     alpha = check_matrix(alpha, "alpha", n_rows=X.shape[0], n_cols=k)
     return _weights(alpha, X, y)
@@ -337,6 +377,30 @@ def dual_objective(alpha: Any, X: Any, y: Any, C: float | None = None) -> float:
     """``sum alpha - 1/2 ||W(alpha)||_F^2``; with ``C`` given, checks feasibility.
 
     Raises ``ValueError`` if ``alpha`` is outside [0, C] or ``alpha[i, y_i] != 0``.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n, k)
+        Dual variables, ``alpha[i, y_i] = 0``.
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        Samples.
+    y : array_like, shape (n,)
+        Labels.
+    C : float, optional
+        The box bound; given, ``alpha`` must lie in ``[0, C]``.
+
+    Returns
+    -------
+    float
+        ``D(alpha)``, a lower bound of the optimal value for every feasible ``alpha``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import wwsvm
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([0, 1])
+    >>> wwsvm.dual_objective(np.zeros((2, 2)), X, y, C=1.0)
+    0.0
     """
     X, y, k = _check_data(X, y)
     alpha = check_matrix(alpha, "alpha", n_rows=X.shape[0], n_cols=k)
@@ -397,6 +461,18 @@ def solve_subproblem_iterative(
         Step budget (default ``100 m``).
     b0 : array_like, optional
         Starting point in ``[0, C]^m`` (default 0).
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        The block ``b`` in ``[0, C]^m`` (the exact minimiser up to ``tol``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import wwsvm
+    >>> wwsvm.solve_subproblem_iterative(np.array([1.0, 0.5]), 1.0)
+    array([0.5, 0. ])
     """
     v = check_array(v, "v", ndim=1)
     C = check_scalar(C, "C", low=0.0)
@@ -695,6 +771,18 @@ def solve(
         sooner as the target nears; extras ``n_zero``, ``n_free``, ``n_at_C`` dual
         variables, ``gap_ratio``, ``inner_steps``, ``n_visited`` samples updated in
         the epoch, ``accel_gain`` dual increase of the Newton step, 0 if none).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import wwsvm
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((30, 3)); y = np.arange(30) % 3
+    >>> res = wwsvm.solve(X, y, C=1.0, method="walrus", tol=1e-6)
+    >>> res.stop_reason, res.W.shape
+    ('converged', (3, 3))
+    >>> bool(res.gap <= 1e-6 * max(1.0, abs(res.primal)))  # the certificate
+    True
     """
     X, y, classes = _encode(X, y)
     k = int(classes.shape[0])

@@ -85,3 +85,18 @@ def _module_leaves_no_threads_or_patches(request):
         problems.append("threads left running: " + ", ".join(sorted(left.values())))
     if problems:
         pytest.fail(f"{request.module.__name__}: " + " | ".join(problems), pytrace=False)
+
+
+# ---------------------------------------------------------------------------
+# One notebook execution per session for the notebook tests and the docs site
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def notebook_cache(tmp_path_factory):
+    """A jupyter-cache folder fresh for this session, shared by ``tests/test_notebooks.py``
+    (:func:`explorer.docs.execute_notebook`) and the site build of
+    ``tests/test_docs_site.py`` (:func:`explorer.docs.build`): whichever runs a teaching
+    notebook first caches its outputs and the other reads them, so each notebook runs
+    once per session against this session's code (never a stale cache)."""
+    return tmp_path_factory.mktemp("jupyter_cache")

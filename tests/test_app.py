@@ -41,6 +41,31 @@ def test_home_page_lists_every_model():
     assert "<=" not in text and "^T" not in text  # summaries' ASCII math as symbols
 
 
+def test_home_page_links_to_the_documentation_site_once_built(tmp_path, monkeypatch):
+    from explorer import docs
+
+    monkeypatch.setattr(docs, "BUILD", tmp_path / "html")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    assert "dualscope docs build" in " ".join(c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "open_docs"]
+    # built: a link to its index.html and a button that opens it
+    (tmp_path / "html").mkdir()
+    index = tmp_path / "html" / "index.html"
+    index.write_text("<html></html>", encoding="utf-8")
+    opened = []
+    monkeypatch.setattr(docs, "open_site", lambda out: opened.append(Path(out)))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert f"]({index.as_uri()})" in text
+    at.button(key="open_docs").click().run()
+    assert not at.exception
+    assert opened == [index.parent]
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_model_page_solves_and_reacts_to_a_slider(name):
     entry = next(e for e in entries() if e.name == name)

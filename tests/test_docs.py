@@ -89,3 +89,21 @@ def test_license_typing_marker_changelog_and_contributing_ship():
     contributing = (ROOT / "CONTRIBUTING.md").read_text()
     assert "## Adding a model" in contributing
     assert "- [ ]" in contributing
+
+
+def test_the_changelog_has_a_section_per_version_newest_first_and_dated():
+    """Each release is a ``## X.Y.Z (YYYY-MM-DD)`` section below "Unreleased" (0.1.0, cut
+    before the changelog existed, has no date); the newest is ``solvers.__version__``
+    (the release moved "Unreleased" under it) and is dated."""
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    headings = re.findall(r"^## (.+)$", changelog, flags=re.M)
+    assert headings[0] == "Unreleased"
+    versions = [re.fullmatch(r"(\d+\.\d+\.\d+)(?: \((\d{4}-\d\d-\d\d)\))?", h) or h
+                for h in headings[1:]]
+    assert versions and all(isinstance(v, re.Match) for v in versions), versions
+    numbers = [tuple(int(x) for x in v.group(1).split(".")) for v in versions]
+    assert numbers == sorted(numbers, reverse=True) and len(set(numbers)) == len(numbers)
+    dates = [v.group(2) for v in versions if v.group(2)]
+    assert dates == sorted(dates, reverse=True)
+    assert versions[0].group(1) == solvers.__version__.split(".dev")[0]
+    assert versions[0].group(2), "the newest release has no date"

@@ -1,8 +1,9 @@
 """The documentation site: built with warnings as errors, complete, and offline.
 
 The site is built once per session (``explorer.docs.build``: ``sphinx-build -W``, the
-notebooks executed with ``DUALSCOPE_NOTEBOOK_SMALL=1`` and cached in
-``notebooks/_build/.jupyter_cache``) into a temporary folder. Deselect with
+notebooks executed with ``DUALSCOPE_NOTEBOOK_SMALL=1``) into a temporary folder; its
+notebook runs go to the session's fresh execution cache, which
+``tests/test_notebooks.py`` shares (``notebook_cache`` in ``conftest.py``). Deselect with
 ``-m "not docs"``. The browser test (also marked ``browser``) opens the built pages in
 a headless Chromium that may reach nothing but the site's own files.
 """
@@ -18,8 +19,9 @@ from pathlib import Path
 import pytest
 from browserkit import chromium
 
+import solvers
 from explorer import cli, docs
-from explorer.docs_sphinx import MATHJAX_LEFT_OUT
+from explorer.docs_sphinx import MATHJAX_LEFT_OUT, OWN_PACKAGES, own_unresolved
 
 pytestmark = pytest.mark.docs
 
@@ -31,6 +33,8 @@ API_PAGES = {
     "solvers.estimators": "estimators", "solvers.saved": "saved",
     "explorer.registry": "registry", "explorer.datafiles": "datafiles",
     "explorer.sweep": "sweep", "explorer.docs": "docs", "solvers.reference": "reference",
+    "explorer.datasource": "datasource", "solvers.scoring": "scoring",
+    "solvers.preprocess": "scoring",
 }
 MODELS = ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl")
 PAGES = ("index", "getting_started", "gallery", "benchmarks", "release_notes",
@@ -59,10 +63,11 @@ def _trace_types(script: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    """The built site (one build per session; a failed build fails every test)."""
+def site(tmp_path_factory, notebook_cache) -> Path:
+    """The built site (one build per session; a failed build fails every test). Its
+    notebook runs are shared with ``tests/test_notebooks.py`` (``notebook_cache``)."""
     out = tmp_path_factory.mktemp("site") / "html"
-    index = docs.build(out, quiet=True)
+    index = docs.build(out, quiet=True, cache=notebook_cache)
     assert index.is_file()
     return out
 
@@ -121,9 +126,77 @@ def test_model_pages_have_the_dual_the_certificate_the_methods_and_a_figure(site
         assert len(set(_trace_types(html))) >= 1 and "Traceback" not in html, model
 
 
+#: An inline cross-reference (a role such as ``{py:func}``) rendered as code; resolved,
+#: Sphinx wraps it in ``<a class="reference internal" ...>``.
+_XREF = re.compile(r'(<a class="reference internal"[^>]*>)?<code class="xref py [^"]*">'
+                   r'(.*?)</code>', re.S)
+
+
+def unresolved_references(html: str) -> list[str]:
+    """The text of every cross-reference in ``html`` that links nowhere."""
+    return [re.sub(r"<[^>]+>", "", m.group(2)) for m in _XREF.finditer(html)
+            if not m.group(1)]
+
+
+def test_the_unresolved_reference_check_finds_one():
+    ok = ('<a class="reference internal" href="api/wwsvm.html#solvers.wwsvm.solve">'
+          '<code class="xref py py-func docutils literal notranslate"><span class="pre">'
+          'solve</span></code></a>')
+    broken = ('<code class="xref py py-func docutils literal notranslate">'
+              '<span class="pre">_helper</span></code>')
+    assert unresolved_references(ok + broken) == ["_helper"]
+
+
+def test_cross_references_between_models_api_and_notebooks_resolve(site):
+    """A reference to a dualscope name that resolves nowhere is a build warning (hence
+    an error: ``explorer.docs_sphinx.own_unresolved``). On the built pages: every
+    reference of the model pages, the notebooks and the other narrative pages links
+    somewhere; on the API pages only other packages' names (numpy, scikit-learn, ...:
+    no inventory offline) may stay unlinked. The model pages, their API pages and their
+    notebooks link to each other."""
+    broken = {}
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        if rel in ("genindex.html", "search.html", "py-modindex.html"):
+            continue
+        found = unresolved_references(path.read_text(encoding="utf-8"))
+        if rel.startswith("api/"):
+            found = [t for t in found if t.split(".")[0] in OWN_PACKAGES]
+        if found:
+            broken[rel] = found
+    assert not broken, broken
+    for i, model in enumerate(MODELS, start=1):
+        notebook = next(p.stem for p in docs.SOURCE.glob(f"0{i}_*.py"))
+        page, api = _html(site, f"models/{model}"), _html(site, f"api/{model}")
+        assert f'href="../api/{model}.html' in page and f'href="../{notebook}.html' in page
+        assert f'href="../models/{model}.html' in api and f'href="../{notebook}.html' in api
+
+
+def test_a_reference_to_an_own_name_must_resolve():
+    from sphinx.addnodes import pending_xref
+
+    def ref(target, **kw):
+        return pending_xref("", refdomain="py", reftype="func", reftarget=target,
+                            refexplicit=False, **kw)
+
+    assert own_unresolved(ref("solvers.wwsvm.nowhere")) == "solvers.wwsvm.nowhere"
+    assert own_unresolved(ref("_helper", **{"py:module": "solvers.caso"})) \
+        == "solvers.caso._helper"
+    assert own_unresolved(ref(".pairs._Blocks", refspecific=True)) == "pairs._Blocks"
+    assert own_unresolved(ref("numpy.load")) is None  # another package
+    assert own_unresolved(ref("float")) is None
+    assert own_unresolved(ref("array_like", refspecific=True)) is None  # a type word
+    hint = pending_xref("", refdomain="py", reftype="class", reftarget="solvers.x.Y")
+    assert own_unresolved(hint) is None  # a signature's type hint, not a role
+
+
 def test_release_notes_and_getting_started_come_from_the_repository(site):
     notes = _html(site, "release_notes")
     assert "Unreleased" in notes and "0.1.0" in notes
+    # one section per version, the newest the installed one, and the site names it
+    assert f"{solvers.__version__} (" in notes and 'id="unreleased"' in notes
+    assert f"dualscope {solvers.__version__}" in _html(site, "index")
+    assert f"documents dualscope <strong>{solvers.__version__}</strong>" in notes
     start = _html(site, "getting_started")
     assert "dualscope warmup" in start and "Your own data" in start
     assert "python -m explorer.docs build" in start

@@ -9,7 +9,7 @@
     :class:`distributed.Client`, or a ``LocalCluster`` started for the sweep (needs the
     ``distributed`` extra).
 
-Every backend runs :func:`explorer.sweep.chain.run_chain`.
+Every backend runs :func:`explorer.sweep.run_chain`.
 """
 
 from __future__ import annotations
@@ -112,7 +112,13 @@ def _preload() -> list[str]:
 
 
 class ProcessBackend:
-    """Local worker processes (:class:`~concurrent.futures.ProcessPoolExecutor`)."""
+    """Local worker processes (:class:`~concurrent.futures.ProcessPoolExecutor`).
+
+    Parameters
+    ----------
+    workers : int, optional
+        The number of processes (default: the number of cores).
+    """
 
     name = "processes"
 
@@ -261,6 +267,15 @@ class DaskBackend:
     :class:`distributed.Client` to use as is; None starts a ``LocalCluster`` on the
     loopback interface with ``workers`` single-threaded workers (``processes=False``:
     threads in this process) for the duration of the sweep.
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client, optional
+        See above.
+    workers : int, optional
+        The workers of a local cluster.
+    processes : bool
+        Local workers in processes rather than threads.
     """
 
     name = "dask"
@@ -316,7 +331,7 @@ class DaskBackend:
         """Rows of each chain as it finishes.
 
         A chain whose worker died too often (``KilledWorker``) becomes error rows; a lost
-        scheduler, or a cluster with no worker for :data:`NO_WORKER_GRACE` seconds, is a
+        scheduler, or a cluster with no worker for ``NO_WORKER_GRACE`` seconds, is a
         :class:`ClusterLostError` naming the scheduler.
         """
         from distributed import TimeoutError as DaskTimeout
@@ -468,7 +483,24 @@ def _backend_name(backend: str, *, workers: int | None, scheduler: Any, n_pendin
 def make_backend(backend: str | Backend = "auto", *, workers: int | None = None,
                  scheduler: Any = None, n_pending: int = 0, n_chains: int = 0) -> Backend:
     """A backend from a name of :data:`TABLE` (``auto``: serial for small grids, else
-    processes), or ``backend`` itself when it is already one (any :class:`Backend`)."""
+    processes), or ``backend`` itself when it is already one (any :class:`Backend`).
+
+    Parameters
+    ----------
+    backend : {"auto", "serial", "processes", "dask"} or Backend
+        The name (an object is returned as is).
+    workers : int, optional
+        Local processes / cluster workers.
+    scheduler : str or distributed.Client, optional
+        An existing Dask scheduler (implies ``"dask"``).
+    n_pending, n_chains : int
+        The points and chains to run (``auto`` chooses by them).
+
+    Returns
+    -------
+    Backend
+        The backend.
+    """
     if not isinstance(backend, str):
         return backend
     name = _backend_name(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
@@ -481,7 +513,18 @@ def solves_at_once(backend: str | Any = "auto", *, workers: int | None = None,
     """How many solves the backend runs at once on this machine (the factor of the memory
     guard): 1 for serial, the worker count (at most one per chain) for local processes or
     a local Dask cluster, 1 for an existing Dask scheduler (its workers run elsewhere,
-    each on its own memory); a backend object: its ``workers`` attribute (default 1)."""
+    each on its own memory); a backend object: its ``workers`` attribute (default 1).
+
+    Parameters
+    ----------
+    backend, workers, scheduler, n_pending, n_chains
+        As in :func:`make_backend`.
+
+    Returns
+    -------
+    int
+        The number of concurrent solves (at least 1).
+    """
     if not isinstance(backend, str):
         if getattr(backend, "scheduler", None) is not None:
             return 1

@@ -2,7 +2,7 @@
 
 :func:`run_chain` is the one function every backend runs, so a chain gives the same rows
 (bit for bit) wherever it runs. A point that fails becomes a row whose ``error`` column
-says why; the model's :class:`~explorer.sweep.hooks.SweepHooks` add the held-out score and
+says why; the model's :class:`~explorer.sweep.SweepHooks` add the held-out score and
 the structure summary.
 """
 
@@ -51,6 +51,17 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
     Yields one row per point. Never raises for a failing point: its row carries the
     error. BLAS runs single-threaded so that the arithmetic, hence every objective,
     is the same on every backend.
+
+    Parameters
+    ----------
+    chain : Chain
+        The points to solve.
+
+    Yields
+    ------
+    dict
+        The row of each point: its parameters, the certificate, the held-out score and
+        the structure summary, or an ``error``.
     """
     from solvers._blas import single_threaded_blas
     from solvers.base import ConvergenceWarning
@@ -179,6 +190,16 @@ def run_chain(chain: Chain) -> list[dict[str, Any]]:
     A worker first checks, once per process, the compiled kernels the chain's model
     runs against their numpy references (:func:`solvers.kernel_checks.ensure_verified`):
     a worker whose kernels came from a bad cache raises instead of writing rows.
+
+    Parameters
+    ----------
+    chain : Chain
+        The points to solve.
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`iter_chain`.
     """
     from solvers import kernel_checks
 

@@ -1,4 +1,4 @@
-"""``dualscope sweep MODEL``: arguments to a :class:`~explorer.sweep.spec.SweepSpec`, the
+"""``dualscope sweep MODEL``: arguments to a :class:`~explorer.sweep.SweepSpec`, the
 run, and the text table."""
 
 from __future__ import annotations
@@ -54,6 +54,40 @@ def parse_values(param: registry.Param | None, text: str, cast: Callable | None 
     is a ``ValueError`` whose message starts with ``what`` (the option, e.g.
     ``--grid C``): a value that is not a number or not admissible, no value at all, a
     repeated value, a range of more than ``max_n`` points (None: no limit).
+
+    Parameters
+    ----------
+    param : registry.Param or None
+        The parameter (it parses and validates).
+    text : str
+        The values.
+    cast : callable, optional
+        The parser without a ``param``.
+    what : str
+        The start of every error message.
+    max_n : int or None
+        The largest range.
+    integer : bool
+        Round a range's values to integers.
+
+    Returns
+    -------
+    list
+        The values, in the order given.
+
+    Examples
+    --------
+    >>> from explorer import registry
+    >>> from explorer.sweep import parse_values
+    >>> C = registry.get("wwsvm").param("C")
+    >>> parse_values(C, "geom:0.01:100:5")
+    [0.01, 0.1, 1.0, 10.0, 100.0]
+    >>> parse_values(None, "1,2,3", int)
+    [1, 2, 3]
+    >>> parse_values(C, "1,1")
+    Traceback (most recent call last):
+        ...
+    ValueError: --grid: ...
     """
     text = text.strip()
     if not text:
@@ -155,10 +189,20 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The :class:`SweepSpec` of parsed ``dualscope sweep`` arguments.
 
     Every value is checked here, before any work, and every error names its option.
-    The sweep passes :func:`~explorer.sweep.guard.guard_sweep`, the guard of
+    The sweep passes :func:`~explorer.sweep.guard_sweep`, the guard of
     :func:`~explorer.sweep.run` (every size combination through the guard of
     ``dualscope solve``, the memory counted for the backend's workers at once, and at
-    most :data:`~explorer.sweep.guard.MAX_POINTS` points); ``--force`` lifts it.
+    most :data:`~explorer.sweep.MAX_POINTS` points); ``--force`` lifts it.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``dualscope sweep`` arguments.
+
+    Returns
+    -------
+    SweepSpec
+        The sweep.
     """
     force = bool(getattr(args, "force", False))
     tol, max_iter = _check_options(args)
@@ -230,7 +274,20 @@ def _file_dataset(args: argparse.Namespace) -> str | None:
 
 
 def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
-    """A compact text table: the varying columns and the certificate."""
+    """A compact text table: the varying columns and the certificate.
+
+    Parameters
+    ----------
+    rows : sequence of Mapping
+        The sweep's rows.
+    spec : SweepSpec
+        The sweep.
+
+    Returns
+    -------
+    str
+        The table, one line per row.
+    """
     if not rows:
         return "(no rows)"
     varying = [c for c in _columns(rows)
@@ -263,9 +320,20 @@ def format_table(rows: Sequence[Mapping[str, Any]], spec: SweepSpec) -> str:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``dualscope sweep MODEL``: run a sweep, print its table, write ``--out``.
 
-    Signals (:func:`_signals`): Ctrl-C or SIGTERM stop the sweep, keep the finished rows
+    Signals (``_signals``): Ctrl-C or SIGTERM stop the sweep, keep the finished rows
     in ``--out`` and end the workers, the forkserver and the resource tracker; a second
     Ctrl-C or SIGTERM meanwhile exits at once.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``dualscope sweep`` arguments.
+
+    Returns
+    -------
+    int
+        The exit status: 0 when every point solved, 1 when a point failed, 2 when the
+        backend is unavailable.
     """
     try:
         with _signals(args.out), _quiet_dask_logs(args.backend == "dask"
@@ -285,7 +353,7 @@ def _signals(out: str | None) -> Iterator[None]:
 
     The first SIGINT raises ``KeyboardInterrupt``, SIGTERM :class:`explorer.cliargs.Terminated`
     (a ``KeyboardInterrupt``): the sweep unwinds, its rows are written to ``out``, the
-    workers are ended (:meth:`~explorer.sweep.backends.ProcessBackend.terminate`), then
+    workers are ended (:meth:`~explorer.sweep.ProcessBackend.terminate`), then
     the forkserver and the resource tracker
     (:func:`~explorer.sweep.backends.stop_helpers`). From the first signal on, another
     SIGINT or SIGTERM exits at once (status 130 / 143): it kills those helper processes
@@ -387,7 +455,20 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def add_cli(subparsers: Any, models: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """Register ``sweep`` on the ``dualscope`` sub-command parser."""
+    """Register ``sweep`` on the ``dualscope`` sub-command parser.
+
+    Parameters
+    ----------
+    subparsers : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+    models : sequence of str, optional
+        The model choices (default: every registered model).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``sweep`` parser.
+    """
     if models is None:
         models = [e.name for e in registry.entries()]
     s = subparsers.add_parser(

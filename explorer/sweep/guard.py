@@ -60,15 +60,26 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
     Raises :class:`CostError` (a ``ValueError``) when ``spec`` has more than
     :data:`MAX_POINTS` points, or when a size combination fails
     :func:`explorer.limits.check_sizes` (the guard of ``dualscope solve``: the dataset's
-    cost model, :meth:`registry.Dataset.estimate`, against
+    cost model, :meth:`~explorer.registry.Dataset.estimate`, against
     :data:`explorer.limits.COMMAND_LINE`), the memory
     counted for as many solves as the backend runs at once
-    (:func:`~explorer.sweep.backends.solves_at_once`). The message names the size
+    (:func:`~explorer.sweep.solves_at_once`). The message names the size
     combination and gives the estimate. What passes with a note, or only because of
     ``force``, is a :class:`SizeWarning`.
 
     ``n_pending``: the points still to solve (default: all), as the ``auto`` backend
     chooses by it.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The sweep.
+    force : bool
+        Run what the cost model refuses (with a :class:`SizeWarning`).
+    backend, workers, scheduler
+        As in :func:`~explorer.sweep.make_backend`.
+    n_pending : int, optional
+        See above.
     """
     n, n_chains = check_points(spec, force=force)
     _name, ds = resolve(spec.model, spec.dataset)

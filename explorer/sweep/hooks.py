@@ -34,7 +34,15 @@ __all__ = ["NO_HOOKS", "ModelHooks", "Score", "SweepHooks", "hooks_of", "kfold",
 @dataclass(frozen=True)
 class Score:
     """A held-out score: its name (:mod:`solvers.scoring`'s, e.g. ``"accuracy"``,
-    ``"mse"``) and value."""
+    ``"mse"``) and value.
+
+    Attributes
+    ----------
+    name : str
+        The score's name.
+    value : float
+        Its value.
+    """
 
     name: str
     value: float
@@ -87,7 +95,18 @@ NO_HOOKS: SweepHooks = ModelHooks()
 
 def hooks_of(entry: registry.ModelEntry) -> SweepHooks:
     """The sweep hooks of ``entry`` (``HOOKS`` of its hooks module; :data:`NO_HOOKS`
-    without one)."""
+    without one).
+
+    Parameters
+    ----------
+    entry : registry.ModelEntry
+        A model.
+
+    Returns
+    -------
+    SweepHooks
+        Its held-out score, split and structure summary.
+    """
     module = entry.hooks()
     if module is None:
         return NO_HOOKS
@@ -121,6 +140,22 @@ def split_tasks(problem: Any, n_folds: int, fold: int, seed: int = 0) -> Any:
     ``info["Xs_test"]`` / ``info["ys_test"]``. Per-task arrays in ``info`` with one entry
     per row (e.g. sign targets) are split the same way (``info[key + "_test"]``).
     Sweep hooks of multitask models call this from their ``split``.
+
+    Parameters
+    ----------
+    problem : Problem
+        A multitask problem.
+    n_folds : int, >= 2
+        The number of folds.
+    fold : int, in [0, n_folds)
+        The fold held out.
+    seed : int
+        The shuffle's seed.
+
+    Returns
+    -------
+    Problem
+        A new problem (``problem`` is not changed).
     """
     Xs, ys = problem.data["Xs"], problem.data["ys"]
     rng = np.random.default_rng(seed)

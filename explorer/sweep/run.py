@@ -61,10 +61,26 @@ def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | No
     first pending point. Closing the generator cancels the work not yet started.
 
     Before any work (when called, not at the first row), the sweep passes the cost guard
-    (:func:`~explorer.sweep.guard.guard_sweep`: at most
-    :data:`~explorer.sweep.guard.MAX_POINTS` points, every size combination through the
+    (:func:`~explorer.sweep.guard_sweep`: at most
+    :data:`~explorer.sweep.MAX_POINTS` points, every size combination through the
     dataset's cost model, the memory counted for the backend's workers at once); it
-    raises :class:`~explorer.sweep.guard.CostError` (a ``ValueError``) unless ``force``.
+    raises :class:`~explorer.sweep.CostError` (a ``ValueError``) unless ``force``.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The sweep.
+    backend, workers, scheduler
+        As in :func:`run`.
+    done : iterable of str
+        The :func:`~explorer.sweep.point_key` of the points to skip.
+    force : bool
+        Run a sweep the cost guard refuses.
+
+    Yields
+    ------
+    dict
+        One row per point (as :func:`~explorer.sweep.iter_chain`).
     """
     check_points(spec, force=force)  # before planning: a plan holds every point
     chains = _pending(plan(spec), set(done))
@@ -160,9 +176,25 @@ def run(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = N
         Called with every new row.
     force : bool
         Overwrite ``out`` even if it is not a dualscope sweep table (refused otherwise,
-        with :class:`~explorer.sweep.table.TableError`, before any work), and run a sweep
+        with :class:`~explorer.sweep.TableError`, before any work), and run a sweep
         the cost guard refuses (see :func:`iter_rows`; refused otherwise, with
-        :class:`~explorer.sweep.guard.CostError`, a ``ValueError``, before any work).
+        :class:`~explorer.sweep.CostError`, a ``ValueError``, before any work).
+
+    flush_every : float
+        Seconds between two writes of ``out``.
+
+    Returns
+    -------
+    SweepTable
+        Every row of ``spec`` (those resumed from ``out`` included).
+
+    Examples
+    --------
+    >>> from explorer.sweep import SweepSpec, run
+    >>> spec = SweepSpec("wwsvm", grid={"C": [0.1, 1.0]}, sizes={"n": 30, "k": 3, "d": 3})
+    >>> table = run(spec, backend="serial", progress=False)
+    >>> [(row["C"], row["stop_reason"]) for row in table]
+    [(0.1, 'converged'), (1.0, 'converged')]
     """
     check_points(spec, force=force)  # before planning: a plan holds every point
     chains = plan(spec)

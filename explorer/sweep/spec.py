@@ -82,7 +82,33 @@ class SweepSpec:
 
 @dataclass(frozen=True)
 class Chain:
-    """One unit of work: points on one problem instance, solved in order (picklable)."""
+    """One unit of work: points on one problem instance, solved in order (picklable).
+
+    Attributes
+    ----------
+    index : int
+        The chain's place in the plan.
+    model, dataset : str
+        What is solved.
+    sizes : Mapping[str, Any]
+        The dataset's sizes.
+    seed : int
+        The data seed.
+    fold, cv : int or None, int
+        The held-out fold of ``cv`` folds (None, 0: no cross-validation).
+    points : tuple of Mapping
+        The parameters of each point, in solve order.
+    keys : tuple of str
+        The :func:`point_key` of each point.
+    steps : tuple of int
+        Each point's step along the chain.
+    tol, max_iter : float, int
+        The stopping rule of every solve.
+    path : str or None
+        The parameter the chain follows.
+    warm : bool
+        Warm-start each point from the previous one.
+    """
 
     index: int
     model: str
@@ -113,7 +139,39 @@ def _jsonable(v: Any) -> Any:
 def point_key(model: str, dataset: str, sizes: Mapping[str, Any], seed: int,
               fold: int | None, cv: int, params: Mapping[str, Any], tol: float,
               max_iter: int) -> str:
-    """The exact point as a canonical JSON string (the resume key)."""
+    """The exact point as a canonical JSON string (the resume key).
+
+    Parameters
+    ----------
+    model, dataset : str
+        The model and its dataset.
+    sizes : Mapping[str, Any]
+        The dataset's sizes.
+    seed : int
+        The data seed.
+    fold : int or None
+        The held-out fold.
+    cv : int
+        The number of folds (0: none).
+    params : Mapping[str, Any]
+        The solver parameters.
+    tol, max_iter : float, int
+        The stopping rule.
+
+    Returns
+    -------
+    str
+        JSON with sorted keys: equal points give equal strings.
+
+    Examples
+    --------
+    >>> from explorer.sweep import point_key
+    >>> a = point_key("wwsvm", "blobs", {"n": 30}, 0, None, 0, {"C": 1.0, "seed": 2},
+    ...               1e-6, 100)
+    >>> a == point_key("wwsvm", "blobs", {"n": 30}, 0, None, 0, {"seed": 2, "C": 1.0},
+    ...                1e-6, 100)  # the order of the keywords does not matter
+    True
+    """
     return json.dumps(
         {"model": model, "dataset": dataset, "sizes": {k: _jsonable(v) for k, v in sizes.items()},
          "seed": int(seed), "fold": fold, "cv": int(cv),
@@ -174,7 +232,26 @@ def _cast_param(p: registry.Param, v: Any) -> Any:
 
 
 def plan(spec: SweepSpec) -> list[Chain]:
-    """The chains of a sweep, in a deterministic order (raises on unknown names)."""
+    """The chains of a sweep, in a deterministic order (raises on unknown names).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The sweep.
+
+    Returns
+    -------
+    list of Chain
+        Every point of the grid, in chains along ``spec``'s path parameter.
+
+    Examples
+    --------
+    >>> from explorer.sweep import SweepSpec, plan
+    >>> spec = SweepSpec("wwsvm", grid={"C": [0.1, 1.0, 10.0]}, seeds=[0, 1])
+    >>> chains = plan(spec)
+    >>> len(chains), [len(c.points) for c in chains]  # one C path per seed
+    (2, [3, 3])
+    """
     entry = registry.get(spec.model)
     ds_name, ds = resolve(entry.name, spec.dataset)
     for name in list(spec.grid) + list(spec.fixed):

@@ -27,7 +27,7 @@ __all__ = ["SweepTable", "TableError", "TableRead", "TableWarning", "load_table"
 
 #: Columns a dualscope sweep table always has.
 REQUIRED = ("model", "dataset", "data_seed", "key")
-#: The fields of a point key (:func:`explorer.sweep.spec.point_key`).
+#: The fields of a point key (:func:`explorer.sweep.point_key`).
 KEY_FIELDS = frozenset({"model", "dataset", "sizes", "seed", "fold", "cv", "params", "tol",
                         "max_iter"})
 
@@ -132,6 +132,16 @@ def load_table(path: str | os.PathLike) -> TableRead:
     table: unreadable, or its header lacks the columns every table has. Each row that is
     partial or corrupt is left out and named in ``dropped`` (``"FILE line N: ..."``); a
     repeated key keeps its first row.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv`` or ``.parquet`` file.
+
+    Returns
+    -------
+    TableRead
+        ``rows`` (a list of dicts, values typed back) and ``dropped`` (messages).
     """
     path = Path(path)
     out = TableRead()
@@ -197,6 +207,16 @@ def read_table(path: str | os.PathLike) -> list[dict[str, Any]]:
 
     The rows :func:`load_table` keeps; each row dropped is a :class:`TableWarning`
     naming the file and the line.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv`` or ``.parquet`` file.
+
+    Returns
+    -------
+    list of dict
+        The rows.
     """
     result = load_table(path)
     for msg in result.dropped:
@@ -219,6 +239,13 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> N
     The rows go to a temporary file next to ``path`` (flushed to disk), which then
     replaces ``path`` in one step: a reader or a crash sees the old table or the new one,
     never a part.
+
+    Parameters
+    ----------
+    rows : sequence of Mapping
+        The rows (their keys are the columns).
+    path : str or path-like
+        ``.parquet`` or ``.pq`` for Parquet, anything else CSV.
     """
     path = Path(path)
     cols = _columns(rows)
@@ -248,7 +275,20 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> N
 
 
 class SweepTable(list):
-    """The rows of a sweep (a list of dicts) with conveniences."""
+    """The rows of a sweep (a list of dicts) with conveniences.
+
+    Parameters
+    ----------
+    iterable : iterable of dict
+        The rows.
+
+    Examples
+    --------
+    >>> from explorer.sweep import SweepTable
+    >>> table = SweepTable([{"C": 1.0, "gap": 0.0}, {"C": 2.0, "error": "diverged"}])
+    >>> len(table.ok()), len(table.errors())
+    (1, 1)
+    """
 
     def ok(self) -> SweepTable:
         """Rows without error."""

@@ -39,12 +39,15 @@ templates_path: list[str] = []
 root_doc = "index"
 
 # --- MyST and the notebooks ---------------------------------------------------------
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+myst_substitutions = {"release": release}  # {{ release }} on a page
 myst_heading_anchors = 3
 myst_update_mathjax = False  # its window.MathJax is MathJax 3's; mathjax2_config below
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:percent"}]}
 nb_execution_mode = os.environ.get("DUALSCOPE_DOCS_EXECUTE", "cache")
-nb_execution_cache_path = str(SOURCE / "_build" / ".jupyter_cache")
+# explorer.docs.build names the cache (the test suite shares one with its notebook runs)
+nb_execution_cache_path = os.environ.get("DUALSCOPE_DOCS_CACHE",
+                                         str(SOURCE / "_build" / ".jupyter_cache"))
 nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True

@@ -37,11 +37,11 @@ Screening runs before the first iteration (regularisation-path screening, RRPB f
 the previous lambda's solution) and during the solve (``dynamic="every10"``: every 10
 iterations, the paper's; ``"adaptive"``: whenever the gap ball
 ``B(M, sqrt(2 gap / lam))`` is smaller than the last screening sphere). Along
-:func:`path` the screening state is carried across lambdas (:mod:`.pathscreen`;
+:func:`path` the screening state is carried across lambdas (``pathscreen``;
 ``range_screening=True``: the range-based extension, Theorem 4.1). With
 ``backoff=True`` a screening round is skipped when its predicted saving in loss-pass
 visits is below its cost; ``result.notes`` says so. The cost model's weights (fitted on
-one machine) are one table, :class:`.tuning.Tuning`, passed as ``_tuning``.
+one machine) are one table, ``tuning.Tuning``, passed as ``_tuning``.
 
 Certificate: ``P~ <= P`` everywhere, with equality while ``M`` lies in every sphere
 that screened something (checked each iteration); otherwise ``P(M) - P~(M)`` is
@@ -53,13 +53,13 @@ Weinberger et al. baseline: triplets with positive loss, refreshed every 10
 iterations) certifies at the refreshes only. ``result.triplet_visits`` counts the
 triplets touched by loss passes and rules; ``result.profile`` splits the time.
 
-Layout: :mod:`.triplets` (construction, argument checks, ``PARAMS``),
-:mod:`.pairs` (pair forms, KKT map), :mod:`.problem` (:class:`TripletProblem`),
-:mod:`.spheres` and :mod:`.rules` (section 3), :mod:`.pathscreen` (path screening,
-section 4), :mod:`.state` (one solve's screening state), :mod:`.loops` (the
-optimisation loops), :mod:`.api` (:func:`solve`), :mod:`.regpath` (:func:`path`),
-:mod:`.results`, :mod:`.kernels` (numba), :mod:`.burst` (compiled loops),
-:mod:`.tuning` (the cost model's weights).
+Layout: ``triplets`` (construction, argument checks, ``PARAMS``),
+``pairs`` (pair forms, KKT map), ``problem`` (:class:`TripletProblem`),
+``spheres`` and ``rules`` (section 3), ``pathscreen`` (path screening,
+section 4), ``state`` (one solve's screening state), ``loops`` (the
+optimisation loops), ``api`` (:func:`solve`), ``regpath`` (:func:`path`),
+``results``, ``kernels`` (numba), ``burst`` (compiled loops),
+``tuning`` (the cost model's weights).
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def solve(
         Private: implementations that give the same iterates, kept for the benchmark's
         before/after and the tests that compare them. ``_retest``: path screening
         (with ``init``'s reference) re-tests only what the sphere's movement can reach
-        (:class:`.pathscreen.PathScreen`); ``_workset``: the active set's working set
+        (``pathscreen.PathScreen``); ``_workset``: the active set's working set
         updated ``"incremental"``-ly or ``"rebuild"``-t at every refresh;
         ``_compiled``: runs of iterations in one compiled call (``False``: the
         projected gradient steps in Python, and the dual method, whose steps are always
@@ -221,6 +221,19 @@ def solve(
     Returns
     -------
     TripletResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import triplet_screening as ts
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((15, 3)); y = np.arange(15) % 3
+    >>> lam = ts.lambda_max(X, y, k=3) / 10
+    >>> res = ts.solve(X, y, lam, k=3, tol=1e-6)
+    >>> res.stop_reason, res.M.shape
+    ('converged', (3, 3))
+    >>> bool(np.linalg.eigvalsh(res.M).min() >= -1e-10)  # a PSD metric
+    True
     """
     lam = _check_lam(lam)
     opts, loss_n, gamma_v, diagonal = _options(
@@ -271,14 +284,83 @@ def lambda_max(X: Any, y: Any, *, triplets: Any = None, k: float = 10,
                loss: str = "smoothed_hinge", gamma: float = 0.05,
                diagonal: bool = False) -> float:
     """``lam_max = max_t <[sum_T H]_+, H_t> / (1 - gamma)``: for ``lam >= lam_max``
-    every triplet is in L* and ``M* = [sum_T H]_+ / lam``."""
+    every triplet is in L* and ``M* = [sum_T H]_+ / lam``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Samples.
+    y : array_like, shape (n,)
+        Class labels.
+    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
+        Explicit triplets ``(i, j, l)`` (default: :func:`triplets` of ``(X, y, k)``).
+    k : int or inf
+        Neighbourhood size of the default triplets.
+    loss : {"smoothed_hinge", "hinge"}
+        The triplet loss.
+    gamma : float
+        The smoothed hinge's smoothing.
+    diagonal : bool
+        A diagonal metric (``M`` of shape ``(d,)``).
+
+    Returns
+    -------
+    float
+        ``lam_max``: the start of a regularisation path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import triplet_screening as ts
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((15, 3)); y = np.arange(15) % 3
+    >>> lmax = ts.lambda_max(X, y, k=3)
+    >>> bool(lmax > 0)
+    True
+    """
     return _make_problem(X, y, triplets, k, loss, gamma, diagonal).lambda_max()
 
 
 def primal_objective(M: Any, X: Any, y: Any, lam: float, *, triplets: Any = None,
                      k: float = 10, loss: str = "smoothed_hinge", gamma: float = 0.05,
                      diagonal: bool = False) -> float:
-    """``P_lam(M) = sum_t loss(<M, H_t>) + lam/2 ||M||_F^2`` (``M`` need not be PSD)."""
+    """``P_lam(M) = sum_t loss(<M, H_t>) + lam/2 ||M||_F^2`` (``M`` need not be PSD).
+
+    Parameters
+    ----------
+    M : array_like, shape (d, d), or (d,) for a diagonal metric
+        The metric.
+    X : array_like, shape (n, d)
+        Samples.
+    y : array_like, shape (n,)
+        Class labels.
+    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
+        Explicit triplets ``(i, j, l)`` (default: :func:`triplets` of ``(X, y, k)``).
+    k : int or inf
+        Neighbourhood size of the default triplets.
+    loss : {"smoothed_hinge", "hinge"}
+        The triplet loss.
+    gamma : float
+        The smoothed hinge's smoothing.
+    diagonal : bool
+        A diagonal metric (``M`` of shape ``(d,)``).
+    lam : float, > 0
+        The regularisation weight.
+
+    Returns
+    -------
+    float
+        ``P_lam(M)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import triplet_screening as ts
+    >>> X = np.array([[0.0], [1.0], [3.0]]); y = np.array([0, 0, 1])
+    >>> t = np.array([[0, 1, 2]])  # x_1 should be nearer x_0 than x_2 is
+    >>> ts.primal_objective(np.zeros((1, 1)), X, y, 1.0, triplets=t, loss="hinge")
+    1.0
+    """
     prob = _make_problem(X, y, triplets, k, loss, gamma, diagonal)
     return prob.primal(M, lam)
 
@@ -286,6 +368,33 @@ def primal_objective(M: Any, X: Any, y: Any, lam: float, *, triplets: Any = None
 def dual_objective(alpha: Any, X: Any, y: Any, lam: float, *, triplets: Any = None,
                    k: float = 10, loss: str = "smoothed_hinge", gamma: float = 0.05,
                    diagonal: bool = False) -> float:
-    """``D_lam(alpha) = -gamma/2 ||alpha||^2 + 1^T alpha - ||[sum alpha H]_+||^2 / (2 lam)``."""
+    """``D_lam(alpha) = -gamma/2 ||alpha||^2 + 1^T alpha - ||[sum alpha H]_+||^2 / (2 lam)``.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n_t,)
+        Dual variables in ``[0, 1]``, one per triplet.
+    X : array_like, shape (n, d)
+        Samples.
+    y : array_like, shape (n,)
+        Class labels.
+    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
+        Explicit triplets ``(i, j, l)`` (default: :func:`triplets` of ``(X, y, k)``).
+    k : int or inf
+        Neighbourhood size of the default triplets.
+    loss : {"smoothed_hinge", "hinge"}
+        The triplet loss.
+    gamma : float
+        The smoothed hinge's smoothing.
+    diagonal : bool
+        A diagonal metric (``M`` of shape ``(d,)``).
+    lam : float, > 0
+        The regularisation weight.
+
+    Returns
+    -------
+    float
+        ``D_lam(alpha)``, a lower bound of ``min P_lam``.
+    """
     prob = _make_problem(X, y, triplets, k, loss, gamma, diagonal)
     return prob.dual(alpha, lam)

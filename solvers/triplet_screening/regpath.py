@@ -138,7 +138,7 @@ def path(
     dynamic screening (``dynamic``, as in :func:`solve`). Its first evaluation is the
     previous lambda's last one at that solution (lambda enters the objective only
     through ``lam ||M||^2 / 2``), not a new pass. With ``backoff=True`` path screening
-    runs at a lambda only when predicted to pay (:meth:`.PathScreen.skip`; the
+    runs at a lambda only when predicted to pay (``PathScreen.skip``; the
     others are noted in ``notes``). The path stops by the paper's rule
     ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01``
     (``termination=True``), after ``n_lambdas`` values or below ``lam_min``.
@@ -194,7 +194,7 @@ def path(
         ``callback(t, lam, result)`` after each lambda; ``False`` stops the path.
     _retest, _workset, _compiled, _chunk, _tuning
         As in :func:`solve`. The options :func:`solve` and :func:`path` share are
-        validated by the same code (:func:`.api._options`), once for every lambda;
+        validated by the same code (``api._options``), once for every lambda;
         ``_retest``: path screening's re-test along the path.
 
     Returns

@@ -134,7 +134,32 @@ class Sphere:
 
 
 def gb_sphere(M: np.ndarray, grad: np.ndarray, lam: float) -> Sphere:
-    """Gradient bound (Thm 3.2) at a feasible ``M`` with (sub)gradient ``grad``."""
+    """Gradient bound (Thm 3.2) at a feasible ``M`` with (sub)gradient ``grad``.
+
+    Parameters
+    ----------
+    M : ndarray, shape (d, d)
+        A feasible (PSD) metric.
+    grad : ndarray, shape (d, d)
+        A (sub)gradient of the primal at ``M``.
+    lam : float, > 0
+        The regularisation weight.
+
+    Returns
+    -------
+    Sphere
+        Centre ``Q = M - grad / (2 lam)``, radius ``||grad|| / (2 lam)``, and the
+        halfspace of ``Q``'s negative part.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import triplet_screening as ts
+    >>> s = ts.gb_sphere(np.eye(2), np.eye(2), lam=0.5)
+    >>> s.kind, s.center, round(s.radius, 6)
+    ('gb', array([[0., 0.],
+           [0., 0.]]), 1.414214)
+    """
     Q = M - grad / (2.0 * lam)
     _, Qm = proj_pm(Q)
     return Sphere("gb", Q, fnorm(grad) / (2.0 * lam), psd_center=False,
@@ -142,7 +167,23 @@ def gb_sphere(M: np.ndarray, grad: np.ndarray, lam: float) -> Sphere:
 
 
 def pgb_sphere(M: np.ndarray, grad: np.ndarray, lam: float) -> Sphere:
-    """Projected gradient bound (Thm 3.3)."""
+    """Projected gradient bound (Thm 3.3).
+
+    Parameters
+    ----------
+    M : ndarray, shape (d, d)
+        A feasible (PSD) metric.
+    grad : ndarray, shape (d, d)
+        A (sub)gradient of the primal at ``M``.
+    lam : float, > 0
+        The regularisation weight.
+
+    Returns
+    -------
+    Sphere
+        Centre ``[Q]_+`` (``Q`` the GB centre), radius
+        ``sqrt(||grad||^2 / (4 lam^2) - ||[Q]_-||^2)``: never larger than GB's.
+    """
     Q = M - grad / (2.0 * lam)
     Qp, Qm = proj_pm(Q)
     r2 = float(np.vdot(grad, grad)) / (4.0 * lam * lam) - float(np.vdot(Qm, Qm))
@@ -157,12 +198,50 @@ def dgb_radius(gap: float, lam: float) -> float:  # pragma: no cover - compiled
 
 
 def dgb_sphere(M: np.ndarray, gap: float, lam: float) -> Sphere:
-    """Duality gap bound (Thm 3.5): ``||M* - M||^2 <= 2 gap / lam`` (gap clamped at 0)."""
+    """Duality gap bound (Thm 3.5): ``||M* - M||^2 <= 2 gap / lam`` (gap clamped at 0).
+
+    Parameters
+    ----------
+    M : ndarray, shape (d, d)
+        A feasible (PSD) metric.
+    gap : float
+        A duality gap at ``M`` (primal at ``M`` minus a dual value).
+    lam : float, > 0
+        The regularisation weight.
+
+    Returns
+    -------
+    Sphere
+        Centre ``M``, radius ``sqrt(2 gap / lam)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import triplet_screening as ts
+    >>> s = ts.dgb_sphere(np.eye(2), gap=2.0, lam=1.0)
+    >>> s.radius, s.contains(np.zeros((2, 2)))  # ||0 - I|| = sqrt(2) <= 2
+    (2.0, True)
+    """
     return Sphere("dgb", M, float(dgb_radius(gap, lam)))
 
 
 def cdgb_sphere(M_alpha: np.ndarray, gap_d: float, lam: float) -> Sphere:
-    """Constrained duality gap bound (Thm 3.6) at ``M_lam(alpha) = [sum alpha H]_+ / lam``."""
+    """Constrained duality gap bound (Thm 3.6) at ``M_lam(alpha) = [sum alpha H]_+ / lam``.
+
+    Parameters
+    ----------
+    M_alpha : ndarray, shape (d, d)
+        ``M_lam(alpha)`` of a feasible dual point ``alpha``.
+    gap_d : float
+        ``P(M_lam(alpha)) - D(alpha)``.
+    lam : float, > 0
+        The regularisation weight.
+
+    Returns
+    -------
+    Sphere
+        Centre ``M_alpha``, radius ``sqrt(gap_d / lam)``.
+    """
     return Sphere("cdgb", M_alpha, float(np.sqrt(max(gap_d, 0.0) / lam)))
 
 
@@ -173,13 +252,43 @@ def path_scale(lam0: float, lam1: float) -> float:
 
 
 def rpb_sphere(M0_opt: np.ndarray, lam0: float, lam1: float) -> Sphere:
-    """Regularisation path bound (Thm 3.7); ``M0_opt`` must be the exact optimum at ``lam0``."""
+    """Regularisation path bound (Thm 3.7); ``M0_opt`` must be the exact optimum at ``lam0``.
+
+    Parameters
+    ----------
+    M0_opt : ndarray, shape (d, d)
+        The optimum at ``lam0``.
+    lam0, lam1 : float, > 0
+        The solved and the next regularisation weight.
+
+    Returns
+    -------
+    Sphere
+        Centre ``(lam0 + lam1) / (2 lam1) M0_opt``, radius
+        ``|lam0 - lam1| / (2 lam1) ||M0_opt||``; it contains the optimum at ``lam1``.
+    """
     r = abs(lam0 - lam1) / (2.0 * lam1) * fnorm(M0_opt)
     return Sphere("rpb", path_scale(lam0, lam1) * M0_opt, r)
 
 
 def rrpb_sphere(M0: np.ndarray, lam0: float, lam1: float, eps: float) -> Sphere:
-    """Relaxed regularisation path bound (Thm 3.10), ``||M0 - M0*|| <= eps``."""
+    """Relaxed regularisation path bound (Thm 3.10), ``||M0 - M0*|| <= eps``.
+
+    Parameters
+    ----------
+    M0 : ndarray, shape (d, d)
+        An approximate solution at ``lam0``.
+    lam0, lam1 : float, > 0
+        The solved and the next regularisation weight.
+    eps : float, >= 0
+        A bound of ``M0``'s distance to the optimum at ``lam0`` (e.g. the DGB radius).
+
+    Returns
+    -------
+    Sphere
+        The RPB sphere of ``M0`` with the radius widened by
+        ``(|lam0 - lam1| + lam0 + lam1) / (2 lam1) eps``.
+    """
     dl = abs(lam0 - lam1)
     r = dl / (2.0 * lam1) * fnorm(M0) + (dl + lam0 + lam1) / (2.0 * lam1) * max(eps, 0.0)
     return Sphere("rrpb", path_scale(lam0, lam1) * M0, r)
@@ -221,7 +330,29 @@ def make_sphere(kind: str, lam: float, M: np.ndarray, *, grad: np.ndarray | None
 
 
 def sphere_bounds(hq: np.ndarray, hn: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
-    """Eq. (4): ``<Q, H> -/+ r ||H||`` bound ``<X, H>`` over the ball."""
+    """Eq. (4): ``<Q, H> -/+ r ||H||`` bound ``<X, H>`` over the ball.
+
+    Parameters
+    ----------
+    hq : ndarray, shape (T,)
+        ``<Q, H_t>`` per triplet (``Q`` the centre).
+    hn : ndarray, shape (T,)
+        ``||H_t||`` per triplet.
+    r : float, >= 0
+        The radius.
+
+    Returns
+    -------
+    lower, upper : ndarray, shape (T,)
+        ``hq - r hn`` and ``hq + r hn``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import triplet_screening as ts
+    >>> ts.sphere_bounds(np.array([1.0]), np.array([2.0]), 0.25)
+    (array([0.5]), array([1.5]))
+    """
     return hq - r * hn, hq + r * hn
 
 
@@ -250,6 +381,23 @@ def linear_bounds(hq, hn, hp, r, pp, pq, delta: float = 0.0) -> tuple[np.ndarray
     ``pq = <P, Q>``. The upper bound is ``-lower(-H)``. ``delta >= 0`` relaxes the
     halfspace for rounding: with ``X' = X + delta P / ||P||^2`` it is Theorem 3.1
     for the centre ``Q' = Q + delta P / ||P||^2``, shifted back.
+
+    Parameters
+    ----------
+    hq, hn, hp : ndarray, shape (T,)
+        ``<Q, H_t>``, ``||H_t||`` and ``<P, H_t>`` per triplet.
+    r : float, >= 0
+        The radius.
+    pp, pq : float
+        ``||P||^2`` and ``<P, Q>``.
+    delta : float, >= 0
+        The halfspace's relaxation.
+
+    Returns
+    -------
+    lower, upper : ndarray, shape (T,)
+        Bounds of ``<X, H_t>`` over the ball cut by the halfspace (never looser than
+        :func:`sphere_bounds`).
     """
     if delta > 0 and pp > 0:
         sh = delta * hp / pp
@@ -274,7 +422,24 @@ def decide(lo, hi, hq, hn, r, gamma) -> tuple[np.ndarray, np.ndarray]:
 
 def sdls_dual_value(Q: np.ndarray, H: np.ndarray, C: float, y: float) -> float:
     """``D_SDLS(y) = -||[Q + y H]_+||^2 + 2 C y + ||Q||^2``: a lower bound of
-    ``min ||X - Q||^2 s.t. <X, H> = C, X PSD`` for every ``y`` (weak duality)."""
+    ``min ||X - Q||^2 s.t. <X, H> = C, X PSD`` for every ``y`` (weak duality).
+
+    Parameters
+    ----------
+    Q : ndarray, shape (d, d)
+        The sphere's centre.
+    H : ndarray, shape (d, d)
+        A triplet's matrix.
+    C : float
+        The level of ``<X, H>``.
+    y : float
+        The dual variable.
+
+    Returns
+    -------
+    float
+        ``D_SDLS(y)``.
+    """
     Zp, _ = proj_pm(Q + y * H)
     return float(-np.vdot(Zp, Zp) + 2.0 * C * y + np.vdot(Q, Q))
 
@@ -450,6 +615,24 @@ def rrpb_ranges(h0, hn, m0n, lam0, eps, gamma):
     arrays; on ``lam <= lam0`` (``below``) the sets are ``(start, lam0]``, on
     ``lam >= lam0`` (``above``) they are ``[lam0, end)``. For R this is Theorem
     4.1: ``start = lam_a``, ``end = lam_b``.
+
+    Parameters
+    ----------
+    h0, hn : ndarray, shape (T,)
+        ``<H_t, M0>`` and ``||H_t||`` per triplet.
+    m0n : float
+        ``||M0||``.
+    lam0 : float, > 0
+        The reference's regularisation weight.
+    eps : float, >= 0
+        A bound of ``M0``'s distance to the optimum at ``lam0``.
+    gamma : float, in [0, 1)
+        The smoothing of the smoothed hinge loss.
+
+    Returns
+    -------
+    dict of str to (ndarray, ndarray)
+        The four ``(start, end)`` pairs described above (``start = inf`` when empty).
     """
     c = 1.0 - gamma
     mh = m0n * hn
