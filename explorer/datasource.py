@@ -136,6 +136,19 @@ class DataSource:
 
 
 def resolve(model: str, name: str | None = None) -> tuple[str, registry.Dataset]:
-    """``(key, Dataset)`` of the source named ``name`` (see :meth:`DataSource.parse`)."""
+    """``(key, Dataset)`` of the source named ``name``.
+
+    Parameters
+    ----------
+    model : str
+        The model's registry name.
+    name : str or None
+        A built-in dataset's name or a ``file:`` key (None: the model's default).
+
+    Returns
+    -------
+    (str, explorer.registry.Dataset)
+        The source's key and the dataset that builds its problems.
+    """
     src = DataSource.parse(model, name)
     return src.key, src.dataset()

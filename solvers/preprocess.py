@@ -115,7 +115,18 @@ def _names(v: Any, what: str) -> tuple[str, ...]:
 
 
 def is_missing(col: np.ndarray) -> np.ndarray:
-    """Boolean mask of the missing entries of one column (NaN, None, empty text)."""
+    """Boolean mask of the missing entries of one column (NaN, None, empty text).
+
+    Parameters
+    ----------
+    col : ndarray
+        One column (numbers, or text as an object / str array).
+
+    Returns
+    -------
+    ndarray of bool
+        True where the entry is missing.
+    """
     a = np.asarray(col)
     if a.dtype.kind == "f":
         return np.isnan(a)
@@ -141,6 +152,25 @@ class FittedPreprocessing:
     ``target_center``, ``target_scale``: a regression's real targets enter the fit as
     ``(y - target_center) / target_scale`` (a model without intercept on standardised
     features); its predictions are mapped back (:meth:`targets_back`).
+
+    Attributes
+    ----------
+    options : Preprocessing
+        What was asked.
+    columns : tuple of str
+        The input columns used, in order.
+    numeric, center, scale, fill, fill_category : ndarray
+        Per input column, as described above.
+    categories : tuple of (ndarray or None)
+        The one-hot columns' training values.
+    n_rows, n_dropped : int
+        Training rows kept / dropped.
+    sparse : bool
+        Fitted on a sparse matrix (``maxabs`` scaling only).
+    dropped_columns : tuple of str
+        Text columns left out (``categorical="drop"``).
+    target_center, target_scale : float
+        The regression targets' standardisation.
     """
 
     options: Preprocessing
@@ -399,6 +429,14 @@ def fit(columns: Mapping[str, Any] | Any, options: Preprocessing | None = None,
         applies; ``names`` names its columns). Rows with missing values must already be
         removed when ``options.missing == "drop"`` (:meth:`FittedPreprocessing.complete`).
     options : Preprocessing
+        What to do (default: nothing but checks).
+    names : sequence of str, optional
+        A matrix's column names.
+
+    Returns
+    -------
+    FittedPreprocessing
+        The fit, as named arrays.
 
     Raises
     ------

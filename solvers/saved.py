@@ -96,7 +96,24 @@ class ArraySpec:
 
 def array_specs(*items: tuple[Any, ...]) -> dict[str, ArraySpec]:
     """``{name: ArraySpec}`` from ``(name, "dims ...", required, kinds, alt_dims)``
-    tuples (the last three optional; ``alt_dims`` as a string too)."""
+    tuples (the last three optional; ``alt_dims`` as a string too).
+
+    Parameters
+    ----------
+    *items : tuple
+        One per array.
+
+    Returns
+    -------
+    dict of str to ArraySpec
+        The arrays of a :class:`SavedForm`.
+
+    Examples
+    --------
+    >>> from solvers.saved import array_specs
+    >>> array_specs(("W", "d k", True))["W"].dims
+    ('d', 'k')
+    """
     out = {}
     for it in items:
         name, dims = it[0], tuple(it[1].split()) if it[1] else ()
@@ -175,7 +192,15 @@ _FORMS: dict[str, SavedForm] = {}
 
 def register_form(model: str, form: SavedForm) -> None:
     """Make :func:`load_model` and :class:`SavedModel` know model ``model`` (one defined
-    outside :mod:`solvers`; the package's own are found from their module)."""
+    outside :mod:`solvers`; the package's own are found from their module).
+
+    Parameters
+    ----------
+    model : str
+        The model's name (``SavedModel.model``).
+    form : SavedForm
+        How it is saved and applied.
+    """
     if not isinstance(form, SavedForm):
         raise TypeError(f"form must be a SavedForm, got {type(form).__name__}")
     _FORMS[model] = form
@@ -198,7 +223,13 @@ def _builtin_form(model: str) -> SavedForm | None:
 
 
 def known_models() -> list[str]:
-    """The model kinds a saved model may have: this package's and the registered ones."""
+    """The model kinds a saved model may have: this package's and the registered ones.
+
+    Returns
+    -------
+    list of str
+        Sorted model names.
+    """
     import pkgutil
 
     from . import __path__ as pkg_path
@@ -208,7 +239,23 @@ def known_models() -> list[str]:
 
 
 def form_of(model: Any) -> SavedForm:
-    """The :class:`SavedForm` of model ``model``; ``ValueError`` names the known ones."""
+    """The :class:`SavedForm` of model ``model``.
+
+    Parameters
+    ----------
+    model : str
+        A model's name: a module of this package with ``SAVED_FORM``, or one registered
+        with :func:`register_form`.
+
+    Returns
+    -------
+    SavedForm
+
+    Raises
+    ------
+    ValueError
+        An unknown model, naming the known ones.
+    """
     form = _FORMS.get(model) if isinstance(model, str) else None
     if form is None and isinstance(model, str):
         form = _builtin_form(model)
@@ -218,13 +265,39 @@ def form_of(model: Any) -> SavedForm:
 
 
 def scores_per_task(X: np.ndarray, coef: np.ndarray, task_index: np.ndarray) -> np.ndarray:
-    """``x_i^T coef[task_i]`` for each row (``coef``: one weight vector per task, m x d)."""
+    """``x_i^T coef[task_i]`` for each row.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The rows.
+    coef : ndarray, shape (m, d)
+        One weight vector per task.
+    task_index : ndarray of int, shape (n,)
+        Each row's task.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
     return np.einsum("ij,ij->i", X, coef[task_index])
 
 
 def sign_classes(sm: SavedModel, f: np.ndarray) -> np.ndarray:
-    """The class of the sign of ``f``: ``class_names[1]`` where ``f > 0``, else ``[0]``
-    (-1/+1 without names)."""
+    """The class of the sign of ``f``: ``class_names[1]`` where ``f > 0``, else ``[0]``.
+
+    Parameters
+    ----------
+    sm : SavedModel
+        A binary classifier (its ``class_names``; -1/+1 without names).
+    f : ndarray
+        Decision values.
+
+    Returns
+    -------
+    ndarray
+        One class name per value.
+    """
     classes = sm.class_names if sm.class_names is not None else np.array([-1.0, 1.0])
     return np.asarray(classes)[(f > 0).astype(np.int64)]
 

@@ -30,7 +30,15 @@ KINDS = ("classification", "regression", "metric")
 
 @dataclass(frozen=True)
 class Score:
-    """One held-out score: its name and value."""
+    """One held-out score: its name and value.
+
+    Attributes
+    ----------
+    name : str
+        ``accuracy``, ``balanced_accuracy``, ``mse``, ``mae``, ``r2`` or ``nn_accuracy``.
+    value : float
+        The score.
+    """
 
     name: str
     value: float
@@ -48,7 +56,27 @@ def _label(v: Any) -> str:
 
 
 def score_predictions(kind: str, y_true: Any, y_pred: Any) -> tuple[Score, ...]:
-    """The scores of ``kind`` (see the module docstring) of ``y_pred`` against ``y_true``."""
+    """The scores of ``kind`` (see the module docstring) of ``y_pred`` against ``y_true``.
+
+    Parameters
+    ----------
+    kind : {"classification", "regression", "metric"}
+        The kind of model (:attr:`solvers.saved.SavedModel.kind`).
+    y_true, y_pred : array-like
+        The held-out labels and the predictions, one per row.
+
+    Returns
+    -------
+    tuple of Score
+        The kind's scores, the first one the headline (``accuracy``, ``mse`` or
+        ``nn_accuracy``).
+
+    Examples
+    --------
+    >>> from solvers.scoring import score_predictions
+    >>> [str(s) for s in score_predictions("classification", ["a", "b", "b"], ["a", "b", "a"])]
+    ['accuracy 0.666667', 'balanced_accuracy 0.75']
+    """
     from sklearn import metrics
 
     if kind not in KINDS:

@@ -412,7 +412,21 @@ def _has_distributed() -> bool:
 @dataclass(frozen=True)
 class BackendKind:
     """A row of :data:`TABLE`: a backend's name, what it does, whether it can run here
-    and its factory ``make(workers, scheduler) -> Backend``."""
+    and its factory.
+
+    Attributes
+    ----------
+    name : str
+        The backend's name (``--backend``).
+    help : str
+        What it does, for the CLI and the sweep panel.
+    make : callable
+        ``make(workers, scheduler) -> Backend``.
+    ready : callable
+        ``ready() -> bool``: it can run in this environment.
+    remote : bool
+        It takes a scheduler address.
+    """
 
     name: str
     help: str
@@ -442,8 +456,13 @@ BACKENDS = ("auto", *TABLE)
 
 
 def available() -> list[BackendKind]:
-    """The backends of :data:`TABLE` that can run in this environment (``dask`` needs the
-    ``distributed`` extra)."""
+    """The backends of :data:`TABLE` that can run in this environment.
+
+    Returns
+    -------
+    list of BackendKind
+        In the table's order (``dask`` only with the ``distributed`` extra).
+    """
     return [kind for kind in TABLE.values() if kind.ready()]
 
 
