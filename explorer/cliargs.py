@@ -1,7 +1,7 @@
 """Parsing the command line's values, shared by ``dualscope`` and its ``sweep``.
 
 The error types of the command line live here too, so that every subcommand module
-(:mod:`explorer.cli`, :mod:`explorer.sweep.cli`) can raise them without importing the
+(``explorer.cli``, ``explorer.sweep.cli``) can raise them without importing the
 other: :class:`CLIError` is printed as one line ``dualscope: ...`` with exit status 2.
 """
 

@@ -4,7 +4,7 @@ A :class:`DataSource` is either a built-in dataset of a model (its name, sizes a
 seed that draws it) or a user's data file (its path and the reading options: the
 label/task/time columns, the format, a held-out file or fraction). Its :attr:`~DataSource.key`
 is its serialised form: the dataset's name for a built-in one, the ``file:PATH?...``
-name of :func:`explorer.datafiles.file_spec` for a file; :meth:`DataSource.parse` reads
+name of ``explorer.datafiles.file_spec`` for a file; :meth:`DataSource.parse` reads
 both back. Sweeps carry the key in their ``dataset`` column, so a row names exactly the
 data it was solved on.
 
@@ -53,7 +53,7 @@ class DataSource:
     path : str or None
         The data file (absolute), or None for a built-in dataset.
     options : Mapping
-        A file's reading options (:func:`explorer.datafiles.file_spec`'s keywords).
+        A file's reading options (``explorer.datafiles.file_spec``'s keywords).
     """
 
     model: str

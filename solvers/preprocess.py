@@ -4,18 +4,14 @@ One implementation for the CLI (``dualscope solve --scale/--categorical/--missin
 the dashboard's upload panel, sweeps (the ``file:`` dataset options) and Python. The
 transformers are scikit-learn's, fitted on the training rows:
 
-============== =============================================================== =========
-option         what                                                            fitted by
-============== =============================================================== =========
-``scale``      ``"standard"``: ``(x - mean) / std`` per numeric column          StandardScaler
-               (not centred for sparse input: it stays sparse);
-               ``"maxabs"``: ``x / max |x|`` (keeps sparse input sparse)        MaxAbsScaler
-``categorical`` text columns: ``"onehot"`` (one 0/1 column ``name=value`` per   OneHotEncoder
-               value seen in training; an unseen value is an error naming the
-               column and the value), ``"drop"`` the column, ``"error"``
-``missing``    ``"drop"`` incomplete rows, ``"mean"``: the training mean        SimpleImputer
-               (numeric) or most frequent value (text), ``"error"``
-============== =============================================================== =========
+- ``scale``: ``"standard"``, ``(x - mean) / std`` per numeric column (StandardScaler;
+  not centred for sparse input: it stays sparse); ``"maxabs"``, ``x / max |x|``
+  (MaxAbsScaler; keeps sparse input sparse).
+- ``categorical``: text columns ``"onehot"`` (OneHotEncoder: one 0/1 column
+  ``name=value`` per value seen in training; an unseen value is an error naming the
+  column and the value), ``"drop"`` the column, or ``"error"``.
+- ``missing``: ``"drop"`` incomplete rows, ``"mean"`` (SimpleImputer: the training mean
+  of a numeric column, the most frequent value of a text one), or ``"error"``.
 
 :func:`fit` returns a :class:`FittedPreprocessing` whose parameters are plain named
 numpy arrays (:meth:`FittedPreprocessing.to_arrays`, no pickles) and whose
