@@ -73,13 +73,14 @@ assert grid.best_score_ > 0.7
 
 # %% [markdown]
 # The estimator is a thin wrapper: the same `wwsvm.solve` on the scaled data and the
-# label codes, with the estimator's intercept (LIBLINEAR's regularised bias feature, on by
-# default in the estimator, off in `solve`, the paper's model), gives the same weights
-# and offsets.
+# label codes, with the estimator's method (`auto` by default, as on the CLI and the page;
+# `solve` itself defaults to the paper's `walrus`) and intercept (LIBLINEAR's regularised
+# bias feature, on by default in the estimator, off in `solve`, the paper's model), gives
+# the same weights and offsets.
 
 # %%
 Xs = grid.best_estimator_[0].transform(X)
-res = wwsvm.solve(Xs, np.searchsorted(best.classes_, y), C=best.C,
+res = wwsvm.solve(Xs, np.searchsorted(best.classes_, y), C=best.C, method=best.method,
                   fit_intercept=best.fit_intercept, intercept_scaling=best.intercept_scaling)
 np.testing.assert_allclose(best.coef_, res.W.T, rtol=1e-10, atol=1e-12)
 np.testing.assert_allclose(best.intercept_, res.intercept, rtol=1e-10, atol=1e-12)

@@ -110,6 +110,7 @@ __all__ = [
     "PARAMS",
     "STOPPING",
     "WWSVMResult",
+    "auto_method",
     "dual_objective",
     "primal_objective",
     "solve",
@@ -804,7 +805,7 @@ def solve(
         X = _with_bias(X, bias)
     dims = X.shape[1] + (1 if bias else 0)
     if method == "auto":
-        method = "ipm" if dims <= _AUTO_IPM_D and dims * k <= _AUTO_IPM_DIM else "walrus"
+        method = auto_method(dims, k)
     if method == "ipm" and dims * k > _IPM_MAX_DIM:
         raise ValueError(
             f"method='ipm' needs (d + fit_intercept) * k <= {_IPM_MAX_DIM} (its Newton systems "
@@ -1136,6 +1137,31 @@ _IPM_MAX_DIM = 3000
 #: 15-45 of them certify any C), otherwise Walrus.
 _AUTO_IPM_D = 32
 _AUTO_IPM_DIM = 400
+
+
+def auto_method(dims: int, k: int) -> str:
+    """The method ``method="auto"`` runs: ``"ipm"`` when ``dims <= 32`` and
+    ``dims k <= 400``, else ``"walrus"``.
+
+    Parameters
+    ----------
+    dims : int
+        Features, plus one with ``fit_intercept``.
+    k : int
+        Classes.
+
+    Returns
+    -------
+    str
+        ``"ipm"`` or ``"walrus"``.
+
+    Examples
+    --------
+    >>> from solvers.wwsvm import auto_method
+    >>> auto_method(13, 3), auto_method(64, 10)
+    ('ipm', 'walrus')
+    """
+    return "ipm" if dims <= _AUTO_IPM_D and dims * k <= _AUTO_IPM_DIM else "walrus"
 #: Fraction of the step to the boundary of the positive orthant.
 _IPM_STEP = 0.99
 

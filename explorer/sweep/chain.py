@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..datasource import resolve
 from .hooks import SweepHooks, hooks_of
 from .spec import CERTIFICATE, SIZE_PREFIX, STRUCT_PREFIX, Chain, _jsonable
 
@@ -70,6 +69,7 @@ def iter_chain(chain: Chain) -> Iterator[dict[str, Any]]:
     hooks = hooks_of(entry)
     problem = None
     try:
+        from ..datasource import resolve  # imports datafiles: not at --help
         problem = resolve(entry.name, chain.dataset)[1](seed=chain.seed, **chain.sizes)
         if chain.fold is not None:
             problem = hooks.split(problem, chain.cv, chain.fold, seed=chain.seed)

@@ -23,7 +23,6 @@ from ..cliargs import (
     prep_options,
     preprocessing_of,
 )
-from ..datasource import resolve
 from .backends import BACKENDS
 from .guard import MAX_POINTS, guard_sweep
 from .hooks import hooks_of
@@ -209,6 +208,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     entry = registry.get(args.model)
     file_dataset = _file_dataset(args)  # a bad file: its own message, naming the file
     try:
+        from ..datasource import resolve  # imports datafiles: not at --help
         ds_name, ds = resolve(entry.name, file_dataset or args.dataset)
     except ValueError as exc:
         raise _fail("--dataset", exc) from None

@@ -10,7 +10,6 @@ import warnings
 from typing import Any
 
 from .. import registry
-from ..datasource import resolve
 from ..limits import CostError, check_sizes
 from .backends import solves_at_once
 from .spec import SweepSpec, _as_list, _path_param
@@ -82,6 +81,7 @@ def guard_sweep(spec: SweepSpec, *, force: bool = False, backend: str | Any = "a
         See above.
     """
     n, n_chains = check_points(spec, force=force)
+    from ..datasource import resolve  # imports datafiles: not at --help
     _name, ds = resolve(spec.model, spec.dataset)
     parallel = solves_at_once(backend, workers=workers, scheduler=scheduler,
                               n_pending=n if n_pending is None else n_pending,

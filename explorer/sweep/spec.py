@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..datasource import resolve
 from .hooks import hooks_of
 
 __all__ = ["CERTIFICATE", "SIZE_PREFIX", "STRUCT_PREFIX", "Chain", "SweepSpec", "plan",
@@ -253,6 +252,7 @@ def plan(spec: SweepSpec) -> list[Chain]:
     (2, [3, 3])
     """
     entry = registry.get(spec.model)
+    from ..datasource import resolve  # imports datafiles: not at --help
     ds_name, ds = resolve(entry.name, spec.dataset)
     for name in list(spec.grid) + list(spec.fixed):
         entry.param(name)  # KeyError naming the available parameters

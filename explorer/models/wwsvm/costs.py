@@ -20,7 +20,11 @@ __all__ = ["BLOBS", "DIGITS", "IRIS", "WINE"]
 
 
 def _ww_memory(n: int, k: int, d: int) -> float:
-    return 8.0 * (2 * n * d + 4 * n * k + d * k) + BASE
+    walrus = 8.0 * (2 * n * d + 4 * n * k + d * k) + BASE
+    if not _ipm(d, k):
+        return walrus
+    # the interior-point method: an n x k (d + 1) block and Newton systems of size d k
+    return walrus + 8.0 * (n * k * (d + 1) + 3 * (k * (d + 1)) ** 2)
 
 
 def _ww_epoch(n: int, k: int, d: int) -> float:
@@ -31,15 +35,38 @@ def _ww_blobs(s: Sizes) -> tuple[int, int, int]:
     return int(s["n"]), int(s["k"]), int(s["d"])
 
 
+# The registry's default method is "auto": the interior-point method for small d k
+# (solvers.wwsvm.auto_method), whose iterations grow slowly with n (19 at the default,
+# 26 at n=1000, k=6, d=20, 35-68 at n=3000-10000) and cost a pass over n k (d + k)
+# entries each (7e-4 s at the default, 1.4e-2 s at n=5000, k=10, d=30); else Walrus.
+
+
+def _ipm(d: int, k: int) -> bool:
+    from solvers.wwsvm import auto_method
+
+    return auto_method(d, k) == "ipm"
+
+
+def _iterations(n: int, k: int, d: int, walrus_epochs: float) -> float:
+    return 4.0 * n**0.3 if _ipm(d, k) else walrus_epochs
+
+
+def _per_iteration(n: int, k: int, d: int) -> float:
+    return 7e-4 + 6.5e-9 * n * k * (d + k) if _ipm(d, k) else _ww_epoch(n, k, d)
+
+
 BLOBS = Cost(memory=lambda s: _ww_memory(*_ww_blobs(s)),
-                   iterations=lambda s: 3.0 * int(s["n"]) ** 0.62,
-                   per_iteration=lambda s: _ww_epoch(*_ww_blobs(s)), max_iter=1000)
+             iterations=lambda s: _iterations(*_ww_blobs(s), 3.0 * int(s["n"]) ** 0.62),
+             per_iteration=lambda s: _per_iteration(*_ww_blobs(s)), max_iter=1000)
 
 
 def _ww_real(n_all: int, d: int, k: int, epochs: float, setup: float) -> Cost:
-    return Cost(memory=lambda s: _ww_memory(all_rows(s.get("n", 0), n_all), k, d),
-                iterations=lambda s: epochs,
-                per_iteration=lambda s: _ww_epoch(all_rows(s.get("n", 0), n_all), k, d),
+    def n(s: Sizes) -> int:
+        return all_rows(s.get("n", 0), n_all)
+
+    return Cost(memory=lambda s: _ww_memory(n(s), k, d),
+                iterations=lambda s: _iterations(n(s), k, d, epochs),
+                per_iteration=lambda s: _per_iteration(n(s), k, d),
                 max_iter=1000, setup=lambda s: setup)
 
 
