@@ -63,6 +63,8 @@ __all__: list[str] = []
 
 # why a burst returned
 ARM, PENDING, STOP, MAXED, NONFINITE, ROUND = 0, 1, 2, 3, 4, 5
+#: ... or did not: a certified iteration that goes on (:func:`_record_row`)
+GO = -1
 
 
 def _pm(A):  # pragma: no cover - compiled only (see the overload)
@@ -181,14 +183,15 @@ class _Book(NamedTuple):
     """What a compiled loop's certified iterations write (:func:`_record_row`):
     ``best = [best P, best D, best P's sum alpha, its sum alpha^2]``, the buffers of a
     new best iterate (``best_M``, its ``best_A``) and of a new best dual point
-    (``dual``), and the history ``rows[k] = (best P, D row, gap row, reduced P, step,
-    cycle count)``."""
+    (``dual``), the history ``rows[k] = (best P, D row, gap row, reduced P, step, cycle
+    count)`` and ``n = [rows written, new best M?, new dual point?]``."""
 
     best: np.ndarray
     best_M: np.ndarray
     best_A: np.ndarray
     dual: np.ndarray
     rows: np.ndarray
+    n: np.ndarray
 
 
 class _Arm(NamedTuple):
@@ -225,41 +228,40 @@ EVALS, STEPS, F_EVALS, RESTARTS, SPLITS, EIG, FORMS, LOSS = range(8)
 
 
 @njit(cache=True)
-def _record_row(book, n_rec, cage, P, D, M, A, asum, a2, dual_src, step,
+def _record_row(book, cage, gap_r, P, D, M, A, asum, a2, dual_src, step,
                 tol):  # pragma: no cover - compiled
     # _certify and _record of the Python loops for the iterate M (reduced primal P, its
     # evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D of
     # dual_src (M itself, or the dual iterate alpha): when M is exact (inside the cage:
     # P is the full objective) and D finite, the book's best and the buffers of a new
-    # best, then its history row n_rec. Returns (recorded?, the reduced gap, new best M?,
-    # new dual point?, converged: the row's relative gap <= tol); not recorded: the full
-    # objective or the error is the Python loop's.
+    # best (flagged in book.n), then its history row book.n[0]. Returns (PENDING: not
+    # recorded, the full objective or the error is Python's; STOP: the row's relative gap
+    # <= tol; else GO, the reduced gap (gap_r when not recorded)).
     if not ((cage.n == 0 or _inside_all(cage.C, cage.r, cage.cn, M.reshape(-1), cage.n))
             and np.isfinite(D)):
-        return False, 0.0, False, False, False
+        return PENDING, gap_r
     best = book.best
-    got_M = False
-    got_D = False
     if P < best[0]:
         best[0] = P
         book.best_M.reshape(-1)[:] = M.reshape(-1)
         book.best_A.reshape(-1)[:] = A.reshape(-1)
         best[2] = asum
         best[3] = a2
-        got_M = True
+        book.n[1] = 1
     if D > best[1]:
         best[1] = D
         book.dual.reshape(-1)[: dual_src.size] = dual_src.reshape(-1)
-        got_D = True
+        book.n[2] = 1
     d_row, g_row = certified_row(best[0], best[1])
-    rows = book.rows
-    rows[n_rec, 0] = best[0]
-    rows[n_rec, 1] = d_row
-    rows[n_rec, 2] = g_row
-    rows[n_rec, 3] = P
-    rows[n_rec, 4] = step
-    rows[n_rec, 5] = float(_cycles())
-    return True, _pad(P - D, P), got_M, got_D, relative_gap(g_row, best[0]) <= tol
+    k = book.n[0]
+    book.rows[k, 0] = best[0]
+    book.rows[k, 1] = d_row
+    book.rows[k, 2] = g_row
+    book.rows[k, 3] = P
+    book.rows[k, 4] = step
+    book.rows[k, 5] = float(_cycles())
+    book.n[0] = k + 1
+    return (STOP if relative_gap(g_row, best[0]) <= tol else GO), _pad(P - D, P)
 
 
 @njit(cache=True)
@@ -363,11 +365,8 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
     # Iterations it, it + 1, ... of the loop (see the module docstring) from the state s
     # (_Step) on the problem t (_Terms); gap_r: the last reduced gap. Every recorded
     # iterate is exact (inside the cage): its A is the full one's.
-    # Returns (reason, iterations recorded, the state, gap_r, D, new best M?, new dual
-    # point?); tally[STEPS] counts the steps taken.
-    n_rec = 0
-    got_M = False
-    got_D = False
+    # Returns (reason, the state, gap_r, D); the iterations recorded are in book.n,
+    # tally[STEPS] counts the steps taken.
     D = book.best[1]
     reason = MAXED
     while it <= it_max:
@@ -389,24 +388,18 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
         ap2 = _plus_sq(s.A)
         tally[EIG] += _cycles() - c0
         D = dual_value(s.asum, s.a2, ap2, t.gamma, t.lam)
-        ok, g, gm, gd, done = _record_row(book, n_rec, cage, s.P, D, s.x, s.A, s.asum, s.a2,
-                                          s.x, s.step, tol)
-        if not ok:
-            reason = PENDING
+        reason, gap_r = _record_row(book, cage, gap_r, s.P, D, s.x, s.A, s.asum, s.a2, s.x,
+                                    s.step, tol)
+        if reason != GO:
             break
-        gap_r = g
-        got_M |= gm
-        got_D |= gd
-        n_rec += 1
         it += 1
-        if done:
-            reason = STOP
-            break
         # _Run.dynamic_screening: a round may be due after this iteration
         if arm.rounds and can_pay and _round_due(arm, gap_r, t.lam, it - 1):
             reason = ROUND
             break
-    return reason, n_rec, s, gap_r, D, got_M, got_D
+    if reason == GO:
+        reason = MAXED
+    return reason, s, gap_r, D
 
 
 @njit(cache=True)
@@ -475,7 +468,8 @@ def _cage(run: _Run) -> _Cage:
 
 def _book(run: _Run, n_rows: int, shape: tuple, n_dual: int) -> _Book:
     return _Book(np.array([run.best_P, run.best_D, 0.0, 0.0]), np.empty(shape),
-                 np.empty(shape), np.empty(n_dual), np.empty((max(n_rows, 0), 6)))
+                 np.empty(shape), np.empty(n_dual), np.empty((max(n_rows, 0), 6)),
+                 np.zeros(3, dtype=np.int64))
 
 
 def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
@@ -572,18 +566,19 @@ def _timed(mon: Monitor, fn, *args) -> tuple[Any, tuple]:
     return out, (t0, c0, tt, mon.elapsed(), _cycles_now())
 
 
-def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, n_rec: int, book: _Book,
-                got_M: bool, got_D: bool, dual_point, clock: tuple, tally: np.ndarray) -> int:
-    """What a burst's iterations ``it, it + 1, ...`` (the first ``n_rec`` rows of
-    ``book``, :func:`_record_row`'s) did to the run and the monitor: the profile
+def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual_point,
+                clock: tuple, tally: np.ndarray) -> tuple[int, int]:
+    """What a burst's iterations ``it, it + 1, ...`` (the rows of ``book``,
+    :func:`_record_row`'s) did to the run and the monitor: the profile
     (:func:`_profile`; ``clock`` as :func:`_timed` gives it), the best certified iterate
     and the dual point ``dual_point`` of a new best dual value (:meth:`._Run.keep_dual`),
-    the history rows (their times from the cycle counter). Returns ``reason``, or
-    ``STOP`` when the monitor stops."""
+    the history rows (their times from the cycle counter). Returns ``(reason, or STOP
+    when the monitor stops; the next iteration)``."""
     t0, c0, tt, t1, c1 = clock
     span = max(c1 - c0, 1)
     _profile(run, tally, tt, span)
     best = book.best
+    n_rec, got_M, got_D = (int(v) for v in book.n)
     if got_M:
         run.best_P, run.best_M = float(best[0]), book.best_M
         run.best_parts = (book.best_A, float(best[2]), float(best[3]))
@@ -600,7 +595,7 @@ def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, n_rec: int, book:
             reduced_primal=rows[:, 3].copy())
         if stop:
             reason = STOP
-    return reason
+    return reason, it + n_rec
 
 
 def run_burst(run: _Run, s: _Step, mon: Monitor, opts: _Opts, it: int, gap_r: float,
@@ -621,13 +616,13 @@ def run_burst(run: _Run, s: _Step, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     tally = _tally()
     out, clock = _timed(mon, _pgd_burst, _terms(run, sub), s, SIGMA, MAX_HALVINGS,
                         _cage(run), opts.tol, book, float(gap_r), it, it_max, arm, tally)
-    reason, n_rec, s, gap_r, D, got_M, got_D = out
+    reason, s, gap_r, D = out
     _hand_back(run, sub, tally[EVALS])
-    reason = _bring_back(run, mon, it, int(reason), int(n_rec), book, got_M, got_D,
-                         book.dual.reshape(s.x.shape), clock, tally)
+    reason, nxt = _bring_back(run, mon, it, int(reason), book, book.dual.reshape(s.x.shape),
+                              clock, tally)
     if reason == NONFINITE:
         raise nonfinite(it + int(tally[STEPS]) - 1, s.step)
-    return int(reason), it + int(n_rec), s, float(gap_r), float(D)
+    return reason, nxt, s, float(gap_r), float(D)
 
 
 @njit(cache=True)
@@ -659,19 +654,16 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
     # state d (_Dual) on the problem t (_Terms): the step of solvers.apg.APG (box [0, 1],
     # adaptive restart, L <- shrink L before each line search), then the certificate of
     # the loop's certify and _record (book as in _pgd_burst, step = 1 / L).
-    # Returns (reason, iterations recorded, the state, the last certificate's evaluation
-    # (loss, sum alpha, sum alpha^2, <M, M>, <M, H_L>), its A and G, M, gap_r, D, new
-    # best M?, new dual point?); tally: f evaluations, steps, restarts, splits,
-    # certificate evaluations (EVALS) and cycles.
+    # Returns (reason, the state, the last certificate's evaluation (loss, sum alpha,
+    # sum alpha^2, <M, M>, <M, H_L>), its A and G, M, gap_r, D); the iterations recorded
+    # are in book.n; tally: f evaluations, steps, restarts, splits, certificate
+    # evaluations (EVALS) and cycles.
     gamma, lam, nL = t.gamma, t.lam, t.nL
     like = np.empty(t.HL.shape)
     x, x_prev, t_prev, t_cur, L = d.x, d.x_prev, d.t_prev, d.t_cur, d.L
     have_x = d.have_x
     xA_, xP_, xN_ = d.xA, d.xP, d.xN
     xs1, xs2, xap2 = d.xs
-    n_rec = 0
-    got_M = False
-    got_D = False
     beta = 0.0
     n_bt = 0
     gap_r = 0.0
@@ -777,19 +769,11 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
             break
         P = _reduced_primal(loss, lam, mm, gamma, nL, mh)
         D = dual_value(xs1 + nL, xs2 + nL, xap2, gamma, lam)
-        ok, g, gm, gd, done = _record_row(book, n_rec, cage, P, D, M, A_e, s1e + nL, s2e + nL,
-                                          x, 1.0 / L, tol)
-        if not ok:
-            reason = PENDING
+        reason, gap_r = _record_row(book, cage, gap_r, P, D, M, A_e, s1e + nL, s2e + nL, x,
+                                    1.0 / L, tol)
+        if reason != GO:
             break
-        gap_r = g
-        got_M |= gm
-        got_D |= gd
-        n_rec += 1
         it += 1
-        if done:
-            reason = STOP
-            break
         # _Run.dynamic_screening after iteration it - 1: a round when one is due and
         # worth it (_Run.worth_screening), or its first skip (noted by Python)
         if arm.rounds and _round_due(arm, gap_r, lam, it - 1) and (
@@ -799,7 +783,9 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
             break
     d = _Dual(x, x_prev, t_prev, t_cur, L, beta, n_bt, have_x, xA_, xP_, xN_,
               (xs1, xs2, xap2))
-    return reason, n_rec, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D, got_M, got_D
+    if reason == GO:
+        reason = MAXED
+    return reason, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D
 
 
 #: The dual method's line search: ``L`` doubles at most this many times per step (the
@@ -839,7 +825,7 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
     out, clock = _timed(mon, _dual_burst, _terms(run, sub), d, float(run.tuning.dual_shrink),
                         BACKTRACK, MAX_BACKTRACKS, _cage(run), opts.tol, book, it, it_max,
                         arm, tally)
-    reason, n_rec, d, evp, A_e, G_e, M, gap_r, D, got_M, got_D = out
+    reason, d, evp, A_e, G_e, M, gap_r, D = out
     k = it + int(tally[STEPS]) - 1  # the iteration of the last step
     if reason == LSFAIL:
         raise NumericalError(f"APG: line search failed after {MAX_BACKTRACKS} doublings "
@@ -853,8 +839,8 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
     run.visits += n * (int(tally[SPLITS]) + n_cert)
     run.loss_visits += n * (int(tally[SPLITS]) + n_cert)
     run.n_evals += n_cert
-    reason = _bring_back(run, mon, it, int(reason), int(n_rec), book, got_M, got_D,
-                         (sub.idx, book.dual), clock, tally)
+    reason, nxt = _bring_back(run, mon, it, int(reason), book, (sub.idx, book.dual), clock,
+                              tally)
     loss, s1e, s2e, mm, mh = evp
     ev = run._make_eval(float(loss), float(s1e), float(s2e), A_e, G_e, float(mm), float(mh))
-    return int(reason), it + int(n_rec), d, M, ev, float(gap_r), float(D)
+    return reason, nxt, d, M, ev, float(gap_r), float(D)
