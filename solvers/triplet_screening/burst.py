@@ -534,10 +534,10 @@ def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
     trial point was rejected, finishes on the new remaining set. Returns ``(state,
     committed?)``."""
     sub = run.unscr
-    fz = None
-    if armed is not None:
-        fz = _Fuse(float(armed[0]), float(armed[1]), sub.hn, 1.0 - run.gamma, RULE_SLACK,
-                   np.empty(sub.idx.size, dtype=np.int8))
+    # one compiled variant: no round is a round whose radius can never be small enough
+    r0, r_max = (0.0, -np.inf) if armed is None else armed
+    fz = _Fuse(float(r0), float(r_max), sub.hn, 1.0 - run.gamma, RULE_SLACK,
+               np.empty(sub.idx.size if armed else 0, dtype=np.int8))
     tally = _tally()
     tt, c0 = time.thread_time(), _cycles_now()
     s, finite, hit, r, centre, mid = _one_step(_terms(run, sub), s, SIGMA, MAX_HALVINGS,
@@ -548,7 +548,7 @@ def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
     if mid:  # the rest of the step, on the (possibly) new remaining set
         sub = run.unscr
         s, finite, _, _, _, _ = _one_step(_terms(run, sub), s, SIGMA, MAX_HALVINGS - 1,
-                                          tally, None)
+                                          tally, fz._replace(r_max=-np.inf))
         _hand_back(run, sub, int(tally[EVALS]) - n_first)
     _profile(run, tally, time.thread_time() - tt, _cycles_now() - c0)
     if not finite:
