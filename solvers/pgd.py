@@ -37,7 +37,7 @@ __all__ = ["PGD"]
 
 # The step's arithmetic, written once and compiled: :class:`PGD` calls these, and so
 # does a model's compiled loop that runs many iterations without Python (the triplet
-# model's :func:`solvers.triplet_screening.burst._pgd_burst`), so both make the same
+# model's :func:`solvers.triplet_screening.burst._gll_step`), so both make the same
 # decisions bit for bit.
 
 
@@ -140,30 +140,6 @@ class PGD:
         self._hist: deque[float] = deque([float(ev0.P)], maxlen=int(memory))
         self.n_evals = 0
         self.k = 0
-
-    def window(self) -> tuple[np.ndarray, int]:
-        """The non-monotone window as ``(values, n)``: an array of ``memory`` slots whose
-        first ``n`` hold the last objective values, oldest first (the state a compiled
-        loop that runs this engine's steps needs, see :meth:`resume`)."""
-        vals = np.zeros(self._hist.maxlen)
-        n = len(self._hist)
-        vals[:n] = list(self._hist)
-        return vals, n
-
-    def resume(self, x: np.ndarray, ev: Any, step: float, window: np.ndarray, n: int,
-               n_steps: int, n_evals: int) -> None:
-        """Take the state after ``n_steps`` iterations (``n_evals`` oracle calls) that a
-        compiled loop ran with this engine's arithmetic (``step_products``,
-        ``accepts``, ``bb_step``) from its :meth:`window`: the iterate ``x``
-        and its evaluation ``ev``, the step, the window's first ``n`` values. With no
-        step taken only the step size (its halvings) is kept."""
-        if n_steps:
-            self.x, self.ev, self.aux = x, ev, None
-            self._hist.clear()
-            self._hist.extend(np.asarray(window[:n], dtype=float).tolist())
-        self.step_size = float(step)
-        self.k += int(n_steps)
-        self.n_evals += int(n_evals)
 
     def reset(self, ev: Any) -> None:
         """The objective changed at the current iterate: new evaluation, fresh window."""

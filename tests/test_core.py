@@ -12,7 +12,6 @@ import pytest
 from solvers import prox
 from solvers.apg import APG
 from solvers.base import ConvergenceWarning, History, Monitor, NumericalError, Result
-from solvers.pgd import PGD
 from solvers.validation import (
     check_array,
     check_binary_labels,
@@ -476,37 +475,3 @@ def test_solvers_never_import_streamlit_or_plotly():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
-
-
-def test_pgd_resume_takes_the_state_a_compiled_loop_hands_back():
-    # box-constrained least squares: an engine resumed from another's window and state
-    # (what a compiled loop running the same steps returns) steps exactly as it does
-    rng = np.random.default_rng(3)
-    B = rng.standard_normal((12, 5))
-    b = rng.standard_normal(12)
-
-    class Ev:
-        def __init__(self, x):
-            r = B @ x - b
-            self.P, self.G = 0.5 * float(r @ r), B.T @ r
-
-    def make():
-        x0 = np.zeros(5)
-        return PGD(Ev, lambda z: (np.clip(z, -0.3, 0.3), None), x0, Ev(x0), step=1.0,
-                   memory=4)
-
-    a = make()
-    for _ in range(6):  # more steps than the window holds
-        a.step()
-    w, n = a.window()
-    assert w.shape == (4,) and n == 4
-    np.testing.assert_array_equal(w, list(a._hist))
-    b_ = make()
-    b_.resume(a.x, a.ev, a.step_size, w, n, a.k, a.n_evals)
-    assert (b_.k, b_.n_evals) == (a.k, a.n_evals)
-    for _ in range(3):
-        np.testing.assert_array_equal(a.step(), b_.step())
-        assert a.step_size == b_.step_size
-    c = make()
-    c.resume(np.ones(5), None, 0.25, w, n, 0, 2)  # no step taken: only the step size
-    assert c.step_size == 0.25 and c.n_evals == 2 and c.k == 0 and c.x.sum() == 0

@@ -187,7 +187,9 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
     refreshes (its warning and the refresh at ``max_iter``) and a converged solve are
     those of the Python steps bit for bit: iterates, certificates, history, stop reasons
     and work counters, and the profile's parts stay filled. The compiled call does run
-    (counted), and not with a callback, whose iterations stay in Python. With
+    (counted) up to the refresh, and one step a call with ``_compiled=False`` (Python then
+    makes the working set's own test) or with a callback (which sees the certified
+    iterations, at the refreshes: none between them). With
     ``refresh="converged"`` (every early refresh paying) the compiled call's own
     convergence test ends it where the Python loop's does."""
     from solvers.triplet_screening import burst
@@ -199,9 +201,9 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
     calls = []
     real = burst.run_working_steps
 
-    def counted(run, eng, n, tol, n_test):
+    def counted(run, s, n, tol, n_test, it):
         calls.append(n)
-        return real(run, eng, n, tol, n_test)
+        return real(run, s, n, tol, n_test, it)
 
     monkeypatch.setattr("solvers.triplet_screening.loops.run_working_steps", counted)
     every = SCREEN_EVERY
@@ -217,7 +219,7 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
             short = ts.solve(X, y, lam, tol=1e-14, max_iter=23, **kw)
         full = ts.solve(X, y, lam, tol=1e-9, max_iter=20_000, **kw)
         out[enabled] = (p, short, full)
-        assert (len(calls) > 0) == enabled
+        assert len(calls) > 0 and (max(calls) > 1) == enabled
         if enabled:
             assert max(calls) == every and full.profile["pair_forms"] > 0
             assert full.profile["eig"] > 0 and full.profile["loss_pass"] > 0
@@ -233,5 +235,6 @@ def test_active_set_steps_compiled_are_the_python_steps(monkeypatch, screening, 
     assert f1.stop_reason == "converged" and f1.history.iteration.size >= 3  # 2 refreshes
     early = np.any(f1.history.iteration % every != 0) or np.any(p1.n_iter % every != 0)
     assert early == (refresh == "converged")
-    ts.solve(X, y, lam, tol=1e-6, callback=lambda state: None, **kw)
-    assert not calls
+    seen = []
+    res = ts.solve(X, y, lam, tol=1e-6, callback=lambda state: seen.append(state), **kw)
+    assert set(calls) == {1} and len(seen) == res.history.iteration.size

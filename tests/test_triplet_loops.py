@@ -221,18 +221,24 @@ def test_fused_dynamic_rounds_are_safe_and_keep_the_evaluation(seed):
     fused = [s for s in res["adaptive"].screening_log["sphere"] if s == "dgb (fused)"]
     assert fused, "no fused round ran"
     assert "dgb (fused)" not in list(res["every10"].screening_log["sphere"])
-    # one fused round by hand: the evaluation at its centre is the new problem's
+    # one fused round by hand (a step whose first trial point screens): the evaluation
+    # at its centre (the new iterate when that point is accepted) is the new problem's
+    from solvers.triplet_screening.burst import run_step, start_step
+
     run = _Run(prob, lam, active_set=False, backoff=False)
     M = opt.M + 1e-3 * np.linalg.norm(opt.M) * np.eye(X.shape[1])
     ev0 = run.evaluate(M, run.unscr)
     gap = max(ev0.P - run.dual_value(ev0), 0.0)
-    run.arm_fused(M, gap, 1)
-    ev = run.evaluate(M, run.unscr)
-    assert run.fused_rounds == 1 and run.nL + run.nR > 0
-    again = run.evaluate(M, run.unscr)
-    assert again.P == pytest.approx(ev.P, rel=1e-12)
-    np.testing.assert_allclose(again.G, ev.G, atol=1e-10 * np.abs(ev.G).max())
-    assert again.P == pytest.approx(ev0.P, rel=1e-12)
+    armed = run.arm_fused(M, gap, 1)
+    assert armed is not None
+    s, committed = run_step(run, start_step(M, ev0, 1e-12), 1, armed)
+    assert committed and run.fused_rounds == 1 and run.nL + run.nR > 0
+    assert list(run.log["sphere"]) == ["dgb (fused)"]
+    again = run.evaluate(s.x, run.unscr)
+    assert again.P == pytest.approx(s.P, rel=1e-12)
+    np.testing.assert_allclose(again.G, s.G, atol=1e-10 * np.abs(s.G).max())
+    full = _Run(prob, lam, active_set=False, backoff=False).evaluate(s.x, run.data.everything)
+    assert again.P == pytest.approx(full.P, rel=1e-12)
 
 
 def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
@@ -251,16 +257,16 @@ def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
     monkeypatch.setattr(_Run, "dynamic_round", lambda self, n_before, n_spheres, saved,
                         iteration: dynamic_round(self, n_before, n_spheres, 0.0, iteration))
     applied = []
-    evaluate = _Run.evaluate
+    commit_fused = _Run.commit_fused
 
-    def spy(self, M, sub, *a, **kw):
+    def spy(self, *a, **kw):
         n = self.fused_rounds
-        out = evaluate(self, M, sub, *a, **kw)
+        out = commit_fused(self, *a, **kw)
         if self.fused_rounds != n:
             applied.append(self.dynamic_on)
         return out
 
-    monkeypatch.setattr(_Run, "evaluate", spy)
+    monkeypatch.setattr(_Run, "commit_fused", spy)
     out = {}
     for enabled in (True, False):  # the compiled loop and the Python loop alike
         applied.clear()
@@ -282,12 +288,16 @@ def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
     (("rrpb", "pgb"), "adaptive", False), (("rrpb", "gb"), "every10", False),
     (None, "adaptive", True), (("rrpb", "pgb"), "adaptive", True)])
 def test_compiled_loop_is_the_python_loop_bit_for_bit(screening, dynamic, diagonal):
-    """Iterations run by the compiled loop (burst.py) are the Python loop's, bit for
-    bit: iterates, certificates, history rows (all but their times), stop reasons and
-    work counters, on a path (path screening and fused rounds with RRPB), in chunks of
-    a few iterations, and to max_iter (with its warning); the history's times increase.
-    With other spheres the loop hands back every iteration after which a dynamic round
-    may be due (adaptive or every 10). Full and diagonal metrics."""
+    """The projected gradient's certificates, history rows and round decisions made
+    inside its compiled loop (burst._pgd_burst) are those Python makes when every
+    iteration is handed back to it (``_compiled=False``: Python certifies each iterate
+    and decides each dynamic round; the steps themselves are written once, compiled, and
+    checked against solvers.pgd.PGD below), bit for bit: iterates, certificates, history
+    rows (all but their times), stop reasons and work counters, on a path (path
+    screening and fused rounds with RRPB), in chunks of a few iterations, and to max_iter
+    (with its warning); the history's times increase. With other spheres the loop hands
+    back every iteration after which a dynamic round may be due (adaptive or every 10).
+    Full and diagonal metrics."""
     X, y = _data(5, n=40, d=4)
     prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
     lam = ts.lambda_max(X, y, k=4, diagonal=diagonal) * 0.05
@@ -452,6 +462,54 @@ def test_compiled_dual_steps_are_the_apg_steps_bit_for_bit(diagonal):
     np.testing.assert_array_equal(ex["alpha"], eng.x)
 
 
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_compiled_pgd_steps_are_the_pgd_steps_bit_for_bit(diagonal):
+    """The projected gradient's steps exist only in compiled code (burst._gll_step, in
+    _pgd_burst, _working_steps and _one_step); they are those of the generic
+    solvers.pgd.PGD (BB steps, the GLL window, its line search) on the same objective,
+    bit for bit: every iterate's objective and step size, and the best iterate, after
+    as many iterations from 0, with the loop run in chunks, one step a call (every
+    iteration handed back) and with an active set refreshed only at the end."""
+    import warnings
+
+    from solvers.pgd import PGD
+    from solvers.triplet_screening.loops import _run_solve
+    from solvers.triplet_screening.state import _Opts, _Run
+    from solvers.triplet_screening.triplets import _GLL_MEMORY
+
+    X, y = _data(7, n=40, d=4)
+    prob = ts.TripletProblem(X, y, k=4, diagonal=diagonal)
+    lam = ts.lambda_max(X, y, k=4, diagonal=diagonal) * 0.05
+    n_iter = 8 if diagonal else 40  # the diagonal metric's solve ends exactly at 9
+    M0 = prob.data.zeros()
+    run = _Run(prob, lam, active_set=False)
+    ev0 = run.evaluate(M0, run.unscr)
+    eng = PGD(lambda M: run.evaluate(M, run.unscr), lambda Z: run.proj(Z), M0, ev0,
+              step=1.0 / lam, memory=_GLL_MEMORY)
+    P, steps, Ms = [ev0.P], [1.0 / lam], [M0]
+    for _ in range(n_iter):
+        Ms.append(eng.step())
+        P.append(eng.ev.P)
+        steps.append(eng.step_size)
+    best = Ms[int(np.argmin(P))]
+    for how in (dict(compiled=True, chunk=7), dict(compiled=False),
+                dict(active_set=True, screen_every=n_iter)):
+        kw = dict(screening=(), rule="sphere", active_set=False, method="pgd", tol=1e-15,
+                  max_iter=n_iter, callback=None, want_alpha=False, backoff=False)
+        opts = _Opts(**{**kw, **how})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res, _ = _run_solve(prob, lam, M0, opts, None, None)
+        assert res.n_iter == n_iter
+        np.testing.assert_array_equal(res.step, steps[-1])
+        if how.get("active_set"):  # certified at the start and at the refresh only
+            np.testing.assert_array_equal(res.history.reduced_primal, [P[0], P[-1]])
+            continue
+        np.testing.assert_array_equal(res.history.reduced_primal, P)
+        np.testing.assert_array_equal(res.history.step, steps)
+        np.testing.assert_array_equal(res.M, best)
+
+
 def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     """The compiled loop inlines code and constants from seven modules; numba keys its
     disk cache on the package's source hash too (solvers._jitcache, tested end to end
@@ -459,7 +517,7 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     from solvers import _jitcache
     from solvers.triplet_screening import burst
 
-    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps):
+    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps, burst._one_step):
         loc = kernel._cache._impl._locator
         assert getattr(type(loc), "_dualscope", False)
         # the stamp: the sources' hash tagged with the uid scheme (solvers._jitcache)

@@ -208,10 +208,10 @@ def solve(
         (with ``init``'s reference) re-tests only what the sphere's movement can reach
         (``pathscreen.PathScreen``); ``_workset``: the active set's working set
         updated ``"incremental"``-ly or ``"rebuild"``-t at every refresh;
-        ``_compiled``: runs of iterations in one compiled call (``False``: the
-        projected gradient steps in Python, and the dual method, whose steps are always
-        compiled, hands every iteration back to Python to certify); ``_chunk``: most
-        iterations per compiled call.
+        ``_compiled``: runs of iterations in one compiled call (``False``: the steps,
+        always compiled, hand every iteration back to Python to certify, and with an
+        active set to make the working set's own test); ``_chunk``: most iterations
+        per compiled call.
     _tuning : Tuning, optional
         Private: the cost model's weights (default :data:`.tuning.DEFAULT`, fitted on
         one machine); they decide which screening rounds and refreshes run, never

@@ -1,34 +1,33 @@
-"""Iterations of section 5's projected gradient without Python in between.
+"""The iterations of the triplet model's two methods, written once, compiled.
 
-On small problems an iteration of :func:`.loops._pgd_loop` is mostly interpreter work.
-While nothing but the iterations happens (no callback, no active set, the sphere rule,
-no screening round due), :func:`_pgd_burst` runs them in one compiled call. It uses the
-arithmetic of the Python loop: the step of :class:`solvers.pgd.PGD` (its compiled
-:func:`~solvers.pgd.step_products`, :func:`~solvers.pgd.accepts` and
-:func:`~solvers.pgd.bb_step`), the projection and the dual's eigenvalues of
-:mod:`solvers.prox`, the evaluation :func:`.kernels._evaluate`, the dual value
-:func:`.spheres.dual_value`, the certificate of :func:`.loops._record` and the history
-row of :meth:`solvers.base.Monitor.record` (:func:`solvers.base.certified_row`). It
-returns to Python before an iteration at which a fused screening round could be armed
-(:meth:`._Run.arm_fused`), after an iteration after which another dynamic round may be
+Section 5's projected gradient (:func:`.loops._pgd_loop`) steps only here: the step of
+:class:`solvers.pgd.PGD` (:func:`_gll_step`: its compiled :func:`~solvers.pgd.step_products`,
+:func:`~solvers.pgd.accepts` and :func:`~solvers.pgd.bb_step`, the projection of
+:mod:`solvers.prox`, the evaluation :func:`.kernels._evaluate`; the same steps bit for
+bit, tested), run by :func:`_pgd_burst` (iterations with their certificates: the dual
+value :func:`.spheres.dual_value`, the certificate of :func:`.loops._record` and the
+history row of :meth:`solvers.base.Monitor.record`, :func:`solvers.base.certified_row`),
+:func:`_one_step` (a step whose first trial point's loss pass also screens with an armed
+fused round, :meth:`._Run.arm_fused`) and :func:`_working_steps` (the active set's steps
+between refreshes). :func:`_pgd_burst` returns to Python before an iteration at which a
+fused round could be armed, after an iteration after which another dynamic round may be
 due (:meth:`._Run.dynamic_screening`), after the step to an iterate outside a screening
-sphere (its full objective needs the screened triplets) or with a non-finite
-certificate, at convergence and at ``max_iter``. So the iterates, the certificates and
-the history are the Python loop's, bit for bit (tested); only the per-iteration times
-come from the CPU's cycle counter, scaled to the burst's measured time. Its numba cache
-is keyed on every solver source (:mod:`solvers._jitcache`): it inlines code and constants
-from seven modules.
+sphere (its full objective needs the screened triplets), after every step when
+:func:`hands_back_each`, with a non-finite objective, at convergence and at ``max_iter``.
+Python then certifies those iterations itself (the same certificates, bit for bit,
+tested); the history's per-iteration times come from the CPU's cycle counter, scaled to
+the call's measured time. The numba cache is keyed on every solver source
+(:mod:`solvers._jitcache`): the loops inline code and constants from seven modules.
 
 The dual method (the hinge's default, :func:`.loops._dual_loop`) runs every iteration
-in its compiled loop, :func:`_dual_burst` (there is no Python one): the step of
-:class:`solvers.apg.APG` (its compiled box passes, the doubling line search, the step
-growing back by ``shrink``, the adaptive restart), the dual's split ``A(alpha)``,
-``A_+``, ``A_-`` and sums (:func:`.kernels._dual_sums`), the certificate at
-``M = A(alpha)_+ / lam`` and the history row. It hands back to Python the iterations
-after which a dynamic round is due and worth running (or the back-off's first skip,
-which Python notes), an iterate outside a screening sphere after its evaluation, every
-iteration after its evaluation when :func:`hands_back_each` (Python then certifies it:
-the same certificates, bit for bit, tested), and the engine's errors.
+in :func:`_dual_burst`: the step of :class:`solvers.apg.APG` (its compiled box passes,
+the doubling line search, the step growing back by ``shrink``, the adaptive restart),
+the dual's split ``A(alpha)``, ``A_+``, ``A_-`` and sums (:func:`.kernels._dual_sums`),
+the certificate at ``M = A(alpha)_+ / lam`` and the history row. It hands back to Python
+the iterations after which a dynamic round is due and worth running (or the back-off's
+first skip, which Python notes), an iterate outside a screening sphere after its
+evaluation, every iteration after its evaluation when :func:`hands_back_each`, and the
+engine's errors.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from numba.extending import overload
 
 from ..apg import _box_step, _extrapolate, _restart_product
 from ..base import Monitor, NumericalError, certified_row, relative_gap
-from ..pgd import PGD, accepts, bb_step, nonfinite, step_products
+from ..pgd import accepts, bb_step, nonfinite, step_products
 from ..prox import _psd_split, _psd_sq_norm
 from .kernels import (
     _cycles,
@@ -56,14 +55,16 @@ from .kernels import (
     _weighted_sum,
 )
 from .pairs import _Eval
-from .spheres import dgb_radius, dual_value, pos_sq_vec
+from .spheres import RULE_SLACK, dgb_radius, dual_value, pos_sq_vec
 from .state import _Opts, _pad, _Run
-from .triplets import _iters_left
+from .triplets import _GLL_MEMORY, _iters_left
 
 __all__: list[str] = []
 
 # why a burst returned
 ARM, PENDING, STOP, MAXED, NONFINITE, ROUND = 0, 1, 2, 3, 4, 5
+#: ... or did not: a certified iteration that goes on (:func:`_record_row`)
+GO = -1
 
 
 def _pm(A):  # pragma: no cover - compiled only (see the overload)
@@ -116,8 +117,10 @@ class _Terms(NamedTuple):
 class _Step(NamedTuple):
     """The projected gradient's state between two steps (:class:`solvers.pgd.PGD`): the
     iterate ``x`` with its evaluation (reduced objective ``P``, gradient ``G``, ``A``,
-    ``sum alpha`` and ``sum alpha^2``, L-hat included), the step size and the GLL window
-    ``hist[:nh]`` (``hist`` is updated in place)."""
+    ``sum alpha`` and ``sum alpha^2``, L-hat included), the step size, the GLL window
+    ``hist[:nh]`` (``hist`` is updated in place) and the last step's trial point
+    ``Z = x_prev - step G`` with its NSD part ``N`` (the linear rule's halfspace; ``x``
+    for both before any step)."""
 
     x: np.ndarray
     P: float
@@ -128,6 +131,22 @@ class _Step(NamedTuple):
     step: float
     hist: np.ndarray
     nh: int
+    Z: np.ndarray
+    N: np.ndarray
+
+
+class _Fuse(NamedTuple):
+    """A fused round armed for a step's first trial point ``x_new`` (:meth:`._Run.arm_fused`):
+    the ball ``B(x_new, r0 + ||x_new - x||)`` screens in the same loss pass when its radius
+    is at most ``r_max``; the sphere rule's ``hn``, ``1 - gamma``, slack and the codes'
+    buffer ``code``."""
+
+    r0: float
+    r_max: float
+    hn: np.ndarray
+    one_g: float
+    slack: float
+    code: np.ndarray
 
 
 class _Dual(NamedTuple):
@@ -164,14 +183,15 @@ class _Book(NamedTuple):
     """What a compiled loop's certified iterations write (:func:`_record_row`):
     ``best = [best P, best D, best P's sum alpha, its sum alpha^2]``, the buffers of a
     new best iterate (``best_M``, its ``best_A``) and of a new best dual point
-    (``dual``), and the history ``rows[k] = (best P, D row, gap row, reduced P, step,
-    cycle count)``."""
+    (``dual``), the history ``rows[k] = (best P, D row, gap row, reduced P, step, cycle
+    count)`` and ``n = [rows written, new best M?, new dual point?]``."""
 
     best: np.ndarray
     best_M: np.ndarray
     best_A: np.ndarray
     dual: np.ndarray
     rows: np.ndarray
+    n: np.ndarray
 
 
 class _Arm(NamedTuple):
@@ -208,41 +228,40 @@ EVALS, STEPS, F_EVALS, RESTARTS, SPLITS, EIG, FORMS, LOSS = range(8)
 
 
 @njit(cache=True)
-def _record_row(book, n_rec, cage, P, D, M, A, asum, a2, dual_src, step,
+def _record_row(book, cage, gap_r, P, D, M, A, asum, a2, dual_src, step,
                 tol):  # pragma: no cover - compiled
     # _certify and _record of the Python loops for the iterate M (reduced primal P, its
     # evaluation's A, sum alpha and sum alpha^2 with L-hat) and the dual value D of
     # dual_src (M itself, or the dual iterate alpha): when M is exact (inside the cage:
     # P is the full objective) and D finite, the book's best and the buffers of a new
-    # best, then its history row n_rec. Returns (recorded?, the reduced gap, new best M?,
-    # new dual point?, converged: the row's relative gap <= tol); not recorded: the full
-    # objective or the error is the Python loop's.
+    # best (flagged in book.n), then its history row book.n[0]. Returns (PENDING: not
+    # recorded, the full objective or the error is Python's; STOP: the row's relative gap
+    # <= tol; else GO, the reduced gap (gap_r when not recorded)).
     if not ((cage.n == 0 or _inside_all(cage.C, cage.r, cage.cn, M.reshape(-1), cage.n))
             and np.isfinite(D)):
-        return False, 0.0, False, False, False
+        return PENDING, gap_r
     best = book.best
-    got_M = False
-    got_D = False
     if P < best[0]:
         best[0] = P
         book.best_M.reshape(-1)[:] = M.reshape(-1)
         book.best_A.reshape(-1)[:] = A.reshape(-1)
         best[2] = asum
         best[3] = a2
-        got_M = True
+        book.n[1] = 1
     if D > best[1]:
         best[1] = D
         book.dual.reshape(-1)[: dual_src.size] = dual_src.reshape(-1)
-        got_D = True
+        book.n[2] = 1
     d_row, g_row = certified_row(best[0], best[1])
-    rows = book.rows
-    rows[n_rec, 0] = best[0]
-    rows[n_rec, 1] = d_row
-    rows[n_rec, 2] = g_row
-    rows[n_rec, 3] = P
-    rows[n_rec, 4] = step
-    rows[n_rec, 5] = float(_cycles())
-    return True, _pad(P - D, P), got_M, got_D, relative_gap(g_row, best[0]) <= tol
+    k = book.n[0]
+    book.rows[k, 0] = best[0]
+    book.rows[k, 1] = d_row
+    book.rows[k, 2] = g_row
+    book.rows[k, 3] = P
+    book.rows[k, 4] = step
+    book.rows[k, 5] = float(_cycles())
+    book.n[0] = k + 1
+    return (STOP if relative_gap(g_row, best[0]) <= tol else GO), _pad(P - D, P)
 
 
 @njit(cache=True)
@@ -256,25 +275,45 @@ def _round_due(arm, gap_r, lam, done):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _gll_step(t, s, sigma, max_halvings, tally):  # pragma: no cover - compiled
+def _gll_step(t, s, sigma, max_halvings, tally, fz):  # pragma: no cover - compiled
     # The step of PGD.step from the state s (_Step) with its GLL window: halve the step
     # until the projected trial point passes the non-monotone test, evaluate it over the
-    # triplets of t (_Terms), then the paper's BB step and the window. Returns the new
-    # state and whether its P is finite; tally[EVALS, EIG, FORMS, LOSS] counted. With a
-    # non-finite P the state is the old one but the step (the halved one, as in PGD),
-    # and the caller reports it.
+    # triplets of t (_Terms), then the paper's BB step and the window; tally[EVALS, EIG,
+    # FORMS, LOSS] counted. fz (_Fuse or None): a fused round screens in the first trial
+    # point's loss pass. Returns (the new state, finite P?, triplets the round screened,
+    # its radius, its centre, mid-step?). With a non-finite P the state is the old one but
+    # the step (the halved one, as in PGD), and the caller reports it. Mid-step: the round
+    # screened and its trial point was rejected with halvings left; the state is the old
+    # one with the step halved, and the caller (which commits the round, changing t)
+    # finishes the step with max_halvings - 1 more trials.
     x, P, G, step, hist = s.x, s.P, s.G, s.step, s.hist
     ref = hist[0]
     for k in range(1, s.nh):
         ref = max(ref, hist[k])
     scale = 1e-12 * max(1.0, abs(P))
-    for _ in range(max_halvings):
+    hit = 0
+    r = 0.0
+    centre = x
+    for k in range(max_halvings):
         c0 = _cycles()
-        x_new = _pm(x - step * G)[0]
+        Z = x - step * G
+        x_new, N = _pm(Z)
         tally[EIG] += _cycles() - c0
-        loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-            t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0), None,
-            t.HL, t.lam)
+        fuse = False
+        if fz is not None:
+            if k == 0:
+                r = fz.r0 + np.sqrt(np.sum((x_new - x) ** 2))
+                fuse = r <= fz.r_max
+        if fuse:
+            loss, s1, s2, nl, nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
+                t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0),
+                (fz.hn, r, fz.one_g, fz.slack, fz.code), t.HL, t.lam)
+            hit = nl + nr
+            centre = x_new
+        else:
+            loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
+                t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0),
+                None, t.HL, t.lam)
         tally[FORMS] += cf
         tally[LOSS] += cl
         P_new = _reduced_primal(loss, t.lam, mm, t.gamma, t.nL, mh)
@@ -283,11 +322,22 @@ def _gll_step(t, s, sigma, max_halvings, tally):  # pragma: no cover - compiled
         if accepts(P_new, ref, sigma, dec, scale):
             break
         step *= 0.5
+        if hit and k + 1 < max_halvings:
+            return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh, s.Z, s.N), True, \
+                hit, r, centre, True
     if not np.isfinite(P_new):
-        return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh), False
+        return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh, s.Z, s.N), False, hit, \
+            r, centre, False
     step = bb_step(sy, yy, ss, step)
     nh = _push_window(hist, s.nh, P_new)
-    return _Step(x_new, P_new, G_new, A_new, s1 + t.nL, s2 + t.nL, step, hist, nh), True
+    return _Step(x_new, P_new, G_new, A_new, s1 + t.nL, s2 + t.nL, step, hist, nh, Z, N), \
+        True, hit, r, centre, False
+
+
+@njit(cache=True)
+def _one_step(t, s, sigma, max_halvings, tally, fz):  # pragma: no cover - compiled
+    # _gll_step as one compiled call (an armed fused round, or a step's rest after one)
+    return _gll_step(t, s, sigma, max_halvings, tally, fz)
 
 
 @njit(cache=True, inline="always")
@@ -315,11 +365,8 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
     # Iterations it, it + 1, ... of the loop (see the module docstring) from the state s
     # (_Step) on the problem t (_Terms); gap_r: the last reduced gap. Every recorded
     # iterate is exact (inside the cage): its A is the full one's.
-    # Returns (reason, iterations recorded, the state, gap_r, D, new best M?, new dual
-    # point?); tally[STEPS] counts the steps taken.
-    n_rec = 0
-    got_M = False
-    got_D = False
+    # Returns (reason, the state, gap_r, D); the iterations recorded are in book.n,
+    # tally[STEPS] counts the steps taken.
     D = book.best[1]
     reason = MAXED
     while it <= it_max:
@@ -328,34 +375,31 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
         if arm.fused and pays and dgb_radius(gap_r, t.lam) <= arm.f_shrink * arm.last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
-        s, finite = _gll_step(t, s, sigma, max_halvings, tally)
+        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, tally, None)
         tally[STEPS] += 1
         if not finite:
             reason = NONFINITE
+            break
+        if arm.each:
+            reason = PENDING  # this iteration is the Python loop's
             break
         # the certificate of _certify and _record
         c0 = _cycles()
         ap2 = _plus_sq(s.A)
         tally[EIG] += _cycles() - c0
         D = dual_value(s.asum, s.a2, ap2, t.gamma, t.lam)
-        ok, g, gm, gd, done = _record_row(book, n_rec, cage, s.P, D, s.x, s.A, s.asum, s.a2,
-                                          s.x, s.step, tol)
-        if not ok:
-            reason = PENDING
+        reason, gap_r = _record_row(book, cage, gap_r, s.P, D, s.x, s.A, s.asum, s.a2, s.x,
+                                    s.step, tol)
+        if reason != GO:
             break
-        gap_r = g
-        got_M |= gm
-        got_D |= gd
-        n_rec += 1
         it += 1
-        if done:
-            reason = STOP
-            break
         # _Run.dynamic_screening: a round may be due after this iteration
         if arm.rounds and can_pay and _round_due(arm, gap_r, t.lam, it - 1):
             reason = ROUND
             break
-    return reason, n_rec, s, gap_r, D, got_M, got_D
+    if reason == GO:
+        reason = MAXED
+    return reason, s, gap_r, D
 
 
 @njit(cache=True)
@@ -372,7 +416,7 @@ def _working_steps(t, s, sigma, max_halvings, n_steps, tol, n_test,
     finite = True
     conv = False
     while done < n_steps:
-        s, finite = _gll_step(t, s, sigma, max_halvings, tally)
+        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, tally, None)
         done += 1
         if not finite:
             break
@@ -393,14 +437,28 @@ def _terms(run: _Run, sub) -> _Terms:
                   float(run.lam), float(run.nL))
 
 
-def _step_of(eng: PGD) -> _Step:
-    """``eng``'s state as a compiled loop takes it."""
-    ev = eng.ev
-    hist, nh = eng.window()
-    return _Step(np.ascontiguousarray(eng.x, dtype=float), float(ev.P),
-                 np.ascontiguousarray(ev.G, dtype=float),
+#: The projected gradient's constants: the defaults of :class:`solvers.pgd.PGD`, whose step
+#: :func:`_gll_step` is (tested), with the window of the paper's GLL line search.
+SIGMA, MAX_HALVINGS = 1e-4, 60
+
+
+def start_step(M: np.ndarray, ev: _Eval, step: float) -> _Step:
+    """The projected gradient's state at ``M`` (evaluation ``ev``) with step size ``step``
+    and a fresh window ``[ev.P]``: a start, or the objective changed at ``M`` (a
+    screening round, a refresh)."""
+    x = np.ascontiguousarray(M, dtype=float)
+    hist = np.zeros(_GLL_MEMORY)
+    hist[0] = float(ev.P)
+    return _Step(x, float(ev.P), np.ascontiguousarray(ev.G, dtype=float),
                  np.ascontiguousarray(ev.A, dtype=float), float(ev.asum), float(ev.a2),
-                 float(eng.step_size), hist, int(nh))
+                 float(step), hist, 1, x, x)
+
+
+def step_eval(s: _Step) -> _Eval:
+    """The evaluation at the state's iterate (the loss alone is not kept: nothing reads it
+    after a step)."""
+    return _Eval(P=float(s.P), loss=float("nan"), G=s.G, A=s.A, asum=float(s.asum),
+                 a2=float(s.a2))
 
 
 def _cage(run: _Run) -> _Cage:
@@ -410,7 +468,8 @@ def _cage(run: _Run) -> _Cage:
 
 def _book(run: _Run, n_rows: int, shape: tuple, n_dual: int) -> _Book:
     return _Book(np.array([run.best_P, run.best_D, 0.0, 0.0]), np.empty(shape),
-                 np.empty(shape), np.empty(n_dual), np.empty((max(n_rows, 0), 6)))
+                 np.empty(shape), np.empty(n_dual), np.empty((max(n_rows, 0), 6)),
+                 np.zeros(3, dtype=np.int64))
 
 
 def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
@@ -428,12 +487,8 @@ def _tally() -> np.ndarray:
     return np.zeros(LOSS + 1)
 
 
-def _hand_back(run: _Run, eng: PGD, sub, s: _Step, n_steps: int, n_evals: int) -> None:
-    """After a compiled loop's ``n_steps`` steps and ``n_evals`` evaluations over ``sub``:
-    the engine as after as many :meth:`PGD.step` calls (the state ``s``; the loss alone
-    is not kept: nothing reads it after the step) and the run's work counters."""
-    eng.resume(s.x, _Eval(P=float(s.P), loss=float("nan"), G=s.G, A=s.A, asum=float(s.asum),
-                          a2=float(s.a2)), s.step, s.hist, s.nh, n_steps, int(n_evals))
+def _hand_back(run: _Run, sub, n_evals: int) -> None:
+    """The run's work counters after a compiled call's ``n_evals`` evaluations over ``sub``."""
     n = sub.idx.size
     run.visits += n * int(n_evals)
     run.loss_visits += n * int(n_evals)
@@ -448,46 +503,57 @@ def _profile(run: _Run, tally: np.ndarray, tt: float, span: int) -> None:
         run.prof[key] += tt * min(tally[slot] / span, 1.0)
 
 
-def working_steps_apply(opts: _Opts, mon: Monitor) -> bool:
-    """Whether the active set's iterations between refreshes may run in
-    :func:`run_working_steps`: no callback and the sphere rule (the linear rule's
-    halfspace needs the last step's projection) and ``opts.compiled``."""
-    return opts.compiled and opts.callback is None and opts.rule == "sphere"
-
-
-def run_working_steps(run: _Run, eng: PGD, n_steps: int, tol: float,
-                      n_test: int) -> tuple[int, bool]:
-    """Take up to ``n_steps`` iterations of ``eng`` on the active set's working set
-    (``run.work``) in one compiled call (:func:`_working_steps`), ending early after one
-    of the first ``n_test`` steps (not the last) where the working set's own gap meets
-    ``tol`` (:meth:`._Run.work_converged`; ``tol < 0``: no test): the same iterates, step sizes
-    and window as as many :meth:`PGD.step` calls and tests, bit for bit (tested), and
-    the run's counters and profile as their evaluations leave them. Returns ``(steps
-    taken, ended by the test)``; raises the engine's error on a non-finite
-    objective."""
+def run_working_steps(run: _Run, s: _Step, n_steps: int, tol: float, n_test: int,
+                      it: int) -> tuple[_Step, int, bool]:
+    """Take up to ``n_steps`` projected-gradient iterations from ``s`` on the active set's
+    working set (``run.work``; ``it``: the first one's number) in one compiled call
+    (:func:`_working_steps`), ending early after one of the first ``n_test`` steps (not
+    the last) where the working set's own gap meets ``tol`` (:meth:`._Run.work_converged`;
+    ``tol < 0``: no test). Returns ``(state, steps taken, ended by the test)``, the run's
+    counters and profile updated; raises :func:`solvers.pgd.nonfinite`'s error on a
+    non-finite objective."""
     sub = run.work
     tally = _tally()
     tt, c0 = time.thread_time(), _cycles_now()
-    done, conv, s, finite = _working_steps(_terms(run, sub), _step_of(eng), eng.sigma,
-                                           eng.max_halvings, int(n_steps), float(tol),
-                                           int(n_test), tally)
+    done, conv, s, finite = _working_steps(_terms(run, sub), s, SIGMA, MAX_HALVINGS,
+                                           int(n_steps), float(tol), int(n_test), tally)
     tt, span = time.thread_time() - tt, _cycles_now() - c0
-    taken = int(done) if finite else int(done) - 1  # the failed step moves nothing
-    _hand_back(run, eng, sub, s, taken, tally[EVALS])
+    _hand_back(run, sub, tally[EVALS])
     _profile(run, tally, tt, span)
     if not finite:
-        eng.k += 1
-        raise nonfinite(eng.k, eng.step_size)
-    return int(done), bool(conv)
+        raise nonfinite(it + int(done) - 1, s.step)
+    return s, int(done), bool(conv)
 
 
-def bursts_apply(run: _Run, opts: _Opts, mon: Monitor) -> bool:
-    """Whether the projected gradient's compiled loop (:func:`run_burst`) may run this
-    solve's iterations: no
-    callback, no active set, the sphere rule (full or diagonal metric) and
-    ``opts.compiled``."""
-    return (opts.compiled and opts.callback is None and not opts.active_set
-            and opts.rule == "sphere")
+def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
+             ) -> tuple[_Step, bool]:
+    """Iteration ``it``'s step from ``s`` on the remaining triplets in one compiled call
+    (:func:`_one_step`), with the fused round ``armed = (r0, r_max)`` of
+    :meth:`._Run.arm_fused` (or none) in its first trial point's loss pass. A round that
+    screened is committed when it pays (:meth:`._Run.commit_fused`) and the step, if that
+    trial point was rejected, finishes on the new remaining set. Returns ``(state,
+    committed?)``."""
+    sub = run.unscr
+    # one compiled variant: no round is a round whose radius can never be small enough
+    r0, r_max = (0.0, -np.inf) if armed is None else armed
+    fz = _Fuse(float(r0), float(r_max), sub.hn, 1.0 - run.gamma, RULE_SLACK,
+               np.empty(sub.idx.size if armed else 0, dtype=np.int8))
+    tally = _tally()
+    tt, c0 = time.thread_time(), _cycles_now()
+    s, finite, hit, r, centre, mid = _one_step(_terms(run, sub), s, SIGMA, MAX_HALVINGS,
+                                               tally, fz)
+    n_first = int(tally[EVALS])
+    _hand_back(run, sub, n_first)
+    committed = bool(hit) and run.commit_fused(centre, float(r), fz.code, sub, it)
+    if mid:  # the rest of the step, on the (possibly) new remaining set
+        sub = run.unscr
+        s, finite, _, _, _, _ = _one_step(_terms(run, sub), s, SIGMA, MAX_HALVINGS - 1,
+                                          tally, fz._replace(r_max=-np.inf))
+        _hand_back(run, sub, int(tally[EVALS]) - n_first)
+    _profile(run, tally, time.thread_time() - tt, _cycles_now() - c0)
+    if not finite:
+        raise nonfinite(it, s.step)
+    return s, committed
 
 
 def _timed(mon: Monitor, fn, *args) -> tuple[Any, tuple]:
@@ -500,18 +566,19 @@ def _timed(mon: Monitor, fn, *args) -> tuple[Any, tuple]:
     return out, (t0, c0, tt, mon.elapsed(), _cycles_now())
 
 
-def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, n_rec: int, book: _Book,
-                got_M: bool, got_D: bool, dual_point, clock: tuple, tally: np.ndarray) -> int:
-    """What a burst's iterations ``it, it + 1, ...`` (the first ``n_rec`` rows of
-    ``book``, :func:`_record_row`'s) did to the run and the monitor: the profile
+def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual_point,
+                clock: tuple, tally: np.ndarray) -> tuple[int, int]:
+    """What a burst's iterations ``it, it + 1, ...`` (the rows of ``book``,
+    :func:`_record_row`'s) did to the run and the monitor: the profile
     (:func:`_profile`; ``clock`` as :func:`_timed` gives it), the best certified iterate
     and the dual point ``dual_point`` of a new best dual value (:meth:`._Run.keep_dual`),
-    the history rows (their times from the cycle counter). Returns ``reason``, or
-    ``STOP`` when the monitor stops."""
+    the history rows (their times from the cycle counter). Returns ``(reason, or STOP
+    when the monitor stops; the next iteration)``."""
     t0, c0, tt, t1, c1 = clock
     span = max(c1 - c0, 1)
     _profile(run, tally, tt, span)
     best = book.best
+    n_rec, got_M, got_D = (int(v) for v in book.n)
     if got_M:
         run.best_P, run.best_M = float(best[0]), book.best_M
         run.best_parts = (book.best_A, float(best[2]), float(best[3]))
@@ -528,35 +595,34 @@ def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, n_rec: int, book:
             reduced_primal=rows[:, 3].copy())
         if stop:
             reason = STOP
-    return reason
+    return reason, it + n_rec
 
 
-def run_burst(run: _Run, eng: PGD, mon: Monitor, opts: _Opts, it: int, gap_r: float,
-              fused: bool, rounds: bool) -> tuple[int, int, float, float]:
-    """Run iterations ``it, it + 1, ...`` in :func:`_pgd_burst` (``fused``: fused rounds
-    can be armed; ``rounds``: other dynamic rounds can run) and bring back their
-    effects (the engine's state, the best certified iterate and dual point, the
-    history rows, the run's counters and profile). Returns ``(reason, next iteration,
-    gap_r, D)``: with ``ARM`` iteration ``next`` is the caller's, with ``PENDING`` its
-    step is done and its certificate is the caller's, with ``ROUND`` iteration
-    ``next - 1`` is done (``gap_r``, ``D`` its certificate's) and its dynamic round the
-    caller's."""
+def run_burst(run: _Run, s: _Step, mon: Monitor, opts: _Opts, it: int, gap_r: float,
+              fused: bool, rounds: bool) -> tuple[int, int, _Step, float, float]:
+    """Run iterations ``it, it + 1, ...`` from ``s`` in :func:`_pgd_burst` (``fused``: fused
+    rounds can be armed; ``rounds``: other dynamic rounds can run; every iteration handed
+    back after its step when :func:`hands_back_each`) and bring back their effects (the
+    best certified iterate and dual point, the history rows, the run's counters and
+    profile). Returns ``(reason, next iteration, state, gap_r, D)``: with ``ARM``
+    iteration ``next`` is the caller's, with ``PENDING`` its step is done and its
+    certificate is the caller's, with ``ROUND`` iteration ``next - 1`` is done (``gap_r``,
+    ``D`` its certificate's) and its dynamic round the caller's."""
     sub = run.work
     run.can_pay(it)  # refreshes the cached threshold (_pay_min) of the current subset
-    arm = _arm(run, opts, sub, fused, rounds, run._pay_min)
+    arm = _arm(run, opts, sub, fused, rounds, run._pay_min, hands_back_each(opts))
     it_max = min(opts.max_iter, it + opts.chunk - 1)
-    s = _step_of(eng)
     book = _book(run, it_max - it + 1, s.x.shape, s.x.size)
     tally = _tally()
-    out, clock = _timed(mon, _pgd_burst, _terms(run, sub), s, eng.sigma, eng.max_halvings,
+    out, clock = _timed(mon, _pgd_burst, _terms(run, sub), s, SIGMA, MAX_HALVINGS,
                         _cage(run), opts.tol, book, float(gap_r), it, it_max, arm, tally)
-    reason, n_rec, s, gap_r, D, got_M, got_D = out
-    _hand_back(run, eng, sub, s, int(tally[STEPS]), tally[EVALS])
-    reason = _bring_back(run, mon, it, int(reason), int(n_rec), book, got_M, got_D,
-                         book.dual.reshape(s.x.shape), clock, tally)
+    reason, s, gap_r, D = out
+    _hand_back(run, sub, tally[EVALS])
+    reason, nxt = _bring_back(run, mon, it, int(reason), book, book.dual.reshape(s.x.shape),
+                              clock, tally)
     if reason == NONFINITE:
-        raise nonfinite(eng.k, eng.step_size)
-    return int(reason), it + int(n_rec), float(gap_r), float(D)
+        raise nonfinite(it + int(tally[STEPS]) - 1, s.step)
+    return reason, nxt, s, float(gap_r), float(D)
 
 
 @njit(cache=True)
@@ -588,19 +654,16 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
     # state d (_Dual) on the problem t (_Terms): the step of solvers.apg.APG (box [0, 1],
     # adaptive restart, L <- shrink L before each line search), then the certificate of
     # the loop's certify and _record (book as in _pgd_burst, step = 1 / L).
-    # Returns (reason, iterations recorded, the state, the last certificate's evaluation
-    # (loss, sum alpha, sum alpha^2, <M, M>, <M, H_L>), its A and G, M, gap_r, D, new
-    # best M?, new dual point?); tally: f evaluations, steps, restarts, splits,
-    # certificate evaluations (EVALS) and cycles.
+    # Returns (reason, the state, the last certificate's evaluation (loss, sum alpha,
+    # sum alpha^2, <M, M>, <M, H_L>), its A and G, M, gap_r, D); the iterations recorded
+    # are in book.n; tally: f evaluations, steps, restarts, splits, certificate
+    # evaluations (EVALS) and cycles.
     gamma, lam, nL = t.gamma, t.lam, t.nL
     like = np.empty(t.HL.shape)
     x, x_prev, t_prev, t_cur, L = d.x, d.x_prev, d.t_prev, d.t_cur, d.L
     have_x = d.have_x
     xA_, xP_, xN_ = d.xA, d.xP, d.xN
     xs1, xs2, xap2 = d.xs
-    n_rec = 0
-    got_M = False
-    got_D = False
     beta = 0.0
     n_bt = 0
     gap_r = 0.0
@@ -706,19 +769,11 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
             break
         P = _reduced_primal(loss, lam, mm, gamma, nL, mh)
         D = dual_value(xs1 + nL, xs2 + nL, xap2, gamma, lam)
-        ok, g, gm, gd, done = _record_row(book, n_rec, cage, P, D, M, A_e, s1e + nL, s2e + nL,
-                                          x, 1.0 / L, tol)
-        if not ok:
-            reason = PENDING
+        reason, gap_r = _record_row(book, cage, gap_r, P, D, M, A_e, s1e + nL, s2e + nL, x,
+                                    1.0 / L, tol)
+        if reason != GO:
             break
-        gap_r = g
-        got_M |= gm
-        got_D |= gd
-        n_rec += 1
         it += 1
-        if done:
-            reason = STOP
-            break
         # _Run.dynamic_screening after iteration it - 1: a round when one is due and
         # worth it (_Run.worth_screening), or its first skip (noted by Python)
         if arm.rounds and _round_due(arm, gap_r, lam, it - 1) and (
@@ -728,7 +783,9 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
             break
     d = _Dual(x, x_prev, t_prev, t_cur, L, beta, n_bt, have_x, xA_, xP_, xN_,
               (xs1, xs2, xap2))
-    return reason, n_rec, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D, got_M, got_D
+    if reason == GO:
+        reason = MAXED
+    return reason, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D
 
 
 #: The dual method's line search: ``L`` doubles at most this many times per step (the
@@ -737,10 +794,13 @@ BACKTRACK, MAX_BACKTRACKS = 2.0, 60
 
 
 def hands_back_each(opts: _Opts) -> bool:
-    """Whether the dual loop hands every iteration back to Python after its step and
-    evaluation: a callback sees each, the linear rule's halfspace comes from the
-    iterate's split, and ``opts.compiled=False`` has Python certify and decide each
-    iteration (the reference the compiled certificates are tested against)."""
+    """Whether a compiled loop hands every iteration back to Python after its step (and
+    the dual's evaluation): a callback sees each, the linear rule's halfspace comes from
+    the step's projection (the dual's split), and ``opts.compiled=False`` has Python
+    certify and decide each iteration, and with an active set make the working set's own
+    test (the reference the compiled certificates and decisions are tested against; the
+    steps themselves are written once, compiled, and tested against
+    :class:`solvers.pgd.PGD` and :class:`solvers.apg.APG`)."""
     return not opts.compiled or opts.callback is not None or opts.rule != "sphere"
 
 
@@ -765,7 +825,7 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
     out, clock = _timed(mon, _dual_burst, _terms(run, sub), d, float(run.tuning.dual_shrink),
                         BACKTRACK, MAX_BACKTRACKS, _cage(run), opts.tol, book, it, it_max,
                         arm, tally)
-    reason, n_rec, d, evp, A_e, G_e, M, gap_r, D, got_M, got_D = out
+    reason, d, evp, A_e, G_e, M, gap_r, D = out
     k = it + int(tally[STEPS]) - 1  # the iteration of the last step
     if reason == LSFAIL:
         raise NumericalError(f"APG: line search failed after {MAX_BACKTRACKS} doublings "
@@ -779,8 +839,8 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
     run.visits += n * (int(tally[SPLITS]) + n_cert)
     run.loss_visits += n * (int(tally[SPLITS]) + n_cert)
     run.n_evals += n_cert
-    reason = _bring_back(run, mon, it, int(reason), int(n_rec), book, got_M, got_D,
-                         (sub.idx, book.dual), clock, tally)
+    reason, nxt = _bring_back(run, mon, it, int(reason), book, (sub.idx, book.dual), clock,
+                              tally)
     loss, s1e, s2e, mm, mh = evp
     ev = run._make_eval(float(loss), float(s1e), float(s2e), A_e, G_e, float(mm), float(mh))
-    return int(reason), it + int(n_rec), d, M, ev, float(gap_r), float(D)
+    return reason, nxt, d, M, ev, float(gap_r), float(D)

@@ -10,19 +10,20 @@ from typing import Any
 import numpy as np
 
 from ..base import Monitor
-from ..pgd import PGD
 from . import spheres as sph
 from .burst import (
+    ARM,
     MAXED,
-    PENDING,
     ROUND,
     STOP,
     _Dual,
-    bursts_apply,
+    hands_back_each,
     run_burst,
     run_dual_burst,
+    run_step,
     run_working_steps,
-    working_steps_apply,
+    start_step,
+    step_eval,
 )
 from .kernels import _dual_sums
 from .pairs import _diff, _Eval, kkt_alpha
@@ -30,7 +31,6 @@ from .pathscreen import PathScreen
 from .problem import TripletProblem
 from .results import TripletResult
 from .state import _Carry, _Opts, _pad, _Ref, _Run
-from .triplets import _GLL_MEMORY
 
 
 def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
@@ -150,17 +150,21 @@ def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, 
 def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
               step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict,
               carry: _Carry | None = None):
-    """Section 5's projected gradient (:class:`solvers.pgd.PGD`) with screening.
+    """Section 5's projected gradient (the step of :class:`solvers.pgd.PGD`) with
+    screening.
 
-    Runs of iterations with no screening event in between go to one compiled call
-    (:mod:`.burst`, same iterates bit for bit) when the solve allows it
-    (:func:`.burst.bursts_apply`). With an active set, the working set is refreshed
-    and the iterate certified every ``screen_every`` steps, and with
-    ``refresh="converged"`` also after a step where the working set's own problem meets
-    ``tol`` while that pays (:meth:`._Run.work_converged`,
-    :meth:`._Run.early_refresh_steps`); the steps in between go to one compiled call
-    (:func:`.burst.run_working_steps`) when :func:`.burst.working_steps_apply`. Returns
-    the best certified iterate (lowest full primal seen) and the last step.
+    The steps run only in compiled code (:mod:`.burst`): without an active set, runs of
+    iterations with no screening event in between in one call (:func:`.burst.run_burst`)
+    and a step with a fused round armed in another (:func:`.burst.run_step`); with an
+    active set, the steps between two refreshes (:func:`.burst.run_working_steps`). The
+    working set is refreshed and the iterate certified every ``screen_every`` steps, and
+    with ``refresh="converged"`` also after a step where the working set's own problem
+    meets ``tol`` while that pays (:meth:`._Run.work_converged`,
+    :meth:`._Run.early_refresh_steps`). This layer owns the first certificate, the
+    screening rounds, the refreshes, the iterations it certifies itself (the fused
+    rounds', an iterate outside a screening sphere, and every iteration when
+    :func:`.burst.hands_back_each`) and their history records. Returns the best
+    certified iterate (lowest full primal seen) and the last step.
     """
     lam = run.lam
     cb = opts.callback is not None
@@ -204,22 +208,19 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
             P_full, D, gap_r, exact = _certify(run, M, ev)
     if _record(run, mon, 0, M, ev, P_full, D, exact, step, cb):
         return run.best_M, step
-
-    def project(A_try):
-        M_new, Am = run.proj(A_try)
-        return M_new, (A_try, Am)
-
-    eng = PGD(lambda X: run.evaluate(X, run.work), project, M, ev, step=step,
-              memory=_GLL_MEMORY)
+    s = start_step(M, ev, step)
     # Adaptive dynamic screening with RRPB (DGB inside a solve) runs fused with the loss
-    # pass of the next step (_Run.evaluate); the other spheres keep their own rounds.
+    # pass of a step's first trial point (run_step); the other spheres keep their rounds.
     fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
              and not aset)
     kinds = tuple(k for k in opts.screening if k != "rrpb") if fused else opts.screening
+    each = hands_back_each(opts)
+    linear = opts.rule == "linear"
 
     def dynamic_round(it, M, ev, gap_r, D, Aneg, exact):
         """The dynamic screening round after iteration ``it`` (when one is due); ``ev``
         is the evaluation at ``M``, ``exact`` whether it is the full objective's."""
+        nonlocal s
         removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg, kinds=kinds)
         if removed is not None:
             if removed:
@@ -227,75 +228,35 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                     ev = run.evaluate(M, run.unscr, margins=aset)
                     if aset:
                         _refresh(run, ev, opts.workset)
-                eng.reset(ev)
+                s = start_step(M, ev, s.step)
             extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
 
-    # runs of iterations where nothing else happens go to the compiled loop (burst.py);
-    # with an active set, the iterations between two refreshes
-    use_burst = bursts_apply(run, opts, mon)
-    # the active set: steps since its last refresh, and the working set's own test
-    steps_fast = aset and working_steps_apply(opts, mon)
     confirm = aset and opts.refresh == "converged"
     since = 0
     it = 0
     while it < opts.max_iter:
         it += 1
-        conv = False
-        if steps_fast:
+        if aset:
             # the steps up to the next refresh in one compiled call, which ends early
-            # when the working set's own test passes (the refresh then comes now)
-            n = min(opts.screen_every - since, opts.max_iter - it + 1)
-            n_test = run.early_refresh_steps(opts.screen_every) - since if confirm else 0
-            done, conv = run_working_steps(run, eng, n, opts.tol if confirm else -1.0,
-                                           n_test)
+            # when the working set's own test passes (the refresh then comes now); one
+            # step a call when Python makes that test (hands_back_each)
+            n = 1 if each else min(opts.screen_every - since, opts.max_iter - it + 1)
+            n_test = run.early_refresh_steps(opts.screen_every) - since \
+                if (confirm and not each) else 0
+            s, done, conv = run_working_steps(run, s, n, opts.tol if n_test else -1.0,
+                                              n_test, it)
             it += done - 1
             since += done
-            M, ev = eng.x, eng.ev
+            M, ev = s.x, step_eval(s)
             can_pay = run.dynamic_on and run.can_pay(it)
-            Aneg = None
-        elif use_burst:
-            reason, nxt, gap_r, D = run_burst(run, eng, mon, opts, it, gap_r, fused,
-                                              bool(kinds))
-            M = eng.x
-            if reason == STOP:
-                break
-            if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
-                it = nxt - 1
-                if reason == ROUND:
-                    dynamic_round(it, M, eng.ev, gap_r, D, None, True)
-                continue
-            it = nxt
-            if reason == PENDING:  # the step of iteration `it` is done: certify it here
-                can_pay = run.dynamic_on and run.can_pay(it)
-                ev = eng.ev
-                P_full, D, gap_r, exact = _certify(run, M, ev)
-                if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
-                    break
-                if can_pay:
-                    dynamic_round(it, M, ev, gap_r, D, None, exact)
-                continue
-            # ARM: a fused round may be armed at iteration `it`: the loop below runs it
-        if not steps_fast:
-            pays = run.can_pay(it)
-            can_pay = run.dynamic_on and pays  # the other spheres' rounds, under their back-off
-            if fused and pays:  # fused rounds: their own pay test (arm_fused, the commit)
-                run.arm_fused(M, gap_r, it)
-            n_fused = run.fused_rounds
-            M = eng.step()
-            ev = eng.ev
-            if run.fused_rounds != n_fused:
-                eng.reset(ev)  # the reduced objective changed (its value at M did not)
-                extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
-            Aneg = sph.halfspace_from(*eng.aux) if opts.rule == "linear" else None
-            since += 1
-        if aset:
             due = since >= opts.screen_every or it == opts.max_iter
-            if confirm and not (due or steps_fast) and \
+            if confirm and each and not due and \
                     since <= run.early_refresh_steps(opts.screen_every):
                 conv = run.work_converged(ev, opts.tol)
             if not (due or conv):
                 continue
             since = 0
+            step = s.step
             ev = run.evaluate(M, run.unscr, margins=True)
             if run.full_primal(M, ev.P)[0] > run.best_P:
                 # The working set hid triplets whose loss grew (the reduced objective
@@ -305,17 +266,43 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 M = run.best_M.copy()
                 ev = run.evaluate(M, run.unscr, margins=True)
                 _refresh(run, ev, opts.workset, also=grown)
-                eng.x = M
-                eng.step_size *= 0.5
+                step *= 0.5
             else:
                 _refresh(run, ev, opts.workset)
-            eng.reset(ev)
+            Aneg = sph.halfspace_from(s.Z, s.N) if linear else None
+            s = start_step(M, ev, step)
+        else:
+            # runs of iterations where nothing else happens in the compiled loop
+            reason, nxt, s, gap_r, D = run_burst(run, s, mon, opts, it, gap_r, fused,
+                                                 bool(kinds))
+            M = s.x
+            if reason == STOP:
+                break
+            if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
+                it = nxt - 1
+                if reason == ROUND:
+                    dynamic_round(it, M, step_eval(s), gap_r, D, None, True)
+                continue
+            it = nxt
+            if reason == ARM:  # a fused round may be armed for this iteration's step
+                pays = run.can_pay(it)
+                can_pay = run.dynamic_on and pays
+                s, committed = run_step(run, s, it,
+                                        run.arm_fused(M, gap_r, it) if pays else None)
+                M = s.x
+                if committed:  # the reduced objective changed (its value at M did not)
+                    s = start_step(M, step_eval(s), s.step)
+                    extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+            else:  # PENDING: the step of iteration `it` is done: certify it here
+                can_pay = run.dynamic_on and run.can_pay(it)
+            ev = step_eval(s)
+            Aneg = sph.halfspace_from(s.Z, s.N) if linear else None
         P_full, D, gap_r, exact = _certify(run, M, ev)
-        if _record(run, mon, it, M, ev, P_full, D, exact, eng.step_size, cb):
+        if _record(run, mon, it, M, ev, P_full, D, exact, s.step, cb):
             break
         if can_pay:
             dynamic_round(it, M, ev, gap_r, D, Aneg, exact)
-    return run.best_M, eng.step_size
+    return run.best_M, s.step
 
 
 def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",

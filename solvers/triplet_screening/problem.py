@@ -111,14 +111,6 @@ class TripletProblem:
         """``<M, H_t>`` for every triplet."""
         return self.data.margins(self.check_metric(M))
 
-    def loss_values(self, margins: np.ndarray) -> np.ndarray:
-        u = 1.0 - np.asarray(margins, dtype=float)
-        if self.hinge:
-            return np.maximum(u, 0.0)
-        g = self.gamma
-        return np.where(u <= 0, 0.0, np.where(u >= g, u - 0.5 * g,
-                                             0.5 * np.square(np.maximum(u, 0.0)) / g))
-
     def kkt_alpha(self, M: Any) -> np.ndarray:
         """``alpha_t = -loss'(<M, H_t>)`` (hinge: 1 where the margin is below 1)."""
         return kkt_alpha(self.margins(M), self.gamma, self.hinge)

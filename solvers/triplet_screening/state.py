@@ -153,10 +153,8 @@ class _Run:
         #: the other spheres' dynamic rounds may run (their back-off, :meth:`dynamic_round`;
         #: not the fused rounds, which pay or not on their own)
         self.dynamic_on = True
-        self._armed: tuple[np.ndarray, float] | None = None
         self._pay_sub: _Sub | None = None
         self._pay_min = 0.0
-        self._armed_iteration = 0
         self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
         self.last_radius = math.inf
@@ -199,65 +197,58 @@ class _Run:
 
     # evaluation ---------------------------------------------------------------
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
-        """The reduced objective at ``M`` over ``sub`` (plus the folded L-hat). When a
-        fused round is armed (:meth:`arm_fused`) and ``sub`` is the remaining set, the
-        same pass screens with the ball ``B(M, r + ||M - M_prev||)``, which contains
-        ``B(M_prev, r)`` and so the optimum: the margins it needs are the ones the loss
-        pass computes. Screened triplets are on their fixed piece at ``M`` (the centre),
-        so the returned evaluation is also that of the new reduced problem."""
+        """The reduced objective at ``M`` over ``sub`` (plus the folded L-hat)."""
         self.visits += sub.idx.size
         self.loss_visits += sub.idx.size
         self.n_evals += 1
         self.n_refresh += bool(margins)  # the active set's refreshes ask for margins
         pc = time.thread_time
-        n = sub.idx.size
-        mout = np.empty(n if margins else 0)
-        fused, self._armed = self._armed, None
-        r = 0.0
-        if fused is not None and sub is self.unscr and not margins:
-            r = fused[1] + sph.fnorm(M - fused[0])
-            if not r <= self.tuning.fused_shrink * self.last_radius:
-                fused = None
-        else:
-            fused = None
-        rule = None
-        if fused is not None:
-            code = np.empty(n, dtype=np.int8)
-            rule = (sub.hn, r, 1.0 - self.gamma, sph.RULE_SLACK, code)
-        lam = self.lam
+        mout = np.empty(sub.idx.size if margins else 0)
         t0 = pc()
-        loss, asum, a2, nl, nr, A, G, mm, mh, c_forms, c_loss = sub.forms.evaluate(
-            M, sub.la, sub.lb, sub.blocks, self.gamma, self.hinge, mout, rule, self.HL, lam)
+        loss, asum, a2, _, _, A, G, mm, mh, c_forms, c_loss = sub.forms.evaluate(
+            M, sub.la, sub.lb, sub.blocks, self.gamma, self.hinge, mout, None, self.HL,
+            self.lam)
         # one compiled call: its thread time is split by the cycles of its phases
         t = pc() - t0
         share = c_loss / (c_forms + c_loss) if c_forms + c_loss > 0 else 0.0
-        prof = self.prof
-        prof["pair_forms"] += t * (1.0 - share)
-        prof["loss_pass"] += t * share
-        ev = self._make_eval(loss, asum, a2, A, G, mm, mh, mout if margins else None)
-        if fused is not None and nl + nr and (
-                not self.backoff or self._fused_gain(sub, nl + nr, self._armed_iteration)
-                >= self.tuning.pay_margin * self._commit_cost(sub)):
-            t3 = pc()
-            self._log_round(Sphere("dgb", np.array(M), r), "dgb (fused)", "sphere",
-                            self._armed_iteration, nl, nr, self.nL + nl, self.nR + nr, 0.0)
-            self._commit(code, sub)
-            self.fused_rounds += 1
-            prof["screening"] += pc() - t3
-        return ev
+        self.prof["pair_forms"] += t * (1.0 - share)
+        self.prof["loss_pass"] += t * share
+        return self._make_eval(loss, asum, a2, A, G, mm, mh, mout if margins else None)
 
-    def arm_fused(self, M: np.ndarray, gap: float, iteration: int) -> None:
-        """Arm a fused round for the next evaluation of the remaining set (see
-        :meth:`evaluate`): ``M`` and its reduced duality gap give the ball
-        ``B(M, sqrt(2 gap / lam))`` (DGB, Theorem 3.5), which contains the optimum."""
+    def arm_fused(self, M: np.ndarray, gap: float, iteration: int
+                  ) -> tuple[float, float] | None:
+        """A fused round for the next step's first trial point ``x_new`` (its loss pass
+        over the remaining set, :func:`.burst.run_step`): ``M`` and its reduced duality
+        gap give the ball ``B(M, r0)``, ``r0 = sqrt(2 gap / lam)`` (DGB, Theorem 3.5),
+        which contains the optimum, and so does ``B(x_new, r0 + ||x_new - M||)``, whose
+        margins are the ones that loss pass computes. Returns ``(r0, r_max)`` (the round
+        runs when that radius is at most ``r_max``), or None when the round cannot pay."""
         r = float(sph.dgb_radius(gap, self.lam))
-        if not r <= self.tuning.fused_shrink * self.last_radius:
-            return
+        r_max = self.tuning.fused_shrink * self.last_radius
+        if not r <= r_max:
+            return None
         if self.backoff and (self._fused_gain(self.unscr, self.unscr.idx.size, iteration)
                              < self.tuning.pay_margin * self._commit_cost(self.unscr)):
-            return  # even screening every remaining triplet could not pay
-        self._armed = (M, r)  # iterates are never modified in place
-        self._armed_iteration = iteration
+            return None  # even screening every remaining triplet could not pay
+        return r, r_max
+
+    def commit_fused(self, centre: np.ndarray, r: float, code: np.ndarray, sub: _Sub,
+                     iteration: int) -> bool:
+        """Apply a fused round's codes over ``sub`` (the ball ``B(centre, r)`` screened
+        ``code``'s triplets in the loss pass at ``centre``) when it pays: screened triplets
+        are on their fixed piece at the centre, so that evaluation is also the new reduced
+        problem's. Returns whether it was applied."""
+        nl, nr = int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2))
+        if self.backoff and (self._fused_gain(sub, nl + nr, iteration)
+                             < self.tuning.pay_margin * self._commit_cost(sub)):
+            return False
+        t0 = time.thread_time()
+        self._log_round(Sphere("dgb", np.array(centre), r), "dgb (fused)", "sphere",
+                        iteration, nl, nr, self.nL + nl, self.nR + nr, 0.0)
+        self._commit(code, sub)
+        self.fused_rounds += 1
+        self.prof["screening"] += time.thread_time() - t0
+        return True
 
     def _fused_gain(self, sub: _Sub, removed: int, iteration: int) -> float:
         """Loss-pass visits a fused round removing ``removed`` of ``sub``'s triplets saves
@@ -378,7 +369,7 @@ class _Run:
         not pay stop these rounds for this lambda; a lambda on which they did not pay
         in total skips them on the next lambdas (:meth:`finish_dynamic`; all noted in
         the result). The fused DGB rounds are not under this back-off: they have their
-        own pay test (:meth:`arm_fused`, the commit in :meth:`evaluate`)."""
+        own pay test (:meth:`arm_fused`, :meth:`commit_fused`)."""
         gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
@@ -712,8 +703,9 @@ class _Opts:
     screening re-tests only what the sphere's movement can reach, else a full pass at
     every lambda: :class:`.pathscreen.PathScreen`), ``workset`` (:data:`WORKSETS`),
     ``compiled`` (runs of iterations in one compiled call, :mod:`.burst`; ``False``:
-    the projected gradient's iterations in Python and every dual iteration certified
-    by Python, the same iterates), ``chunk`` (most iterations per
+    every iteration handed back after its step, always compiled, for Python to certify
+    and decide its rounds, :func:`.burst.hands_back_each`; the same iterates), ``chunk``
+    (most iterations per
     compiled call) and ``tuning`` (the cost model's weights, :class:`.Tuning`)."""
 
     screening: tuple[str, ...]

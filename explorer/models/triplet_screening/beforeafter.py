@@ -85,7 +85,8 @@ def summarise(before: Sequence[dict], after: Sequence[dict]) -> list[tuple[str, 
 
 def _run_tree(tree: str, cache: str) -> dict:
     env = {**os.environ, "PYTHONPATH": tree, "NUMBA_CACHE_DIR": cache}
-    out = subprocess.run([sys.executable, "-m", __name__, "rows"], env=env, check=True,
+    # the module's import name (``__name__`` is ``"__main__"`` when run with ``-m``)
+    out = subprocess.run([sys.executable, "-m", __spec__.name, "rows"], env=env, check=True,
                          capture_output=True, text=True, cwd=tree).stdout
     return json.loads(out.strip().splitlines()[-1])
 
