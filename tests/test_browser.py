@@ -138,16 +138,8 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
     expected = wwsvm.solve(Xs, y, C=1.0, tol=1e-6, method="auto")
 
     with chromium("tests/test_browser.py") as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(server + "/wwsvm")
-        page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-        _wait_idle(page)
-        sidebar = page.locator("[data-testid='stSidebar']")
-        sidebar.get_by_text("your file", exact=True).first.click()
-        _wait_idle(page)
-        sidebar.locator("input[type='file']").set_input_files(str(path))
-        page.get_by_text("file flowers.csv: 90 samples, 4 features, 3 classes").first \
-            .wait_for(timeout=120_000)
+        page, sidebar = _upload_on_wwsvm(browser, server, path,
+                                         "file flowers.csv: 90 samples, 4 features, 3 classes")
         _wait_idle(page)
         assert page.locator("[data-testid='stException']").count() == 0
         primal = float(_metric(page, "primal"))
@@ -163,6 +155,21 @@ def test_upload_a_csv_on_the_wwsvm_page_and_read_its_certificate(server, tmp_pat
         sidebar.locator("[data-testid='stFileChipDeleteBtn']").first.click()
         page.get_by_text("Choose a data file in the sidebar").first.wait_for(timeout=60_000)
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def _upload_on_wwsvm(browser, server: str, path, shown: str):
+    """The WW-SVM page with ``path`` uploaded as "your file", once ``shown`` is on it;
+    returns ``(page, sidebar)``."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server + "/wwsvm")
+    page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
+    _wait_idle(page)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("your file", exact=True).first.click()
+    _wait_idle(page)
+    sidebar.locator("input[type='file']").set_input_files(str(path))
+    page.get_by_text(shown).first.wait_for(timeout=120_000)
+    return page, sidebar
 
 
 def _select(page, label: str, option: str) -> None:
@@ -183,15 +190,7 @@ def test_upload_a_raw_penguins_csv_and_read_held_out_accuracy_and_class_names(se
 
     path = write_penguins(tmp_path / "penguins.csv")
     with chromium("tests/test_browser.py") as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(server + "/wwsvm")
-        page.wait_for_selector("[data-testid='stMetric']", timeout=120_000)
-        _wait_idle(page)
-        sidebar = page.locator("[data-testid='stSidebar']")
-        sidebar.get_by_text("your file", exact=True).first.click()
-        _wait_idle(page)
-        sidebar.locator("input[type='file']").set_input_files(str(path))
-        page.get_by_text("file penguins.csv").first.wait_for(timeout=120_000)
+        page, sidebar = _upload_on_wwsvm(browser, server, path, "file penguins.csv")
         _wait_idle(page)
         _select(page, "label column", "species")
         held = sidebar.locator("[data-testid='stNumberInput']",
