@@ -26,6 +26,7 @@ Only numpy is used (``json`` and ``numpy.load(allow_pickle=False)``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -206,7 +207,9 @@ def register_form(model: str, form: SavedForm) -> None:
     _FORMS[model] = form
 
 
+@functools.lru_cache(maxsize=64)
 def _builtin_form(model: str) -> SavedForm | None:
+    """``solvers.<model>.SAVED_FORM`` (looked up once per name)."""
     import importlib
     import importlib.util
 
