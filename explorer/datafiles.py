@@ -47,7 +47,7 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
@@ -360,7 +360,7 @@ class _Bounded(io.RawIOBase):
 
 
 @contextlib.contextmanager
-def _bounded_text(p: Path, max_bytes: float = MAX_FILE_BYTES) -> Iterator[io.BufferedReader]:
+def _bounded_text(p: Path, max_bytes: float = MAX_FILE_BYTES) -> Iterator[BinaryIO]:
     """The (decompressed) bytes of text file ``p`` as a buffered stream bounded by
     ``max_bytes`` and :data:`MAX_LINE_BYTES` (:class:`_Bounded`)."""
     raw = gzip.open(p, "rb") if p.name.lower().endswith(".gz") else open(p, "rb",
@@ -476,7 +476,7 @@ def _from_frame(df: Any, p: Path, fmt: str, req: ReadRequest, line_offset: int) 
     if need_label and label_col is None:
         raise DataFileError(f"{p.name}: no label column; columns: {_cols(columns)}")
     if features is None:
-        skip = taken | {label_col} | set(prep.ignore)
+        skip = taken | set(prep.ignore) | ({label_col} if label_col is not None else set())
         feats = [c for c in columns if c not in skip]
     else:
         have = set(columns)
@@ -817,10 +817,11 @@ def _read_mat(p: Path, fmt: str, req: ReadRequest) -> Table:
         raise DataFileError(f"{p.name}: a .mat data file needs variables 'X' and 'Y' "
                             f"(MALSAR: cell arrays X{{t}}, Y{{t}}); found: "
                             f"{', '.join(keys) or 'none'}")
-    Xm, Ym = m[xk], (m[yk] if yk else None)
+    Xm: np.ndarray = m[xk]
+    Ym: np.ndarray | None = m[yk] if yk else None
     for key, val in ((xk, Xm), (yk, Ym)):
-        cells = val.ravel() if val is not None and val.dtype == object else [val]
-        if any(np.iscomplexobj(c) for c in cells if c is not None):
+        parts = val.ravel() if val is not None and val.dtype == object else [val]
+        if any(np.iscomplexobj(c) for c in parts if c is not None):
             raise DataFileError(f"{p.name}: {key} holds complex numbers; features and labels "
                                 "must be real (convert the file, e.g. real() or abs() in "
                                 "MATLAB)")
@@ -1037,15 +1038,15 @@ def split_table(table: Table, test_size: float, seed: int = 0) -> tuple[Table, T
         else (table.y if table.y is not None and table.y.dtype.kind in "iuUS" else None)
     if groups is None:
         groups = np.zeros(table.n, dtype=np.int64)
-    test = []
+    held = []
     values, first = np.unique(groups, return_index=True)
     for g in values[np.argsort(first)]:  # file order: the split does not depend on label names
         idx = rng.permutation(np.flatnonzero(groups == g))
         k = round(test_size * idx.size)
         if idx.size >= 2:
-            test.append(idx[:min(max(k, 1 if test_size * idx.size >= 0.5 else 0),
+            held.append(idx[:min(max(k, 1 if test_size * idx.size >= 0.5 else 0),
                                  idx.size - 1)])
-    te = np.sort(np.concatenate(test)) if test else np.zeros(0, dtype=np.int64)
+    te = np.sort(np.concatenate(held)) if held else np.zeros(0, dtype=np.int64)
     tr = np.setdiff1d(np.arange(table.n), te)
     if te.size == 0:
         raise DataFileError(f"{table.name}: --test-size {test_size} holds out no row")
@@ -1248,6 +1249,8 @@ def class_codes(table: Table, model: str, *, binary: bool = False,
                 test: Table | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``(class_names, codes, test_codes)`` of the labels; refuses one class (or not two)."""
     y = table.y
+    if y is None:
+        raise DataFileError(f"{table.name}: no labels; model {model} needs class labels")
     names, codes = np.unique(y, return_inverse=True)
     where = f"{table.name}: column {table.label_name!r}" if table.label_name else table.name
     if y.dtype.kind == "f" and names.size > max(20, y.size // 2):

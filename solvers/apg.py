@@ -272,6 +272,7 @@ class APG:
             if box is not None:
                 Z, gD, DD = _box_step(S, gS, step, box[0], box[1])
             else:
+                assert self._prox is not None  # required without a box (checked above)
                 Z = self._prox(tree_add(S, gS, -step), step)
             if self.fixed_step:
                 break

@@ -41,7 +41,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from types import FrameType, MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -716,7 +716,7 @@ def _caller_stacklevel() -> int:
     """``stacklevel`` pointing a warning at the first frame outside :mod:`solvers` (and sklearn)."""
     import sys
 
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None:
         mod = frame.f_globals.get("__name__", "")

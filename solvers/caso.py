@@ -254,7 +254,9 @@ class _Tasks:
         self.task = np.repeat(np.arange(self.m), self.n)
         self.sqn = np.einsum("ij,ij->i", self.X, self.X)
         self.equal = bool(np.all(self.n == self.n[0]))
-        self.X3 = self.X.reshape(self.m, int(self.n[0]), self.d) if self.equal else None
+        # the (m, n, d) view when every task has n rows; an empty placeholder otherwise
+        self.X3 = (self.X.reshape(self.m, int(self.n[0]), self.d) if self.equal
+                   else np.empty((0, 0, self.d)))
         self.Xs = [self.X[self.offs[t]:self.offs[t + 1]] for t in range(self.m)]
 
     def scores(self, U: np.ndarray) -> np.ndarray:
@@ -1248,7 +1250,7 @@ def solve(
         Theta=Theta,
         V=Theta @ U,
         gamma=cert.structure.gamma(),
-        dual_vars=list(data.split(cert.theta)),
+        dual_vars=tuple(data.split(cert.theta)),
         loss=loss,
         c=c,
     )

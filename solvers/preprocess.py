@@ -192,10 +192,11 @@ class FittedPreprocessing:
         ``name=value``; dropped text columns are absent."""
         out: list[str] = []
         for j, c in enumerate(self.columns):
+            cats = self.categories[j]
             if self.numeric[j]:
                 out.append(c)
-            elif self.categories[j] is not None:
-                out.extend(f"{c}={v}" for v in self.categories[j])
+            elif cats is not None:
+                out.extend(f"{c}={v}" for v in cats)
         return tuple(out)
 
     def describe(self) -> str:
@@ -207,8 +208,8 @@ class FittedPreprocessing:
                          + (" (scaled, not centred: sparse)" if self.sparse else ""))
         elif self.options.scale == "maxabs":
             parts.append(f"scaled {num} column{'s' * (num != 1)} by max |x|")
-        hot = [f"{c} ({self.categories[j].size} values)" for j, c in enumerate(self.columns)
-               if self.categories[j] is not None]
+        hot = [f"{c} ({cats.size} values)" for c, cats in zip(self.columns, self.categories,
+                                                             strict=True) if cats is not None]
         if hot:
             parts.append("one-hot " + ", ".join(hot))
         if self.dropped_columns:
@@ -267,11 +268,10 @@ class FittedPreprocessing:
                 if miss.any():
                     x = np.where(miss, self.fill[j], x)
                 blocks.append(((x - self.center[j]) / self.scale[j])[:, None])
-            elif self.categories[j] is not None:
+            elif (cats := self.categories[j]) is not None:
                 v = _text(col)
                 if miss.any():
                     v = np.where(miss, self.fill_category[j], v)
-                cats = self.categories[j]
                 pos = np.searchsorted(cats, v)
                 ok = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == v)
                 if not ok.all():
@@ -503,7 +503,7 @@ def fit(columns: Mapping[str, Any] | Any, options: Preprocessing | None = None,
             v = _text(col)
             if miss.any():
                 imp = SimpleImputer(strategy="most_frequent", missing_values=None).fit(
-                    np.where(miss, None, v).astype(object)[:, None])
+                    np.where(miss, np.array(None, dtype=object), v).astype(object)[:, None])
                 fill_cat[j] = str(imp.statistics_[0])
                 v = np.where(miss, fill_cat[j], v)
             enc = OneHotEncoder(handle_unknown="error").fit(v[:, None])

@@ -728,7 +728,7 @@ class _SVTProx:
 
     def __init__(self, rho: float) -> None:
         self.rho = rho
-        self.B: np.ndarray | None = None
+        self.B = np.zeros((0, 0))  # the multiplier of the last call (none made yet)
         self.nuc = 0.0
 
     def __call__(self, Y: np.ndarray, step: float) -> np.ndarray:
@@ -877,6 +877,7 @@ class _Certifier:
         self.pb, self.mon, self.tol, self.want_iterate = pb, mon, tol, want_iterate
         self.primal, self.dual = math.inf, -math.inf
         self.out: dict[str, Any] = {}
+        self.mu = 0.0  # the smoothing parameter, set by ``solve``
 
     def offer_primal(self, W: np.ndarray) -> None:
         """Another primal candidate: kept if ``J(W)`` beats the best so far."""

@@ -176,8 +176,10 @@ class SavedForm:
     arrays: Mapping[str, ArraySpec]
     names: Mapping[str, str | None]
     features: tuple[str, int]
-    decide: Callable[[SavedModel, Any, np.ndarray | None], np.ndarray]
-    predict: Callable[[SavedModel, Any, np.ndarray | None], np.ndarray] | None = None
+    # ``task_index`` is an array for per-task forms and None otherwise, so the callables'
+    # third parameter is typed by each form.
+    decide: Callable[..., np.ndarray]
+    predict: Callable[..., np.ndarray] | None = None
     per_task: bool = False
     sparse: bool = False
     transform: bool = False

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..mtmkl import PARAMS, _check_p, _pnorm, _prepare, uniform_theta
+from ..mtmkl import PARAMS, FactoredSimilarities, _check_p, _pnorm, _prepare, uniform_theta
 from ..validation import check_bool, check_scalar, check_vector
 from ._common import ReferenceResult, as_array, solve_problem
 
@@ -70,13 +70,15 @@ def solve(
         if np.any(theta0 < 0) or not np.any(theta0 > 0):
             raise ValueError("theta0 must be >= 0 with at least one positive entry")
     if data.Ks is None:
+        assert data.X is not None  # linear kernel: the features are given
         feats = [data.X]
     else:
         feats = [factor_psd(K) for K in data.Ks]
-    if data.factored:
-        Rs = [data.G.factor(m) for m in range(M)]
+    G = data.G
+    if isinstance(G, FactoredSimilarities):
+        Rs = [G.factor(m) for m in range(M)]
     else:
-        Rs = [factor_psd(Gm) for Gm in data.G]
+        Rs = [factor_psd(Gm) for Gm in G]
 
     fixed = None
     if fix_theta:
@@ -97,8 +99,11 @@ def solve(
         A = cp.Variable((F.shape[1], R.shape[1]))
         A_vars.append(A)
         V_terms.append((m, A @ R.T))  # task-side weights V_m = A_m R_m^T (e x T)
-        reg = reg + (cp.sum_squares(A) / fixed[m] if fixed is not None
-                     else cp.quad_over_lin(A, theta[m]))
+        if fixed is not None:
+            reg = reg + cp.sum_squares(A) / fixed[m]
+        else:
+            assert theta is not None
+            reg = reg + cp.quad_over_lin(A, theta[m])
     cons = []
     f = 0
     if shared and V_terms:
@@ -115,16 +120,21 @@ def solve(
     margin = xi >= 1 - cp.multiply(data.y, f)
     cons.append(margin)
     if theta is not None:
-        cons.append(cp.norm(theta, "inf" if np.isinf(p) else p) <= 1)
+        # cvxpy takes any p >= 1 here; its annotation says int
+        cons.append(cp.norm(theta, "inf" if np.isinf(p) else p) <= 1)  # type: ignore[arg-type]
     problem = cp.Problem(cp.Minimize(0.5 * reg + C * cp.sum(xi)), cons)
     value, elapsed = solve_problem(problem, solver=solver)
-    th = fixed.copy() if fixed is not None else np.maximum(as_array(theta.value), 0.0)
+    if fixed is not None:
+        th = fixed.copy()
+    else:
+        assert theta is not None
+        th = np.maximum(as_array(theta.value), 0.0)
     if theta is not None and _pnorm(th, p) > 1.0:
         th = th / _pnorm(th, p)
     alpha = np.clip(as_array(margin.dual_value), 0.0, C)
     W = None
     if data.Ks is None:
-        d = data.X.shape[1]
+        d = feats[0].shape[1]
         W = np.zeros((M, T, d))
         for m, A in enumerate(A_vars):
             if A is not None:
