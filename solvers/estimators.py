@@ -47,7 +47,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import caso, mtmkl, robust_mtl, triplet_screening, wwsvm
+from . import caso, mtmkl, robust_mtl, saved, triplet_screening, wwsvm
 from .params import ParamSpecs
 from .validation import encode_labels
 
@@ -166,6 +166,15 @@ class _SolverEstimator(BaseEstimator):
         if self.warm_start and getattr(self, "_warm_key", None) == key:
             return getattr(self, "result_", None)
         return None
+
+    def _decide(self, X: Any, task_index: np.ndarray | None = None) -> np.ndarray:
+        """The model's decision values (or transform) of validated rows ``X``.
+
+        Computed by the model's :class:`~solvers.saved.SavedForm` on the fitted result
+        (:func:`solvers.saved.decide_fitted`): prediction is written once, in the model's
+        module, for the estimators and saved models alike.
+        """
+        return saved.decide_fitted(self, X, task_index)
 
     def _store(self, res: Any, key: tuple) -> None:
         self.result_ = res
@@ -311,7 +320,7 @@ class WestonWatkinsSVC(ClassifierMixin, _SolverEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64,
                           accept_sparse=("csr", "csc", "coo"), accept_large_sparse=True)
-        return np.asarray(X @ self.coef_.T) + self.intercept_
+        return self._decide(X)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores ``X W + b`` (n, n_classes); for 2 classes ``score_1 - score_0`` (n,)."""
@@ -358,7 +367,7 @@ class _CASOBase(_SolverEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         _, codes = _task_codes(tasks, X.shape[0], self.tasks_)
-        return np.einsum("ij,ij->i", X, self.coef_[codes])
+        return self._decide(X, codes)
 
 
 @_from_spec(caso, exclude=("loss",))
@@ -493,7 +502,7 @@ class RobustTemporalMTLRegressor(RegressorMixin, _SolverEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         _, codes = _task_codes(tasks, X.shape[0], self.tasks_)
-        return np.einsum("ij,ij->i", X, self.coef_[codes])
+        return self._decide(X, codes)
 
     def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
         """R^2 of ``predict(X, tasks)``."""
@@ -593,7 +602,7 @@ class MultiTaskMKLClassifier(_BinaryTaskClassifier, _SolverEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         _, codes = _task_codes(tasks, X.shape[0], self.tasks_)
-        return np.einsum("ij,ij->i", X, self.coef_[codes])
+        return self._decide(X, codes)
 
 
 
@@ -719,7 +728,7 @@ class SafeTripletMetricLearner(TransformerMixin, _SolverEstimator):
         """``X L^T``: Euclidean distances there are the learned Mahalanobis distances."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.components_.T
+        return self._decide(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

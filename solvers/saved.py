@@ -40,7 +40,7 @@ import numpy as np
 from .fileio import npz_arrays, npz_keys, open_regular, read_regular, write_atomic
 
 __all__ = ["FORMAT", "MAX_MODEL_BYTES", "PREP_PREFIX", "RUN_KEY", "ArraySpec", "SavedForm",
-           "SavedModel", "array_specs", "form_of", "from_fitted", "known_models",
+           "SavedModel", "array_specs", "decide_fitted", "form_of", "from_fitted", "known_models",
            "load_model", "register_form", "save_model", "scores_per_task", "sign_classes",
            "validate"]
 
@@ -722,6 +722,65 @@ def _model_name(res: Any) -> str:
     return parts[1] if len(parts) > 1 and parts[0] == "solvers" else parts[-1]
 
 
+def _fitted_arrays(fitted: Any, model: str | None, names: dict[str, Any], reference: Any,
+                   *, copy: bool) -> tuple[Any, str, SavedForm, dict[str, np.ndarray]]:
+    """``(result, model name, form, arrays)`` of a result or fitted estimator: the
+    result's arrays as its form saves them (``form.prepare`` applied); ``names`` gets the
+    estimator's names where it has none."""
+    est = None
+    res = fitted
+    if hasattr(fitted, "result_"):
+        est, res = fitted, fitted.result_
+        for key, attr in (("class_names", "classes_"), ("task_names", "tasks_")):
+            if names[key] is None:
+                names[key] = getattr(est, attr, None)
+        if names["feature_names"] is None and hasattr(est, "feature_names_in_"):
+            names["feature_names"] = list(est.feature_names_in_)
+    if not dataclasses.is_dataclass(res) or not hasattr(res, "arrays"):
+        raise TypeError(f"fitted must be a solver result or a fitted estimator, got "
+                        f"{type(fitted).__name__}")
+    name = model or _model_name(res)
+    form = form_of(name)
+    arrays = {k: np.array(v) if copy else v for k, v in res.arrays().items()
+              if isinstance(v, np.ndarray) and v.dtype.kind in "biufU"}
+    if form.prepare is not None:
+        form.prepare(res, est, arrays, names, reference)
+    elif reference is not None:
+        raise ValueError(f"reference points are the metric learner's; model {name} has none")
+    return res, name, form, arrays
+
+
+@dataclasses.dataclass(frozen=True)
+class _FittedView:
+    """What a form's ``decide`` reads of a fitted model: its arrays and names."""
+
+    arrays: Mapping[str, np.ndarray]
+    class_names: Any = None
+
+
+def decide_fitted(fitted: Any, X: Any, task_index: np.ndarray | None = None) -> np.ndarray:
+    """The decision values (or transform) of ``X`` by a result or fitted estimator,
+    through its model's :class:`SavedForm` (``decide``), as its saved model computes them.
+
+    Parameters
+    ----------
+    fitted : Result or estimator
+        A ``solve`` result or a fitted :mod:`solvers.estimators` estimator.
+    X : array or sparse matrix
+        The rows, validated by the caller.
+    task_index : ndarray of int, optional
+        Each row's task code (per-task models).
+
+    Returns
+    -------
+    ndarray
+        ``form.decide`` of the fitted arrays (not copied).
+    """
+    names: dict[str, Any] = {"feature_names": None, "class_names": None, "task_names": None}
+    _, _, form, arrays = _fitted_arrays(fitted, None, names, None, copy=False)
+    return form.decide(_FittedView(arrays, names["class_names"]), X, task_index)
+
+
 def from_fitted(fitted: Any, *, model: str | None = None,
                 feature_names: Sequence[Any] | None = None,
                 class_names: Sequence[Any] | None = None,
@@ -759,27 +818,9 @@ def from_fitted(fitted: Any, *, model: str | None = None,
     SavedModel
         The model, validated against its schema.
     """
-    est = None
-    res = fitted
-    if hasattr(fitted, "result_"):
-        est, res = fitted, fitted.result_
-        class_names = class_names if class_names is not None else getattr(est, "classes_", None)
-        task_names = task_names if task_names is not None else getattr(est, "tasks_", None)
-        if feature_names is None and hasattr(est, "feature_names_in_"):
-            feature_names = list(est.feature_names_in_)
-    if not dataclasses.is_dataclass(res) or not hasattr(res, "arrays"):
-        raise TypeError(f"fitted must be a solver result or a fitted estimator, got "
-                        f"{type(fitted).__name__}")
-    name = model or _model_name(res)
-    form = form_of(name)
-    arrays = {k: np.array(v) for k, v in res.arrays().items()
-              if isinstance(v, np.ndarray) and v.dtype.kind in "biufU"}
     names: dict[str, Any] = {"feature_names": feature_names, "class_names": class_names,
                              "task_names": task_names}
-    if form.prepare is not None:
-        form.prepare(res, est, arrays, names, reference)
-    elif reference is not None:
-        raise ValueError(f"reference points are the metric learner's; model {name} has none")
+    res, name, form, arrays = _fitted_arrays(fitted, model, names, reference, copy=True)
     if form.per_task and names["task_names"] is None:  # tasks named by their column
         sym = form.names["task_names"]
         names["task_names"] = np.arange(next(
