@@ -117,6 +117,7 @@ def school_problem(model: str, path: str, *, seed: int = 0) -> Any:
     table = datafiles.read_table(path)
     train, test = datafiles.split_table(table, 0.25, seed=seed)
     if datafiles.roles(model).labels == "binary":
+        assert train.y is not None and test.y is not None  # School's scores
         med = float(np.median(train.y))
         train = replace(train, y=np.where(train.y > med, "high", "low"))
         test = replace(test, y=np.where(test.y > med, "high", "low"))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
@@ -46,7 +47,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -274,23 +275,25 @@ def _row(s) -> str:
             f"{gap_text(s.rel_gap, width=11, short=True)}")
 
 
-def _progress_printer(quiet: bool):
-    """The solve callback printing history rows; ``cb.shown`` is the last row printed
-    as ``(iteration, primal, dual)``."""
-    state = {"last": -math.inf, "count": 0}
+class _ProgressPrinter:
+    """The solve callback printing history rows: the first five, then at most two a
+    second; ``shown`` is the last row printed as ``(iteration, primal, dual)``."""
 
-    def cb(s) -> None:
-        state["count"] += 1
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.last = -math.inf
+        self.count = 0
+        self.shown: tuple[int, float, float] | None = None
+
+    def __call__(self, s: Any) -> None:
+        self.count += 1
         now = time.perf_counter()
-        if quiet:
+        if self.quiet:
             return
-        if state["count"] <= 5 or now - state["last"] >= 0.5:
-            state["last"] = now
-            cb.shown = (s.iteration, s.primal, s.dual)
+        if self.count <= 5 or now - self.last >= 0.5:
+            self.last = now
+            self.shown = (s.iteration, s.primal, s.dual)
             print(_row(s), flush=True)
-
-    cb.shown = None
-    return cb
 
 
 def _header() -> None:
@@ -369,7 +372,7 @@ def cmd_solve(args: argparse.Namespace, *, check: bool = False) -> int:
         if refusal:
             raise CLIError(refusal)
     _header()
-    printer = _progress_printer(args.quiet)
+    printer = _ProgressPrinter(args.quiet)
     res = entry.solve(problem, tol=tol, max_iter=max_iter, callback=printer, **params)
     _summary(res, printer, problem, entry)
     out: dict[str, Any] = {
@@ -462,7 +465,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
                              and fmt in datafiles.NAMED_COLUMNS else None),
         task=args.task or args.time or (sm.task_name if sm.task_name not in (None, "qid",
                                                                              "cell") else None),
-        need_label=False, features=[str(f) for f in feats] if table_feats else None,
+        need_label=False,
+        features=[str(f) for f in feats] if table_feats and feats is not None else None,
         n_features=sm.n_features if fmt == "svmlight" else None, zero_based=sm.zero_based,
         fitted=fp)
     if fp is not None:
@@ -495,7 +499,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if i is None:
             w.writerow([""] * len(cols))
             continue
-        row = [_plain(tasks[i])] if sm.needs_tasks else []
+        row = [_plain(tasks[i])] if sm.needs_tasks and tasks is not None else []
         w.writerow([*row, _plain(v) if (v := pred[i]) is not None else ""])
     if args.out:
         from solvers.fileio import write_atomic
@@ -848,12 +852,12 @@ def make_parser() -> argparse.ArgumentParser:
         prog="dualscope", parents=[common],
         description="Certified solvers for structured convex learning models, "
                     "with a live dashboard.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser,
-                           action=_LazySubcommands)
+    sub = cast(_LazySubcommands, p.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, action=_LazySubcommands))
     for s in SUBCOMMANDS:
         sp = sub.add_parser(s.name, help=s.help, description=s.help, parents=[common])
         sp.set_defaults(_subcommand=s)
-        sub.pending[s.name] = lambda s=s, sp=sp: s.configure(sp)
+        sub.pending[s.name] = functools.partial(s.configure, sp)
 
     # the sweep sub-command lives in explorer/sweep.py (it registers its own parser); it
     # gets --debug, the --out check and the error contract like the others. Its parser is
@@ -873,7 +877,8 @@ def make_parser() -> argparse.ArgumentParser:
 
     def configure_sweep() -> None:
         scratch = _Parser(add_help=False).add_subparsers(prog=p.prog, parser_class=_Parser)
-        sub._name_parser_map["sweep"] = build_sweep(_models(), scratch)
+        # built by ``scratch``, whose parser class is _Parser
+        sub._name_parser_map["sweep"] = cast(_Parser, build_sweep(_models(), scratch))
 
     sub.pending["sweep"] = configure_sweep
     return p

@@ -115,8 +115,8 @@ def readable(fig: go.Figure, width: int = TITLE_CHARS,
     return fig
 
 
-#: One colour per role, used consistently across pages.
-COLORS = {
+#: One colour per role, used consistently across pages (a list of colours for a palette).
+COLORS: dict[str, Any] = {
     "primal": "#1f77b4",
     "dual": "#ff7f0e",
     "gap": "#2ca02c",

@@ -51,6 +51,7 @@ def _range_widgets(st: Any, entry: ModelEntry, p: Param, current: Any, col: Any)
     if p.values:
         return list(col.multiselect(f"{p.name} values", list(p.values), default=list(p.values),
                                     key=_key(entry, f"vals_{p.name}"), format_func=str))
+    assert p.low is not None and p.high is not None  # sweepable: a bounded range (_sweepable)
     lo, hi = float(p.low), float(p.high)
     cur = float(current if current is not None else p.default)
     if p.log and cur > 0:
@@ -120,8 +121,8 @@ def _figures(frame: Any, names: list[str], log_axes: dict[str, bool]) -> list[An
         if log:  # exact zeros (gap below machine precision) drawn at the floor, marked
             from .figures import gap_floor
 
-            y, zero, _ = gap_floor(data[col].to_numpy(dtype=float))
-            data[col] = y
+            floored, zero, _ = gap_floor(data[col].to_numpy(dtype=float))
+            data[col] = floored
         fig = go.Figure()
         if len(names) == 1:
             x = names[0]

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,7 +45,7 @@ class Backend(Protocol):
     name: str
     workers: int
 
-    def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]: ...
+    def imap(self, chains: Sequence[Chain]) -> Generator[list[dict[str, Any]], None, None]: ...
 
     def close(self) -> None: ...
 #: ``auto`` runs serially up to this many pending points (or when there is one chain).
@@ -72,7 +72,7 @@ class SerialBackend:
     name = "serial"
     workers = 1
 
-    def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]:
+    def imap(self, chains: Sequence[Chain]) -> Generator[list[dict[str, Any]], None, None]:
         for chain in chains:
             for row in iter_chain(chain):
                 yield [row]
@@ -126,7 +126,7 @@ class ProcessBackend:
         self.workers = int(workers or os.cpu_count() or 1)
         self._pool: Any = None
 
-    def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]:
+    def imap(self, chains: Sequence[Chain]) -> Generator[list[dict[str, Any]], None, None]:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -327,7 +327,7 @@ class DaskBackend:
             return str(self._client.scheduler.address)
         return "the Dask scheduler"
 
-    def imap(self, chains: Sequence[Chain]) -> Iterator[list[dict[str, Any]]]:
+    def imap(self, chains: Sequence[Chain]) -> Generator[list[dict[str, Any]], None, None]:
         """Rows of each chain as it finishes.
 
         A chain whose worker died too often (``KilledWorker``) becomes error rows; a lost

@@ -112,7 +112,7 @@ def parse_values(param: registry.Param | None, text: str, cast: Callable | None 
         try:
             lo = parse_number(parts[0], f"{what}: range {text!r}: LOW", integer=False)
             hi = parse_number(parts[1], f"{what}: range {text!r}: HIGH", integer=False)
-            n = parse_number(parts[2], f"{what}: range {text!r}: N", integer=True)
+            n = int(parse_number(parts[2], f"{what}: range {text!r}: N", integer=True))
         except CLIError as exc:
             raise ValueError(str(exc)) from None
         if n < 1:
@@ -151,7 +151,7 @@ def _parse_seeds(text: str) -> list[int]:
     items = [s.strip() for s in str(text).split(",")]
     if not all(items):
         raise CLIError(f"--seeds: an empty value in {text!r} (give e.g. 0,1,2)")
-    seeds = [parse_number(s, "--seeds", integer=True) for s in items]
+    seeds = [int(parse_number(s, "--seeds", integer=True)) for s in items]
     for s in seeds:
         if not 0 <= s <= MAX_SEED:
             raise CLIError(f"--seeds: {s} is outside [0, {MAX_SEED}]")

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ class _Progress:
 
 def iter_rows(spec: SweepSpec, *, backend: str | Any = "auto", workers: int | None = None,
               scheduler: Any = None, done: Iterable[str] = (), force: bool = False
-              ) -> Iterator[dict[str, Any]]:
+              ) -> Generator[dict[str, Any], None, None]:
     """Rows of the pending points of ``spec`` as they finish (any order).
 
     ``done``: keys to skip. A chain whose first points are done restarts cold at its
@@ -106,7 +106,7 @@ def _pending(chains: list[Chain], done: set[str]) -> list[Chain]:
 
 
 def _stream(chains: list[Chain], backend: str | Any, workers: int | None, scheduler: Any
-            ) -> Iterator[dict[str, Any]]:
+            ) -> Generator[dict[str, Any], None, None]:
     n_pending = sum(len(c.keys) for c in chains)
     be = make_backend(backend, workers=workers, scheduler=scheduler, n_pending=n_pending,
                       n_chains=len(chains))

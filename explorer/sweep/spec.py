@@ -198,7 +198,7 @@ def _path_param(entry: registry.ModelEntry, spec: SweepSpec) -> str | None:
             if entry.param(name).kind == "float" and len(_as_list(values)) > 1]
     # prefer a parameter that spans decades (a regularisation weight) over a shape parameter
     logs = [name for name in axes if entry.param(name).log]
-    return (logs or axes or [None])[0]
+    return (logs or axes)[0] if axes else None
 
 
 def _sort_value(v: Any) -> tuple[int, Any]:

@@ -245,17 +245,18 @@ def param_widget(p: Param, key: str, container: Any = None, *,
             checker.boolean(key, p.name, bool(p.default))
         return c.toggle(p.name, value=bool(p.default), **common)
     if p.kind == "int":
-        lo = int(low if low is not None else (p.low if p.low is not None else 0))
-        hi = int(high if high is not None else
-                 (p.high if p.high is not None else max(10, 10 * int(p.default))))
-        default = min(max(int(p.default), lo), hi)
+        ilo = int(low if low is not None else (p.low if p.low is not None else 0))
+        ihi = int(high if high is not None else
+                  (p.high if p.high is not None else max(10, 10 * int(p.default))))
+        idefault = min(max(int(p.default), ilo), ihi)
         if checker:
-            checker.number(key, p.name, lo, hi, default, integer=True, validate=validate)
-        _clamp_state(key, lo, hi)
-        if hi - lo <= 200:
-            return c.slider(p.name, lo, hi, default, **common)
-        return c.number_input(p.name, lo, hi, default, step=1, **common)
+            checker.number(key, p.name, ilo, ihi, idefault, integer=True, validate=validate)
+        _clamp_state(key, ilo, ihi)
+        if ihi - ilo <= 200:
+            return c.slider(p.name, ilo, ihi, idefault, **common)
+        return c.number_input(p.name, ilo, ihi, idefault, step=1, **common)
     if p.log:
+        assert p.low is not None and p.high is not None  # a log range is bounded
         lo = float(low if low is not None else p.low)
         hi = float(high if high is not None else p.high)
         if checker:
@@ -301,7 +302,7 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
     # not bound to the URL: a link names built-in datasets only (it cannot carry a file)
     source = sb.segmented_control("data source", ["built-in", YOUR_FILE], default="built-in",
                                   key="data_source") or "built-in"
-    upload, upload_opts = "", {}
+    upload, upload_opts = "", dict[str, Any]()
     if source == YOUR_FILE:
         upload, upload_opts = file_controls(entry, sb)
         upload = upload or "none"
@@ -333,7 +334,7 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
             limited.append(f"**{name}** ≤ {fmt(new[1])}: {why}")
         return new
 
-    sizes = {}
+    sizes: dict[str, int | float] = {}
     for name, (default, low, high) in ({} if upload else dataset.sizes).items():
         key = f"data_{name}" if name in pnames or name in ("tol", "max_iter") else name
         low, high = bounds(name, low, high)

@@ -276,6 +276,7 @@ def model_page(
     _held_out_row(entry, problem, res, c)
     if problem is not None and error is None and _continue(entry, problem, c, res, live):
         st.rerun()
+    assert problem is not None  # a result is shown only with the problem it solved
     st.fragment(_tabs)(entry, problem, res, c, structure, comparison, variants)
 
 

@@ -20,8 +20,10 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +44,7 @@ from ...benchkit import (
 from .data import subspace
 
 TARGETS = (1e-3, 1e-4, 1e-6)
-PARAMS = {"alpha": 0.1, "eta": 1.0, "h": 3.0}
+PARAMS: dict[str, Any] = {"alpha": 0.1, "eta": 1.0, "h": 3.0}
 
 
 def _problem(d: int, m: int, n: int, loss: str, seed: int = 1):
@@ -163,9 +165,9 @@ def _m_step_table(dims: tuple[int, ...], progress) -> BenchTable:
         sigma = np.abs(rng.standard_cauchy(size=d))
         h = d / 10.0
         reps = max(3, 200_000 // d)
-        t_med, g1 = best_of(lambda s=sigma, h=h: caso.m_step_gamma(s, 1.0, h, method="median"),
-                            reps)
-        t_srt, g2 = best_of(lambda s=sigma, h=h: caso.m_step_gamma(s, 1.0, h, method="sort"),
+        t_med, g1 = best_of(functools.partial(caso.m_step_gamma, sigma, 1.0, h,
+                                              method="median"), reps)
+        t_srt, g2 = best_of(functools.partial(caso.m_step_gamma, sigma, 1.0, h, method="sort"),
                             reps)
         table.add(d, 1e3 * t_med, 1e3 * t_srt, t_srt / t_med, float(np.max(np.abs(g1 - g2))))
         progress(f"M-step d={d}: median {1e3 * t_med:.3f} ms, sort {1e3 * t_srt:.3f} ms")

@@ -150,6 +150,7 @@ def from_table(table, test=None, **_opts) -> Problem:
         info["class_names"] = two
     if test is not None and test.y is not None:
         ytest = test.y if two is None else held_out_labels(test, two, table)  # no unseen class
+        assert tcodes is not None  # given with the test rows
         Xt, yt = per_task(dense(test, "caso"), _targets(ytest, test, two), tcodes, m, test)
         info.update(Xs_test=Xt, ys_test=yt,
                     ys_sign_test=[np.where(v >= 0.0, 1.0, -1.0) for v in yt])

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -186,15 +187,15 @@ def u_spectrum_figure(U: np.ndarray, h: float, *, height: int = 300) -> go.Figur
 
 
 def similarity_figure(S: np.ndarray, labels: Sequence[str], *, title: str,
-                      order: Sequence[int] | None = None, height: int = 360) -> go.Figure:
+                      order: npt.ArrayLike | None = None, height: int = 360) -> go.Figure:
     """A task-by-task cosine similarity heatmap on a fixed [-1, 1] colour scale.
 
     ``order`` (e.g. :func:`task_order`) permutes rows and columns alike.
     """
     S = np.asarray(S, dtype=float)
-    order = np.arange(S.shape[0]) if order is None else np.asarray(order, dtype=int)
-    S = S[np.ix_(order, order)]
-    lab = [str(labels[i]) for i in order]
+    idx = np.arange(S.shape[0]) if order is None else np.asarray(order, dtype=int)
+    S = S[np.ix_(idx, idx)]
+    lab = [str(labels[i]) for i in idx]
     fig = heatmap(S, x=lab, y=lab, zmin=-1.0, zmax=1.0, zmid=0.0, title=title, height=height)
     show = len(lab) <= 24
     fig.update_xaxes(type="category", showticklabels=show)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -124,7 +125,7 @@ def structure(problem, res, c) -> None:
                        help="largest principal angle between the learned and the "
                             "generator's subspace")
         if U_true is not None and res.loss == "squared":
-            err = np.linalg.norm(U - U_true) / max(np.linalg.norm(U_true), 1e-300)
+            err = float(np.linalg.norm(U - U_true)) / max(float(np.linalg.norm(U_true)), 1e-300)
             cols[4].metric("rel. error of U", f"{err:.3f}",
                            help="‖U − U_true‖ / ‖U_true‖ (generator's weights)")
         else:
@@ -143,7 +144,7 @@ def structure(problem, res, c) -> None:
     left, right = st.columns(2)
     if U_true is not None:
         true_cos = task_cosines(U_true)
-        order = task_order(U_true)
+        order: np.ndarray | None = task_order(U_true)
         corr = _corr(learned, true_cos)
         extra = f"<br>(correlation with the truth {corr:.2f})" if math.isfinite(corr) else ""
         left.plotly_chart(similarity_figure(learned, tasks, order=order,
@@ -196,7 +197,7 @@ def comparison(problem, res, c) -> None:
     st.plotly_chart(objective_time_figure(runs, reference=reference), width="stretch")
     rows = []
     for label, r in runs.items():
-        row = {"method": label}
+        row: dict[str, Any] = {"method": label}
         for tg in (1e-3, 1e-4, 1e-6):
             t, it = time_to_target(r.history, target_rel_gap=tg)
             row[f"time to {tg:g} [s]"] = None if math.isnan(t) else round(t, 4)

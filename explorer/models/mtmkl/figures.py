@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import plotly.graph_objects as go
 
 from ...figures import COLORS, heatmap, readable
@@ -37,7 +38,7 @@ def _children(parent: np.ndarray) -> list[list[int]]:
     return kids
 
 
-def leaf_order(parent: Sequence[int], leaves_under: Sequence[np.ndarray], T: int) -> np.ndarray:
+def leaf_order(parent: npt.ArrayLike, leaves_under: Sequence[np.ndarray], T: int) -> np.ndarray:
     """The tasks in depth-first (dendrogram) order of the tree.
 
     Sorting the similarity matrices by this order makes every subtree a
@@ -56,9 +57,9 @@ def leaf_order(parent: Sequence[int], leaves_under: Sequence[np.ndarray], T: int
     -------
     ndarray of int, shape (T,)
     """
-    parent = np.asarray(parent)
-    kids = _children(parent)
-    roots = [k for k in range(len(parent)) if parent[k] < 0]
+    par = np.asarray(parent)
+    kids = _children(par)
+    roots = [k for k in range(len(par)) if par[k] < 0]
     order: list[int] = []
     stack = list(reversed(roots))
     while stack:
@@ -79,7 +80,7 @@ def task_labels(leaves_under: Sequence[np.ndarray], names: Sequence[str], T: int
     return out
 
 
-def tree_layout(parent: Sequence[int], leaves_under: Sequence[np.ndarray], depth_of: Sequence[int],
+def tree_layout(parent: npt.ArrayLike, leaves_under: Sequence[np.ndarray], depth_of: npt.ArrayLike,
                 T: int) -> tuple[np.ndarray, np.ndarray]:
     """Node coordinates: x = mean position of the node's leaves, y = minus its depth.
 
@@ -97,8 +98,8 @@ def tree_layout(parent: Sequence[int], leaves_under: Sequence[np.ndarray], depth
     return x, -np.asarray(depth_of, dtype=float)
 
 
-def tree_figure(parent: Sequence[int], leaves_under: Sequence[np.ndarray],
-                depth_of: Sequence[int], theta: np.ndarray, *, p: float,
+def tree_figure(parent: npt.ArrayLike, leaves_under: Sequence[np.ndarray],
+                depth_of: npt.ArrayLike, theta: np.ndarray, *, p: float,
                 names: Sequence[str] | None = None, title: str = "",
                 height: int = 440) -> go.Figure:
     """The task tree with every node's weight ``theta_m`` as its size and colour.
@@ -114,16 +115,16 @@ def tree_figure(parent: Sequence[int], leaves_under: Sequence[np.ndarray],
     names : sequence of str, optional
         Node names for the hover text.
     """
-    parent = np.asarray(parent)
+    par = np.asarray(parent)
     theta = np.asarray(theta, dtype=float)
-    if theta.shape[0] != parent.shape[0]:
+    if theta.shape[0] != par.shape[0]:
         raise ValueError(f"theta has {theta.shape[0]} entries but the tree has "
-                         f"{parent.shape[0]} nodes")
+                         f"{par.shape[0]} nodes")
     T = int(max(int(np.max(lv)) for lv in leaves_under if len(lv)) + 1)
-    x, y = tree_layout(parent, leaves_under, depth_of, T)
-    names = list(names) if names is not None else [f"node {k}" for k in range(len(parent))]
+    x, y = tree_layout(par, leaves_under, depth_of, T)
+    names = list(names) if names is not None else [f"node {k}" for k in range(len(par))]
     ex, ey = [], []
-    for k, q in enumerate(parent):
+    for k, q in enumerate(par):
         if q >= 0:
             ex += [x[q], x[k], None]
             ey += [y[q], y[k], None]
@@ -133,14 +134,14 @@ def tree_figure(parent: Sequence[int], leaves_under: Sequence[np.ndarray],
     size = 6 + 26 * np.sqrt(np.clip(theta, 0.0, None) / tmax)
     hover = [f"{names[k]}<br>θ = {theta[k]:.4g}<br>tasks: "
              + ", ".join(str(int(t)) for t in leaves_under[k][:12])
-             + (" …" if len(leaves_under[k]) > 12 else "") for k in range(len(parent))]
+             + (" …" if len(leaves_under[k]) > 12 else "") for k in range(len(par))]
     fig.add_trace(go.Scatter(
         x=x, y=y, mode="markers", showlegend=False, hovertext=hover, hoverinfo="text",
         marker={"size": size, "color": theta, "colorscale": "Viridis", "cmin": 0.0,
                 "cmax": tmax, "line": {"color": "black", "width": 0.5},
                 "colorbar": {"title": {"text": "θ_m"}, "thickness": 12}},
     ))
-    if len(parent) <= 31:  # small trees: print the weights
+    if len(par) <= 31:  # small trees: print the weights
         fig.add_trace(go.Scatter(x=x, y=y - 0.32, mode="text", showlegend=False,
                                  text=[f"{v:.2g}" for v in theta], hoverinfo="skip",
                                  textfont={"size": 10}))
@@ -166,7 +167,7 @@ def _pnorm(v: np.ndarray, p: float) -> float:
     return float(v.max() * np.sum((v / v.max()) ** p) ** (1.0 / p))
 
 
-def similarity_pair(learned: np.ndarray, true: np.ndarray, order: Sequence[int],
+def similarity_pair(learned: np.ndarray, true: np.ndarray, order: npt.ArrayLike,
                     labels: Sequence[str], *, corr: float | None = None,
                     true_title: str = "true similarity (dot products of the leaves' μ)",
                     height: int = 380) -> tuple[go.Figure, go.Figure]:
@@ -182,13 +183,13 @@ def similarity_pair(learned: np.ndarray, true: np.ndarray, order: Sequence[int],
     corr : float, optional
         Their correlation, printed in the learned map's title.
     """
-    order = np.asarray(order, dtype=int)
-    lab = [str(labels[t]) for t in order]
+    idx = np.asarray(order, dtype=int)
+    lab = [str(labels[t]) for t in idx]
     extra = "" if corr is None or not np.isfinite(corr) else f", corr. with true {corr:.3f}"
-    a = heatmap(np.asarray(learned)[np.ix_(order, order)], x=lab, y=lab,
+    a = heatmap(np.asarray(learned)[np.ix_(idx, idx)], x=lab, y=lab,
                 colorscale="Viridis", zmid=None,
                 title=f"learned similarity Σ θ_m G_m{extra}", height=height)
-    b = heatmap(np.asarray(true)[np.ix_(order, order)], x=lab, y=lab, colorscale="Viridis",
+    b = heatmap(np.asarray(true)[np.ix_(idx, idx)], x=lab, y=lab, colorscale="Viridis",
                 zmid=None, title=true_title, height=height)
     # every task labelled up to 32 tasks, every step-th one beyond (small, rotated on x)
     step = max(1, -(-len(lab) // 32))
@@ -200,7 +201,7 @@ def similarity_pair(learned: np.ndarray, true: np.ndarray, order: Sequence[int],
     return a, b
 
 
-def theta_history_figure(history: Any, depth_of: Sequence[int],
+def theta_history_figure(history: Any, depth_of: npt.ArrayLike,
                          names: Sequence[str] | None = None, *, p: float | None = None,
                          height: int = 340) -> go.Figure:
     """``theta_m`` per outer iteration, one line per node, coloured by its depth in the tree.
@@ -211,12 +212,12 @@ def theta_history_figure(history: Any, depth_of: Sequence[int],
     if th.ndim == 1:
         th = th[:, None]
     it = np.asarray(history.iteration)
-    depth_of = np.asarray(depth_of)
+    depth = np.asarray(depth_of)
     names = list(names) if names is not None else [f"node {k}" for k in range(th.shape[1])]
     fig = go.Figure()
     seen: set[int] = set()
     for m in range(th.shape[1]):
-        lev = int(depth_of[m]) if m < depth_of.size else 0
+        lev = int(depth[m]) if m < depth.size else 0
         fig.add_trace(go.Scatter(
             x=it, y=th[:, m], mode="lines", name=f"depth {lev}", legendgroup=f"d{lev}",
             showlegend=lev not in seen, hovertext=names[m], hoverinfo="text+x+y",

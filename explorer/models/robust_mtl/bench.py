@@ -34,6 +34,7 @@ says wall; solver times of the page table are ``Result.time`` (wall, JIT exclude
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -123,8 +124,7 @@ def _versus_cvxpy(cases, progress) -> BenchTable:
         c0 = time.process_time()
         r = ref.solve(Xs, ys, **params)
         t_ref = time.process_time() - c0
-        t, res = _cpu(lambda Xs=Xs, ys=ys, params=params, tol=tol:
-                      _solve(Xs, ys, **params, tol=tol), 3)
+        t, res = _cpu(functools.partial(_solve, Xs, ys, **params, tol=tol), 3)
         diff = rel_diff(res.primal, r.value)
         progress(f"  cvxpy {t_ref:.2f} s CPU, exact_dual {t:.3f} s CPU, rel diff {diff:.1e}")
         table.add(label, _pname(params["p"]), tol, t_ref, r.time, t, t_ref / t, diff,
@@ -159,8 +159,8 @@ def _every_p(size, progress) -> BenchTable:
             prob = temporal_tasks(0, m=m, d=d, n=n, outliers=out)
             for name, over in variants.items():
                 kw = dict(PAGE, **over)
-                t, res = _cpu(lambda prob=prob, kw=kw, p=p: _solve(
-                    prob.data["Xs"], prob.data["ys"], **kw, p=p, tol=1e-8), 1)
+                t, res = _cpu(functools.partial(_solve, prob.data["Xs"], prob.data["ys"], **kw,
+                                                p=p, tol=1e-8), 1)
                 table.add(_pname(p), out, name, res.converged, res.rel_gap, _steps(res),
                           res.inner_iterations, t)
         progress(f"every-p table: p={_pname(p)} done")
@@ -217,7 +217,7 @@ def _versus_paper(title: str, prob, params, mus, budget: float, progress
          "best paper method / exact_dual (time)", "(SVDs)"])
     for g in TARGETS:
         ours = best.get(("exact_dual", g))
-        row = [g, ours[0] if ours else math.nan, ours[1] if ours else math.nan]
+        row: list[Any] = [g, ours[0] if ours else math.nan, ours[1] if ours else math.nan]
         paper_best = None
         for method, restart in PAPER:
             b = best.get((_label(method, restart), g))
@@ -243,8 +243,8 @@ def _large(size, progress) -> BenchTable:
         ["tol", "converged", "rel. gap", "FISTA steps", "SVDs", "CPU [s]", "wall [s]"])
     for tol in (1e-6, 1e-8):
         w0 = time.perf_counter()
-        t, res = _cpu(lambda tol=tol: _solve(prob.data["Xs"], prob.data["ys"], **params,
-                                             tol=tol), 1)
+        t, res = _cpu(functools.partial(_solve, prob.data["Xs"], prob.data["ys"], **params,
+                                        tol=tol), 1)
         table.add(tol, res.converged, res.rel_gap, _steps(res), res.inner_iterations, t,
                   time.perf_counter() - w0)
         progress(f"large: tol {tol:g}: {t:.2f} s CPU")
@@ -272,7 +272,7 @@ def _page(progress) -> BenchTable:
         i = opts.index(PAGE[key])
         for j in (i - 1, i + 1):
             kw = dict(PAGE, **{key: opts[j]})
-            tw, warm = _cpu(lambda kw=kw: _solve(Xs, ys, **kw, tol=1e-8, init=cold), 3)
+            tw, warm = _cpu(functools.partial(_solve, Xs, ys, **kw, tol=1e-8, init=cold), 3)
             c = _solve(Xs, ys, **kw, tol=1e-8)
             table.add(f"{key} {PAGE[key]:g} -> {opts[j]:g}", warm.time, tw, _steps(warm),
                       warm.converged, c.time, _steps(c))
@@ -298,8 +298,7 @@ def _growth(axes: dict[str, list[tuple[int, int, int]]], progress
             prob = temporal_tasks(0, m=m, d=d, n=n)
             Xs, ys = prob.data["Xs"], prob.data["ys"]
             params = _scaled(prob, 2, 1 / 3, 0.3)
-            t, res = _cpu(lambda Xs=Xs, ys=ys, params=params: _solve(Xs, ys, **params,
-                                                                     tol=1e-6), 3)
+            t, res = _cpu(functools.partial(_solve, Xs, ys, **params, tol=1e-6), 3)
             c0, w0 = time.process_time(), time.perf_counter()  # BLAS's default threads
             old = np.array([float(np.linalg.norm(X, 2)) for X in Xs])
             t_old, w_old = time.process_time() - c0, time.perf_counter() - w0
@@ -348,7 +347,8 @@ def _school(path: str, progress, budget: float = 30.0, clarabel: bool = True
         progress(f"Clarabel: {t_ref:.1f} s CPU, objective {opt:.9g}")
         table.add("cvxpy (Clarabel)", math.nan, t_ref, math.nan, math.nan, opt, 0.0,
                   math.nan, math.nan, 1.0)
-    runs = [("exact_dual (default)", tol, {"tol": tol}) for tol in (1e-6, 1e-8)]
+    runs: list[tuple[str, float, dict[str, Any]]] = [
+        ("exact_dual (default)", tol, {"tol": tol}) for tol in (1e-6, 1e-8)]
     runs.append(("dual (the paper's, mu=1e-3)", 1e-6, {
         "tol": 1e-6, "method": "dual", "mu": 1e-3, "max_iter": 10**7, "max_svd": 10**7,
         "callback": lambda s: s.time < budget}))
@@ -387,7 +387,8 @@ def run(quick: bool = False, progress=print) -> BenchReport:
     report = BenchReport("robust_mtl")
     if quick:
         page, mid, every, large = (6, 10, 20), (8, 20, 15), (6, 10, 20), (12, 30, 40)
-        mus, budget = (1e-3, 1e-4), 1.0
+        mus: tuple[float, ...] = (1e-3, 1e-4)
+        budget = 1.0
     else:
         page, mid, every, large = (12, 30, 40), (20, 80, 40), (12, 30, 40), (50, 200, 100)
         mus, budget = (1e-3, 1e-4, 1e-5), 20.0

@@ -153,6 +153,7 @@ def from_table(table, test=None, **_opts) -> Problem:
     Xs, ys = per_task(X, np.asarray(table.y, dtype=np.float64), codes, m, table)
     info = {**source_info(table, test), "task_names": names, "d": X.shape[1], "m": m}
     if test is not None and test.y is not None:
+        assert tcodes is not None  # given with the test rows
         Xt, yt = per_task(dense(test, "robust_mtl"), np.asarray(test.y, dtype=np.float64),
                           tcodes, m, test)
         info.update(Xs_test=Xt, ys_test=yt)

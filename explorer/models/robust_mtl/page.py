@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -224,7 +225,7 @@ def structure(problem, res, c) -> None:
         cols[1].metric("true features found", f"{hit} of {len(act)}")
         cols[2].metric("rank of W (true)", f"{numerical_rank(W)} ({numerical_rank(truth)})",
                        help="singular values above 1e-3 × the largest")
-        err = np.linalg.norm(W - truth) / max(np.linalg.norm(truth), 1e-300)
+        err = float(np.linalg.norm(W - truth)) / max(float(np.linalg.norm(truth)), 1e-300)
         cols[3].metric("‖W − W_true‖ / ‖W_true‖", f"{err:.3f}")
     else:
         cols[1].metric("rank of W", f"{numerical_rank(W)}")
@@ -401,7 +402,7 @@ def render() -> None:
 
 #: The comparison: the floor-free default next to the paper's two methods (and their
 #: restarted variants).
-VARIANTS = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "exact dual (default, no floor)": {"method": "exact_dual"},
     "dual ascent (paper)": {"method": "dual", "restart": False},
     "pure smoothing (baseline)": {"method": "smoothing", "restart": False},
