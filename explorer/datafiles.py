@@ -36,58 +36,45 @@ returned from a file that failed.
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import gzip
 import importlib
-import io
 import math
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any
 
 import numpy as np
 
 from solvers import preprocess
 from solvers.preprocess import FittedPreprocessing, Preprocessing
 
+from .readers import (
+    FORMATS,
+    MAX_COLUMNS,
+    MAX_FILE_BYTES,
+    MAX_LINE_BYTES,
+    NAMED_COLUMNS,
+    READERS,
+    TEXT_FORMATS,
+    DataFileError,
+    Reader,
+    ReadRequest,
+    Table,
+)
+from .readers.base import _scalar, columns_text, gz_error, one_line
+from .readers.text import prescan_gz
 from .registry import Problem
 
-__all__ = ["FORMATS", "MAX_FILE_BYTES", "DataFileError", "FileRoles", "Table",
+__all__ = ["FORMATS", "MAX_COLUMNS", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "NAMED_COLUMNS",
+           "READERS", "DataFileError", "FileRoles", "ReadRequest", "Reader", "Table",
            "detect_format", "fitted_model", "load_problem", "problem_from_table",
            "read_table", "roles", "split_table"]
 
-#: Format name -> file extensions (a ``.gz`` suffix is accepted for the text formats).
-FORMATS: dict[str, tuple[str, ...]] = {
-    "csv": (".csv",),
-    "tsv": (".tsv", ".tab"),
-    "svmlight": (".svm", ".libsvm", ".svmlight", ".txt"),
-    "npz": (".npz",),
-    "parquet": (".parquet", ".pq"),
-    "mat": (".mat",),
-}
-_TEXT = ("csv", "tsv", "svmlight")
-
-#: Files larger than this (on disk; a ``.gz`` file counts 5 times its size) are refused
-#: before they are read.
-MAX_FILE_BYTES = 512 * 1024**2
-
-#: Longest line of a text file (decompressed bytes; a longer one is refused as it streams).
-MAX_LINE_BYTES = 64 * 1024**2
-
-#: Most columns of a table file (CSV, TSV, Parquet), refused from its header beyond (wider
-#: data: a sparse svmlight/LIBSVM file or a ``.npz``).
-MAX_COLUMNS = 20_000
-
 #: Sparse input is densified for a model without sparse support only below this many bytes.
 MAX_DENSE_BYTES = 256 * 1024**2
-
-
-class DataFileError(ValueError):
-    """A data file that cannot be used; the message names the file (one line)."""
 
 
 @dataclass(frozen=True)
@@ -141,85 +128,6 @@ class FileRoles:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class Table:
-    """Features and roles read from one file.
-
-    ``X`` is dense (n, d) float64 or scipy.sparse CSR; ``y``, ``tasks``, ``time``
-    are 1-D arrays of length n (or None); ``lines`` the file line of each row
-    where known (for messages).
-
-    Attributes
-    ----------
-    X : ndarray or scipy.sparse.csr_matrix, shape (n, d)
-        The features.
-    y, tasks, time : ndarray, shape (n,), or None
-        The label, task and time columns.
-    feature_names : tuple of str
-        One name per feature column.
-    path, fmt : str
-        The file and its format.
-    label_name, task_name, time_name : str or None
-        The columns' names in the file.
-    triplets : ndarray, shape (n_t, 3), or None
-        Explicit triplets (an ``.npz`` file's).
-    extra : Mapping[str, Any]
-        What else the reader found (``lines``, ``zero_based``, ...).
-    """
-
-    X: Any
-    y: np.ndarray | None
-    feature_names: tuple[str, ...]
-    path: str
-    fmt: str
-    tasks: np.ndarray | None = None
-    time: np.ndarray | None = None
-    label_name: str | None = None
-    task_name: str | None = None
-    time_name: str | None = None
-    triplets: np.ndarray | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def d(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
-    def sparse(self) -> bool:
-        return not isinstance(self.X, np.ndarray)
-
-    @property
-    def density(self) -> float:
-        """Fraction of non-zero feature values."""
-        nnz = self.X.nnz if self.sparse else int(np.count_nonzero(self.X))
-        return nnz / max(1, self.n * self.d)
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name
-
-    def head(self, rows: int = 5) -> dict[str, list[Any]]:
-        """The first ``rows`` rows as ``column -> values`` (label/task/time first)."""
-        k = min(rows, self.n)
-        out: dict[str, list[Any]] = {}
-        for col, arr in ((self.label_name or "label", self.y), (self.task_name or "task",
-                         self.tasks), (self.time_name or "time", self.time)):
-            if arr is not None:
-                out[col] = [_scalar(v) for v in arr[:k]]
-        block = self.X[:k].toarray() if self.sparse else self.X[:k]
-        for j, name in enumerate(self.feature_names[:20]):
-            out[name] = [float(v) for v in block[:, j]]
-        return out
-
-
-def _scalar(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
-
-
 # ------------------------------------------------------------------------ formats
 
 
@@ -260,10 +168,10 @@ def detect_format(path: str | os.PathLike, fmt: str | None = None) -> str:
     lower = name.lower()
     if lower.endswith(".gz"):
         lower = lower[:-3]
-        for f in _TEXT:
+        for f in TEXT_FORMATS:
             if lower.endswith(FORMATS[f]):
                 return f
-        raise DataFileError(f"{name}: a .gz file must be {', '.join(_TEXT)} "
+        raise DataFileError(f"{name}: a .gz file must be {', '.join(TEXT_FORMATS)} "
                             "(e.g. data.svm.gz); give the format with --format")
     for f, exts in FORMATS.items():
         if lower.endswith(exts):
@@ -293,572 +201,7 @@ def _check_size(p: Path, max_bytes: float) -> None:
             f"{max_bytes / 1024**2:,.0f} MB{extra}; refused before reading it")
 
 
-def _open_text_head(p: Path, nbytes: int = 65536) -> bytes:
-    """The first bytes of a text file (decompressed), for the binary-content check."""
-    try:
-        if p.name.lower().endswith(".gz"):
-            with gzip.open(p, "rb") as f:
-                return f.read(nbytes)
-        with open(p, "rb") as f:
-            return f.read(nbytes)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise _gz_error(p, exc) from None
-
-
-def _gz_error(p: Path, exc: BaseException) -> DataFileError:
-    return DataFileError(f"{p.name}: truncated or corrupt gzip file ({_one_line(exc)})")
-
-
-def _one_line(exc: BaseException | str) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-class _Bounded(io.RawIOBase):
-    """A binary stream of a text file's (decompressed) bytes that counts them as they are
-    read: beyond ``max_bytes`` in all, or a line beyond :data:`MAX_LINE_BYTES`, the read
-    raises a :class:`DataFileError` naming the file (the budget applies to what is read,
-    not to the size on disk)."""
-
-    def __init__(self, raw: Any, p: Path, max_bytes: float) -> None:
-        self._raw, self._p, self._max = raw, p, max_bytes
-        self.total = 0
-        self._run = 0  # bytes since the last newline
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        n = self._raw.readinto(b)
-        if not n:
-            return 0
-        self.total += n
-        if self.total > self._max:
-            raise DataFileError(
-                f"{self._p.name}: more than {self._max / 1024**2:,.0f} MB of "
-                f"{'decompressed ' if self._p.name.lower().endswith('.gz') else ''}text "
-                "(the size budget); refused while reading it")
-        chunk = bytes(memoryview(b)[:n])
-        first = chunk.find(b"\n")
-        if first < 0:
-            self._run += n
-        else:
-            if self._run + first > MAX_LINE_BYTES:
-                self._run += first
-            else:
-                self._run = n - chunk.rfind(b"\n") - 1
-        if self._run > MAX_LINE_BYTES:
-            raise DataFileError(f"{self._p.name}: a line longer than "
-                                f"{MAX_LINE_BYTES / 1024**2:,.0f} MB; refused while reading "
-                                "it")
-        return n
-
-    def close(self) -> None:
-        try:
-            self._raw.close()
-        finally:
-            super().close()
-
-
-@contextlib.contextmanager
-def _bounded_text(p: Path, max_bytes: float = MAX_FILE_BYTES) -> Iterator[BinaryIO]:
-    """The (decompressed) bytes of text file ``p`` as a buffered stream bounded by
-    ``max_bytes`` and :data:`MAX_LINE_BYTES` (:class:`_Bounded`)."""
-    raw = gzip.open(p, "rb") if p.name.lower().endswith(".gz") else open(p, "rb",
-                                                                         buffering=0)
-    with io.BufferedReader(_Bounded(raw, p, max_bytes), buffer_size=1 << 20) as fh:
-        yield fh
-
-
-def _prescan_gz(p: Path, max_bytes: float) -> None:
-    """Decompress a ``.gz`` once without parsing, counting its bytes and line lengths
-    (:class:`_Bounded`): a compression bomb is refused in seconds, before a parser holds
-    any of it."""
-    try:
-        with _bounded_text(p, max_bytes) as fh:
-            while fh.read(1 << 20):
-                pass
-    except (EOFError, OSError, zlib.error) as exc:
-        raise _gz_error(p, exc) from None
-
-
-def _check_text(p: Path, fmt: str) -> None:
-    head = _open_text_head(p)
-    if not head.strip():
-        raise DataFileError(f"{p.name}: the file is empty")
-    bad = head.find(b"\x00")
-    if bad < 0:
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.start < len(head) - 4:  # not just a character cut at the buffer's end
-                bad = exc.start
-    if bad >= 0:
-        line = head[:bad].count(b"\n") + 1
-        raise DataFileError(f"{p.name}: line {line}: binary content (byte {bad}), not a "
-                            f"{fmt} text file")
-
-
 # ------------------------------------------------------------------------- tables
-
-
-def _find(columns: Sequence[str], name: str | None, what: str, option: str, p: Path,
-          default: str | None = None) -> str | None:
-    if name is None:
-        return default if default in columns else None
-    if name in columns:
-        return name
-    if name.isdigit() and int(name) < len(columns):
-        return columns[int(name)]
-    raise DataFileError(f"{p.name}: no {what} column {name!r} ({option}); columns: "
-                        f"{_cols(columns)}")
-
-
-def _cols(columns: Sequence[str]) -> str:
-    cols = [str(c) for c in columns]
-    return ", ".join(cols[:12]) + (f", ... ({len(cols)} columns)" if len(cols) > 12 else "")
-
-
-@dataclass(frozen=True)
-class ReadRequest:
-    """What :func:`read_table` asks of a format's reader (see its parameters).
-
-    Every reader takes the whole request and uses what its format has: the role names,
-    whether labels are required, the training data's feature columns / count / index
-    base (a test or predict file), the size budget and the preprocessing.
-    """
-
-    label: str | None = None
-    task: str | None = None
-    time: str | None = None
-    need_label: bool = True
-    features: Sequence[str] | None = None
-    n_features: int | None = None
-    zero_based: bool | None = None
-    max_bytes: float = MAX_FILE_BYTES
-    prep: Preprocessing | None = None
-    fitted: FittedPreprocessing | None = None
-
-
-class Reader(Protocol):
-    """A format's reader: ``reader(path, fmt, request) -> Table`` (:data:`READERS`)."""
-
-    def __call__(self, p: Path, fmt: str, req: ReadRequest, /) -> Table: ...
-
-
-def _from_frame(df: Any, p: Path, fmt: str, req: ReadRequest, line_offset: int) -> Table:
-    import pandas as pd
-
-    label, task, time, need_label = req.label, req.task, req.time, req.need_label
-    features, prep, fitted = req.features, req.prep, req.fitted
-    prep = fitted.options if fitted is not None else (prep or Preprocessing())
-    if fitted is not None:
-        features = fitted.columns
-    elif prep.features is not None:
-        features = prep.features
-    columns = [str(c) for c in df.columns]
-    df.columns = columns
-    if df.shape[0] == 0:
-        raise DataFileError(f"{p.name}: no data rows (header only: {_cols(columns)})")
-    task_col = _find(columns, task, "task", "--task", p, default="task")
-    time_col = _find(columns, time, "time", "--time", p, default="time")
-    taken = {c for c in (task_col, time_col) if c}
-    if label is not None and not need_label and fitted is not None and label not in columns:
-        label_col = None  # predicting: the training label column, when the file has it
-    elif label is not None:
-        label_col = _find(columns, label, "label", "--label", p)
-    elif features is not None:  # predicting: the label is whatever is not a feature
-        skip = set(features) | taken
-        rest = [c for c in columns if c not in skip]
-        label_col = rest[-1] if rest else None
-    else:
-        rest = [c for c in columns if c not in taken]
-        label_col = rest[-1] if rest else None
-    if need_label and label_col is None:
-        raise DataFileError(f"{p.name}: no label column; columns: {_cols(columns)}")
-    if features is None:
-        skip = taken | set(prep.ignore) | ({label_col} if label_col is not None else set())
-        feats = [c for c in columns if c not in skip]
-    else:
-        have = set(columns)
-        missing = [c for c in features if c not in have]
-        if missing:
-            what = "of the training data " if fitted is not None or prep.features is None \
-                else "(--features) "
-            raise DataFileError(f"{p.name}: the feature columns {_cols(missing)} {what}are "
-                                f"missing; columns: {_cols(columns)}")
-        feats = [c for c in features if c not in prep.ignore]
-    unknown = [c for c in prep.ignore if c not in columns]
-    if unknown and fitted is None:
-        raise DataFileError(f"{p.name}: no column {unknown[0]!r} (--ignore); columns: "
-                            f"{_cols(columns)}")
-    if not feats:
-        if fmt in ("csv", "tsv") and len(columns) == 1:
-            other = [s for s in (";", "\t", ",", "|", " ") if s in columns[0]]
-            sep = {"csv": "','", "tsv": "a tab"}[fmt]
-            hint = (f"; its header contains {other[0]!r}: wrong delimiter? (this reader "
-                    f"splits on {sep}; use --format "
-                    f"{'tsv' if other[0] == chr(9) else 'csv'} or convert the file)"
-                    if other else "")
-            raise DataFileError(f"{p.name}: only one column found ({columns[0][:40]!r})"
-                                f"{hint}")
-        raise DataFileError(f"{p.name}: no feature columns (columns: {_cols(columns)})")
-    block = df[feats]
-    _check_column_types(block, p, fmt)
-    if not prep.identity or fitted is not None:
-        return _preprocessed(df, feats, p, fmt, prep, fitted, label_col, task_col, time_col,
-                             line_offset)
-    text = [c for c, dt in zip(feats, block.dtypes, strict=True) if dt.kind not in "iufb"]
-    if text:  # only the columns not read as numbers are converted (one by one)
-        numeric = block.copy()
-        numeric[text] = block[text].apply(pd.to_numeric, errors="coerce")
-        bad = numeric.isna().to_numpy() & ~block.isna().to_numpy()
-    else:
-        numeric, bad = block, np.zeros((0, 0), dtype=bool)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise DataFileError(f"{p.name}: line {i + line_offset}, column {feats[j]!r}: "
-                            f"non-numeric value {str(block.iat[i, j])[:40]!r}; for text "
-                            f"columns use --categorical onehot or --categorical drop (or "
-                            f"--ignore {feats[j]})")
-    X = numeric.to_numpy(dtype=np.float64)
-    _check_finite(X, p, feats, line_offset, hint=True)
-    y = _role(df, label_col, p, line_offset) if label_col else None
-    tk = _role(df, task_col, p, line_offset) if task_col else None
-    tm = _role(df, time_col, p, line_offset) if time_col else None
-    return Table(X=np.ascontiguousarray(X), y=y, feature_names=tuple(feats), path=str(p),
-                 fmt=fmt, tasks=tk, time=tm, label_name=label_col, task_name=task_col,
-                 time_name=time_col)
-
-
-def _preprocessed(df: Any, feats: list[str], p: Path, fmt: str, prep: Preprocessing,
-                  fitted: FittedPreprocessing | None, label_col: str | None,
-                  task_col: str | None, time_col: str | None, line_offset: int) -> Table:
-    """:func:`_from_frame` with preprocessing: ``prep`` fitted on these rows, or ``fitted``
-    (the training data's) applied. Rows with a missing value are dropped first with
-    ``missing="drop"`` (``Table.extra["rows"]``: the file rows kept)."""
-    cols = {c: df[c].to_numpy() for c in feats}
-    n_all = df.shape[0]
-    rows = np.arange(n_all)
-    if prep.missing == "drop":
-        keep = np.ones(df.shape[0], dtype=bool)
-        for c in (*feats, *(r for r in (label_col, task_col, time_col) if r)):
-            keep &= ~preprocess.is_missing(df[c].to_numpy())
-        if not keep.all():
-            rows = np.flatnonzero(keep)
-            if rows.size == 0:
-                raise DataFileError(f"{p.name}: every row has a missing value (--missing "
-                                    "drop leaves nothing)")
-            df = df.iloc[rows]
-            cols = {c: v[rows] for c, v in cols.items()}
-    try:
-        if fitted is None:
-            fitted = replace(preprocess.fit(cols, prep), n_dropped=int(n_all - rows.size))
-        X = fitted.transform(cols)
-    except preprocess.PreprocessingError as exc:
-        raise DataFileError(f"{p.name}: {exc}") from None
-    y = _role(df, label_col, p, line_offset) if label_col else None
-    tk = _role(df, task_col, p, line_offset) if task_col else None
-    tm = _role(df, time_col, p, line_offset) if time_col else None
-    return Table(X=np.ascontiguousarray(X), y=y, feature_names=fitted.feature_names_out,
-                 path=str(p), fmt=fmt, tasks=tk, time=tm, label_name=label_col,
-                 task_name=task_col, time_name=time_col,
-                 extra={"preprocessing": fitted, "raw": cols, "rows": rows,
-                        "n_file": n_all})
-
-
-def _check_column_types(block: Any, p: Path, fmt: str) -> None:
-    """Refuse feature columns that are dates, times or durations (their nanosecond
-    counts are not features) or complex numbers."""
-    import pandas as pd
-
-    for col, dt in block.dtypes.items():
-        if pd.api.types.is_datetime64_any_dtype(dt) or pd.api.types.is_timedelta64_dtype(dt):
-            raise DataFileError(f"{p.name}: column {col!r} holds dates/times ({dt}), not "
-                                "numbers; convert it to a number (e.g. days since a date) "
-                                "or pass it as --time")
-        if pd.api.types.is_complex_dtype(dt):
-            raise DataFileError(f"{p.name}: column {col!r} holds complex numbers; features "
-                                "must be real")
-
-
-def _role(df: Any, col: str, p: Path, line_offset: int) -> np.ndarray:
-    s = df[col]
-    miss = s.isna().to_numpy()
-    if miss.any():
-        i = int(np.flatnonzero(miss)[0])
-        raise DataFileError(f"{p.name}: line {i + line_offset}, column {col!r}: missing value")
-    a = s.to_numpy()
-    if a.dtype.kind == "f":
-        if not np.all(np.isfinite(a)):
-            i = int(np.flatnonzero(~np.isfinite(a))[0])
-            raise DataFileError(f"{p.name}: line {i + line_offset}, column {col!r}: "
-                                f"value {a[i]!r} is not finite")
-        if np.all(a == np.round(a)):
-            a = a.astype(np.int64)
-    elif a.dtype.kind == "O" or a.dtype.kind not in "iub":
-        a = np.asarray([str(v) for v in a])
-    return a
-
-
-def _check_finite(X: np.ndarray, p: Path, names: Sequence[str], line_offset: int | None,
-                  hint: bool = False) -> None:
-    if X.size and not np.all(np.isfinite(X)):
-        i, j = np.argwhere(~np.isfinite(X))[0]
-        where = f"line {i + line_offset}, " if line_offset is not None else f"row {i}, "
-        what = "missing value (NaN)" if np.isnan(X[i, j]) else f"value {X[i, j]!r}"
-        tip = ("; use --missing drop (drop incomplete rows) or --missing mean"
-               if hint and np.isnan(X[i, j]) else "")
-        raise DataFileError(f"{p.name}: {where}column {names[j]!r}: {what}; features must "
-                            f"be finite numbers{tip}")
-
-
-def _read_csv(p: Path, fmt: str, req: ReadRequest) -> Table:
-    import pandas as pd
-
-    max_bytes = req.max_bytes
-    _check_text(p, fmt)
-    sep = "\t" if fmt == "tsv" else ","
-    try:
-        with _bounded_text(p, max_bytes) as fh:  # the header first: the column count
-            first = next(csv.reader(io.TextIOWrapper(fh, encoding="utf-8",
-                                                     errors="replace"), delimiter=sep), [])
-        _check_columns(p, len(first))
-        with _bounded_text(p, max_bytes) as fh:
-            df = pd.read_csv(fh, sep=sep, skipinitialspace=True, low_memory=False,
-                             compression=None, encoding="utf-8")
-    except pd.errors.EmptyDataError:
-        raise DataFileError(f"{p.name}: the file is empty") from None
-    except pd.errors.ParserError as exc:
-        raise DataFileError(f"{p.name}: {_one_line(exc)}") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise _gz_error(p, exc) from None
-    except UnicodeDecodeError as exc:
-        raise DataFileError(f"{p.name}: binary content (byte {exc.start}), not a {fmt} "
-                            "text file") from None
-    return _from_frame(df, p, fmt, req, line_offset=2)
-
-
-def _check_columns(p: Path, n: int) -> None:
-    if n > MAX_COLUMNS:
-        raise DataFileError(f"{p.name}: {n:,} columns, more than the {MAX_COLUMNS:,} a "
-                            "table file may have; refused from its header")
-
-
-def _read_parquet(p: Path, fmt: str, req: ReadRequest) -> Table:
-    import pandas as pd
-
-    try:
-        import pyarrow.parquet as pq
-
-        _check_columns(p, len(pq.read_schema(p).names))
-    except DataFileError:
-        raise
-    except Exception:  # not Parquet: read_parquet below says so
-        pass
-    try:
-        df = pd.read_parquet(p)
-    except ImportError:
-        raise DataFileError(f"{p.name}: reading Parquet needs pyarrow "
-                            "(pip install pyarrow)") from None
-    except Exception as exc:  # pyarrow's ArrowInvalid etc.: not a Parquet file
-        raise DataFileError(f"{p.name}: not a readable Parquet file ({_one_line(exc)})"
-                            ) from None
-    return _from_frame(df, p, fmt, req, line_offset=0)
-
-
-def _read_svmlight(p: Path, fmt: str, req: ReadRequest) -> Table:
-    """A svmlight/LIBSVM file. ``zero_based`` None (a training file): the index base is
-    the file's own (0 if it uses feature 0, else 1, as scikit-learn's ``"auto"``) and is
-    recorded in ``extra["zero_based"]``; given (a test or predict file): the training
-    file's base and ``n_features``, so the columns line up whatever indices it uses."""
-    from sklearn.datasets import load_svmlight_file
-
-    features, n_features = req.features, req.n_features  # svmlight rows always have a label
-    zero_based, max_bytes = req.zero_based, req.max_bytes
-
-    _check_text(p, fmt)
-    own = zero_based is None
-    try:
-        kw = {"n_features": n_features} if n_features and not own else {}
-        with _bounded_text(p, max_bytes) as fh:
-            X, y, qid = load_svmlight_file(fh, query_id=True, dtype=np.float64,
-                                           zero_based=True if own else bool(zero_based),
-                                           **kw)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise _gz_error(p, exc) from None
-    except OverflowError:
-        raise DataFileError(f"{p.name}: a feature index (or qid) is too large (beyond "
-                            f"{np.iinfo(np.int32).max:,}); not a usable svmlight/LIBSVM "
-                            "file") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        text = _one_line(exc)
-        if "Invalid index 0" in text:
-            raise DataFileError(f"{p.name}: uses feature index 0, but the training file's "
-                                "features are numbered from 1 (one-based); the test file "
-                                "must use the training file's numbering") from None
-        if "n_features was set to" in text:
-            raise DataFileError(f"{p.name}: uses feature indices beyond the training "
-                                f"file's {n_features} features ({text})") from None
-        raise DataFileError(f"{p.name}: not a valid svmlight/LIBSVM file ({text})"
-                            ) from None
-    if X.shape[0] == 0:
-        raise DataFileError(f"{p.name}: no data rows")
-    X = X.tocsr()
-    if own:  # scikit-learn's "auto": one-based unless feature 0 occurs
-        zero_based = bool(X.nnz == 0 or X.indices.min() == 0)
-        if not zero_based:
-            X = X[:, 1:]
-        if n_features:
-            X = _pad_columns(X, n_features, p)
-    if not np.all(np.isfinite(X.data)):
-        i = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0],
-                                side="right") - 1)
-        raise DataFileError(f"{p.name}: line {i + 1}: a feature value is not finite")
-    if not np.all(np.isfinite(y)):
-        i = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise DataFileError(f"{p.name}: line {i + 1}: the label is not finite")
-    yy = y.astype(np.int64) if np.all(y == np.round(y)) else y
-    tasks = np.asarray(qid, dtype=np.int64) if np.unique(qid).size > 1 else None
-    X.sort_indices()
-    names = tuple(features) if features is not None else tuple(
-        f"f{j}" for j in range(X.shape[1]))
-    return Table(X=X, y=yy, feature_names=names, path=str(p), fmt=fmt, tasks=tasks,
-                 label_name="label", task_name="qid" if tasks is not None else None,
-                 extra={"zero_based": bool(zero_based)})
-
-
-def _pad_columns(X: Any, n: int, p: Path) -> Any:
-    """``X`` with ``n`` columns (empty ones added on the right); refuses more than ``n``."""
-    import scipy.sparse as sp
-
-    if X.shape[1] > n:
-        raise DataFileError(f"{p.name}: uses feature indices beyond the training file's "
-                            f"{n} features")
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
-
-
-def _read_npz(p: Path, fmt: str, req: ReadRequest) -> Table:
-    from solvers.fileio import npz_arrays, npz_keys
-
-    label, task, time, need_label = req.label, req.task, req.time, req.need_label
-    features, max_bytes = req.features, req.max_bytes
-
-    # only the arrays a data file has roles for are read, each checked from its .npy
-    # header first (dtype, declared size against the member and the size budget)
-    wanted = ["X", label or "y", task or "tasks", time or "time", "feature_names",
-              "triplets"]
-    try:
-        keys = sorted(npz_keys(p))
-        data = npz_arrays(p, [k for k in dict.fromkeys(wanted) if k in keys],
-                          max_bytes=max_bytes, kinds="biufU")
-    except ValueError as exc:
-        raise DataFileError(_one_line(exc)) from None
-    if "X" not in data:
-        raise DataFileError(f"{p.name}: no array 'X' (keys: {', '.join(keys) or 'none'})")
-    X = np.asarray(data["X"])
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataFileError(f"{p.name}: 'X' must be a non-empty 2-D array, got shape "
-                            f"{X.shape}")
-    if X.dtype.kind not in "iufb":
-        raise DataFileError(f"{p.name}: 'X' must be numeric, got dtype {X.dtype}")
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    names = tuple(str(s) for s in data["feature_names"]) if "feature_names" in data else \
-        tuple(f"x{j}" for j in range(X.shape[1]))
-    if features is not None and len(features) != X.shape[1]:
-        raise DataFileError(f"{p.name}: {X.shape[1]} features, the training data had "
-                            f"{len(features)}")
-    _check_finite(X, p, names, None)
-    ykey = label or "y"
-
-    def role(key: str | None, default: str) -> np.ndarray | None:
-        k = key or default
-        if k not in data:
-            if key is not None:
-                raise DataFileError(f"{p.name}: no array {k!r} (keys: {', '.join(keys)})")
-            return None
-        a = np.asarray(data[k]).ravel()
-        if a.dtype.kind not in "biufU":
-            raise DataFileError(f"{p.name}: {k!r} must hold numbers or text, got dtype "
-                                f"{a.dtype}")
-        if a.shape[0] != X.shape[0]:
-            raise DataFileError(f"{p.name}: {k!r} has {a.shape[0]} entries, 'X' has "
-                                f"{X.shape[0]} rows")
-        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
-            raise DataFileError(f"{p.name}: {k!r}[{int(np.flatnonzero(~np.isfinite(a))[0])}]"
-                                " is not finite")
-        return a
-
-    y = role(label, "y")
-    if y is None and need_label:
-        raise DataFileError(f"{p.name}: no label array 'y' (keys: {', '.join(keys)})")
-    T = data.get("triplets")
-    return Table(X=X, y=y, feature_names=names, path=str(p), fmt=fmt,
-                 tasks=role(task, "tasks"), time=role(time, "time"),
-                 label_name=ykey if y is not None else None,
-                 task_name=(task or "tasks") if (task or "tasks") in data else None,
-                 time_name=(time or "time") if (time or "time") in data else None,
-                 triplets=None if T is None else np.asarray(T))
-
-
-def _read_mat(p: Path, fmt: str, req: ReadRequest) -> Table:
-    from scipy.io import loadmat
-
-    label, need_label = req.label, req.need_label  # tasks: MALSAR's cells
-
-    try:
-        m = loadmat(str(p))
-    except Exception as exc:  # scipy raises ValueError / TypeError / MatReadError
-        raise DataFileError(f"{p.name}: not a readable MATLAB .mat file ({_one_line(exc)})"
-                            ) from None
-    keys = sorted(k for k in m if not k.startswith("__"))
-    xk = "X" if "X" in m else None
-    yk = label or next((k for k in ("Y", "y") if k in m), None)
-    if xk is None or (yk is None and need_label) or (yk is not None and yk not in m):
-        raise DataFileError(f"{p.name}: a .mat data file needs variables 'X' and 'Y' "
-                            f"(MALSAR: cell arrays X{{t}}, Y{{t}}); found: "
-                            f"{', '.join(keys) or 'none'}")
-    Xm: np.ndarray = m[xk]
-    Ym: np.ndarray | None = m[yk] if yk else None
-    for key, val in ((xk, Xm), (yk, Ym)):
-        parts = val.ravel() if val is not None and val.dtype == object else [val]
-        if any(np.iscomplexobj(c) for c in parts if c is not None):
-            raise DataFileError(f"{p.name}: {key} holds complex numbers; features and labels "
-                                "must be real (convert the file, e.g. real() or abs() in "
-                                "MATLAB)")
-    if Xm.dtype == object:  # MALSAR: one cell per task
-        cells = [np.asarray(c) for c in Xm.ravel()]
-        ycells = [np.asarray(c).ravel() for c in Ym.ravel()] if Ym is not None else None
-        if ycells is not None and len(ycells) != len(cells):
-            raise DataFileError(f"{p.name}: X has {len(cells)} cells, {yk} has "
-                                f"{len(ycells)}")
-        d = {c.shape[1] if c.ndim == 2 else -1 for c in cells}
-        if len(d) != 1 or -1 in d:
-            raise DataFileError(f"{p.name}: the cells X{{t}} must be 2-D with one common "
-                                f"number of columns, got {sorted(d)}")
-        for t, c in enumerate(cells):
-            if ycells is not None and ycells[t].shape[0] != c.shape[0]:
-                raise DataFileError(f"{p.name}: task {t + 1}: X{{{t + 1}}} has {c.shape[0]} "
-                                    f"rows, {yk}{{{t + 1}}} has {ycells[t].shape[0]}")
-        X = np.vstack([c.astype(np.float64) for c in cells])
-        y = np.concatenate(ycells) if ycells is not None else None
-        tasks = np.concatenate([np.full(c.shape[0], t + 1) for t, c in enumerate(cells)])
-    else:
-        X = np.asarray(Xm, dtype=np.float64)
-        y = np.asarray(Ym).ravel() if Ym is not None else None
-        tasks = None
-        if y is not None and y.shape[0] != X.shape[0]:
-            raise DataFileError(f"{p.name}: X has {X.shape[0]} rows, {yk} has {y.shape[0]}")
-    if X.shape[0] == 0:
-        raise DataFileError(f"{p.name}: no data rows")
-    names = tuple(f"x{j}" for j in range(X.shape[1]))
-    _check_finite(X, p, names, None)
-    if y is not None:
-        if y.dtype.kind not in "iuf" or not np.all(np.isfinite(y)):
-            raise DataFileError(f"{p.name}: {yk} must hold finite numbers")
-        if y.dtype.kind == "f" and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-    return Table(X=np.ascontiguousarray(X), y=y, feature_names=names, path=str(p), fmt=fmt,
-                 tasks=tasks, label_name=yk, task_name="cell" if tasks is not None else None)
 
 
 def _scaled(table: Table, prep: Preprocessing | None, fitted: FittedPreprocessing | None
@@ -875,11 +218,6 @@ def _scaled(table: Table, prep: Preprocessing | None, fitted: FittedPreprocessin
                                       "raw": table.X})
 
 
-#: Format name -> its reader (one protocol, :class:`Reader`).
-READERS: dict[str, Reader] = {"csv": _read_csv, "tsv": _read_csv, "parquet": _read_parquet,
-                              "svmlight": _read_svmlight, "npz": _read_npz, "mat": _read_mat}
-#: The formats whose columns have names (the preprocessing's columns, a model's features).
-NAMED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
 
 
 def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | None = None,
@@ -935,11 +273,12 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     if not tabular and prep is not None and (prep.features is not None or prep.ignore):
         raise DataFileError(f"{p.name}: --features / --ignore apply to table files (CSV, TSV, "
                             f"Parquet), not to {f}")
-    if f in _TEXT and p.name.lower().endswith(".gz") and max_bytes < math.inf:
-        _prescan_gz(p, max_bytes)
+    if f in TEXT_FORMATS and p.name.lower().endswith(".gz") and max_bytes < math.inf:
+        prescan_gz(p, max_bytes, MAX_LINE_BYTES)
     req = ReadRequest(label=label, task=task, time=time, need_label=need_label,
                       features=features, n_features=n_features, zero_based=zero_based,
-                      max_bytes=max_bytes, prep=prep if tabular else None,
+                      max_bytes=max_bytes, max_line_bytes=MAX_LINE_BYTES,
+                      max_columns=MAX_COLUMNS, prep=prep if tabular else None,
                       fitted=fitted if tabular else None)
     try:
         table = READERS[f](p, f, req)
@@ -951,14 +290,14 @@ def read_table(path: str | os.PathLike, *, fmt: str | None = None, label: str | 
     except MemoryError:
         raise DataFileError(f"{p.name}: out of memory while reading it") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise _gz_error(p, exc) from None
+        raise gz_error(p, exc) from None
     except (ValueError, TypeError, OSError, UnicodeDecodeError) as exc:
-        raise DataFileError(f"{p.name}: {_one_line(exc)}") from None
+        raise DataFileError(f"{p.name}: {one_line(exc)}") from None
     except RecursionError:
         raise DataFileError(f"{p.name}: nested too deeply to read") from None
     except Exception as exc:  # a reader's own error (OverflowError, pyarrow's, ...)
         raise DataFileError(f"{p.name}: cannot be read as {f} ({type(exc).__name__}: "
-                            f"{_one_line(exc)})") from None
+                            f"{one_line(exc)})") from None
 
 
 # ----------------------------------------------------------------------- problems
@@ -1133,7 +472,7 @@ def problem_from_table(model: str, table: Table, test: Table | None = None, **op
         raise DataFileError(f"{table.name}: no labels")
     if r.tasks and table.tasks is None and not r.time:
         raise DataFileError(f"{table.name}: model {model} needs a task column (--task COL; "
-                            f"columns: {_cols(table.feature_names)})")
+                            f"columns: {columns_text(table.feature_names)})")
     fp = table.extra.get("preprocessing")
     if not (r.center_targets and fp is not None and fp.options.scale == "standard"
             and not fp.sparse and table.y.dtype.kind in "iuf"):

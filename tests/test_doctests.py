@@ -25,8 +25,8 @@ import pytest
 PUBLIC_MODULES = (
     "solvers.wwsvm", "solvers.caso", "solvers.robust_mtl", "solvers.triplet_screening",
     "solvers.mtmkl", "solvers.estimators", "solvers.saved", "solvers.base",
-    "explorer.registry", "explorer.datafiles", "explorer.sweep", "explorer.docs",
-    "explorer.datasource", "solvers.scoring", "solvers.preprocess",
+    "explorer.registry", "explorer.datafiles", "explorer.readers", "explorer.sweep",
+    "explorer.docs", "explorer.datasource", "solvers.scoring", "solvers.preprocess",
 )
 _SECTION = re.compile(r"^[ \t]*([A-Z][A-Za-z ]+)\n[ \t]*-{3,}[ \t]*$", re.M)
 
