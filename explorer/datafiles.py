@@ -71,7 +71,7 @@ from .registry import Problem
 __all__ = ["FORMATS", "MAX_COLUMNS", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "NAMED_COLUMNS",
            "READERS", "DataFileError", "FileRoles", "ReadRequest", "Reader", "Table",
            "detect_format", "fitted_model", "load_problem", "problem_from_table",
-           "read_table", "roles", "split_table"]
+           "read_problem", "read_table", "roles", "split_table"]
 
 #: Sparse input is densified for a model without sparse support only below this many bytes.
 MAX_DENSE_BYTES = 256 * 1024**2
@@ -547,6 +547,33 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
     >>> problem.data["X"].shape, problem.info["class_names"].tolist()
     ((6, 2), ['a', 'b', 'c'])
     """
+    return read_problem(model, path, fmt=fmt, label=label, task=task, time=time, test=test,
+                        test_size=test_size, seed=seed, max_bytes=max_bytes, prep=prep,
+                        **opts)[0]
+
+
+def read_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
+                 label: str | None = None, task: str | None = None, time: str | None = None,
+                 test: str | os.PathLike | None = None, test_size: float | None = None,
+                 seed: int = 0, max_bytes: float = MAX_FILE_BYTES,
+                 prep: Preprocessing | None = None, **opts: Any) -> tuple[Problem, Table]:
+    """``(problem, training table)`` of :func:`load_problem` (same parameters): the
+    table as read, for a preview of the file.
+
+    Parameters
+    ----------
+    model : str
+        A registry name.
+    path : str or path-like
+        The training file.
+    fmt, label, task, time, test, test_size, seed, max_bytes, prep, **opts
+        As in :func:`load_problem`.
+
+    Returns
+    -------
+    (Problem, Table)
+        The problem and the training rows' table.
+    """
     table = read_table(path, fmt=fmt, label=label, task=task, time=time, max_bytes=max_bytes,
                        prep=prep)
     held = None
@@ -566,8 +593,8 @@ def load_problem(model: str, path: str | os.PathLike, *, fmt: str | None = None,
         if held.d != table.d:
             raise DataFileError(f"{held.name}: {held.d} features, the training file "
                                 f"{table.name} has {table.d}")
-        return problem_from_table(model, table, held, **opts)
-    return table_problem(model, table, test_size, seed, **opts)[0]
+        return problem_from_table(model, table, held, **opts), table
+    return table_problem(model, table, test_size, seed, **opts)
 
 
 def table_problem(model: str, table: Table, test_size: float | None = None, seed: int = 0,

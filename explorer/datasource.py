@@ -130,6 +130,24 @@ class DataSource:
             return datafiles.file_dataset(self.model, self.key)
         return registry.get(self.model).datasets[self.name]
 
+    def read(self) -> tuple[registry.Problem, datafiles.Table]:
+        """A file's problem and the table read from it (for a preview).
+
+        Returns
+        -------
+        (explorer.registry.Problem, explorer.datafiles.Table)
+            As :func:`explorer.datafiles.read_problem` reads them (``seed`` draws a
+            ``test_size`` split).
+
+        Raises
+        ------
+        ValueError
+            For a built-in dataset (it has no file).
+        """
+        if self.path is None:
+            raise ValueError(f"{self.name!r} is a built-in dataset, not a file")
+        return datafiles.read_problem(self.model, self.path, seed=self.seed, **self.options)
+
     def problem(self) -> registry.Problem:
         """The problem of this source (built-in: drawn with :attr:`seed` at :attr:`sizes`)."""
         return self.dataset()(seed=self.seed, **self.sizes)

@@ -197,10 +197,10 @@ def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_p
     store: dict = {}
     monkeypatch.setattr(upload, "_store", lambda: store)
     entry = registry.get("wwsvm")
-    c = SimpleNamespace(extras={"upload_options": {"label": "species"}})
+    options = {"label": "species"}
 
     def folder() -> str:
-        path = datafiles.parse_file_spec(upload.upload_spec(entry, c))[0]
+        path = datafiles.parse_file_spec(upload.upload_spec(entry, options))[0]
         assert os.path.isfile(path) and oct(os.stat(os.path.dirname(path)).st_mode)[-3:] \
             == "700"
         return os.path.dirname(path)
@@ -214,6 +214,7 @@ def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_p
     upload.clear_upload("wwsvm")  # cleared
     assert not os.path.exists(second) and "wwsvm" not in store
     upload.set_upload("wwsvm", "c.csv", _csv("wwsvm"))
+    c = SimpleNamespace(source=upload.upload_source(entry, options))  # the page's controls
     with upload.sweep_upload_spec(entry, c) as spec:  # a running sweep reads it
         path = datafiles.parse_file_spec(spec)[0]
         upload.set_upload("wwsvm", "d.csv", _csv("wwsvm"))  # replaced meanwhile
@@ -230,7 +231,7 @@ def test_the_sweeps_temporary_copy_is_removed_with_its_upload(monkeypatch, tmp_p
              "u._store = lambda s={}: s\n"
              "u.set_upload('wwsvm', 'f.csv', b'a,species\\n1,x\\n2,y\\n')\n"
              "print(u.upload_spec(__import__('explorer.registry').registry.get('wwsvm'), "
-             "__import__('types').SimpleNamespace(extras={})))\n")
+             "{}))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, cwd=tmp_path, env={**os.environ})
     spec = out.stdout.strip().splitlines()[-1]

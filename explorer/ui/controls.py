@@ -16,9 +16,11 @@ from typing import Any
 
 import streamlit as st
 
+from ..datasource import DataSource
 from ..registry import ModelEntry, Param
 from .fmt import fmt, log_options
 from .state import PageState, page_state
+from .upload import YOUR_FILE
 
 __all__ = ["MAX_URL_VALUE", "TOL_OPTIONS", "Controls", "Limits", "UrlNote", "param_widget",
            "parse_url_number", "sidebar_controls"]
@@ -63,12 +65,18 @@ class Controls:
     extras: dict[str, Any] = field(default_factory=dict)
     notes: list[UrlNote] = field(default_factory=list, compare=False)
     limited: list[str] = field(default_factory=list, compare=False)
-    #: the uploaded file and its options (``""``: a built-in dataset; see ``ui.upload``)
-    upload: str = ""
+    #: the data file chosen ("your file"): its source, None until a file is uploaded (a
+    #: built-in dataset is ``dataset`` with ``sizes`` and ``data_seed``; see ``ui.upload``)
+    source: DataSource | None = None
+
+    @property
+    def from_file(self) -> bool:
+        """Whether "your file" is chosen (uploaded or not yet)."""
+        return self.source is not None or self.dataset == YOUR_FILE
 
     def problem_key(self, entry: ModelEntry) -> tuple:
         key = (entry.name, self.dataset, tuple(sorted(self.sizes.items())), self.data_seed)
-        return (*key, self.upload) if self.upload else key
+        return (*key, self.source.key) if self.source is not None else key
 
     def model_params(self, exclude: tuple[str, ...] = ("method",)) -> dict[str, Any]:
         return {k: v for k, v in self.params.items() if k not in exclude}
@@ -297,23 +305,21 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
     check = _UrlChecker(ps)
     sb = st.sidebar
     sb.subheader("Data")
-    from .upload import YOUR_FILE, file_controls
+    from .upload import file_controls
 
     # not bound to the URL: a link names built-in datasets only (it cannot carry a file)
     source = sb.segmented_control("data source", ["built-in", YOUR_FILE], default="built-in",
                                   key="data_source") or "built-in"
-    upload, upload_opts = "", dict[str, Any]()
-    if source == YOUR_FILE:
-        upload, upload_opts = file_controls(entry, sb)
-        upload = upload or "none"
+    chosen_file = source == YOUR_FILE
+    file_source = file_controls(entry, sb) if chosen_file else None
     names = list(entry.datasets)
     # no format_func: a bound selectbox writes its displayed text into the URL, and the
     # URL should carry the short name (``?dataset=digits``)
     check.choice("dataset", "dataset", names, names[0])
     ds = sb.selectbox("dataset", names, index=0, key="dataset", bind="query-params",
-                      disabled=bool(upload))
+                      disabled=chosen_file)
     dataset = entry.datasets[ds]
-    sb.caption(dataset.title if not upload else "(built-in datasets: choose 'built-in' "
+    sb.caption(dataset.title if not chosen_file else "(built-in datasets: choose 'built-in' "
                "above)")
     pnames = {p.name for p in entry.params}
     # Datasets share size names (n, d, ...): on a switch, start from the new defaults.
@@ -335,7 +341,7 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
         return new
 
     sizes: dict[str, int | float] = {}
-    for name, (default, low, high) in ({} if upload else dataset.sizes).items():
+    for name, (default, low, high) in ({} if chosen_file else dataset.sizes).items():
         key = f"data_{name}" if name in pnames or name in ("tol", "max_iter") else name
         low, high = bounds(name, low, high)
         integer = isinstance(default, int)
@@ -381,9 +387,8 @@ def sidebar_controls(entry: ModelEntry, *, fixed: dict[str, Any] | None = None,
         sb.caption("Limits that depend on other controls: " + "; ".join(limited))
     c = Controls(ds, sizes, data_seed, params, float(tol), max_iter, notes=check.notes,
                  limited=limited)
-    if upload:
-        c.dataset, c.upload = YOUR_FILE, upload
-        c.extras["upload_options"] = upload_opts
+    if chosen_file:
+        c.dataset, c.source = YOUR_FILE, file_source
     # the note says which value the control actually took
     values = {**{f"data_{k}" if k in pnames else k: v for k, v in sizes.items()}, **params,
               "dataset": ds, "tol": c.tol, "max_iter": max_iter, "data_seed": data_seed}

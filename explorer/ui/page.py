@@ -87,7 +87,7 @@ def _continue(entry: ModelEntry, problem: Problem, c: Controls, res: Any,
 
 def _confirmed(entry: ModelEntry, c: Controls, guard: Guard | None) -> bool:
     """False (after drawing the estimate and a confirm button) when the guard objects."""
-    if c.upload:
+    if c.from_file:
         from .upload import file_guard
 
         guard = file_guard(entry)  # from the real size of the file's problem
@@ -135,7 +135,7 @@ def _tabs(entry: ModelEntry, problem: Problem, res: Any, c: Controls,
             try:
                 with contextlib.ExitStack() as stack:
                     dataset = c.dataset
-                    if c.upload:  # the sweep's workers read the upload from a file, kept
+                    if c.from_file:  # the sweep's workers read the upload's file, kept
                         from .upload import sweep_upload_spec  # until the sweep ends
 
                         dataset = stack.enter_context(sweep_upload_spec(entry, c))
@@ -213,15 +213,15 @@ def model_page(
     ps = page_state(entry.name)
     problem, error, what = None, None, "solve"
     try:
-        if c.upload == "none":  # "your file" chosen, nothing uploaded yet
+        if c.from_file and c.source is None:  # "your file" chosen, nothing uploaded yet
             st.info("Choose a data file in the sidebar (your file).", icon=":material/upload:")
         elif _confirmed(entry, c, guard):
             problem = get_problem(entry, c)
     except PANEL_ERRORS as exc:  # the message, and the last good result below
-        error, what = exc, "read the file" if c.upload else "build the dataset"
+        error, what = exc, "read the file" if c.from_file else "build the dataset"
     if problem is not None:
         st.caption(f"**{problem.name}** — {problem.description}")
-        if c.upload:
+        if c.from_file:
             from .upload import preview
 
             preview(problem)
@@ -256,7 +256,7 @@ def model_page(
     else:
         if error is not None:
             show_error(error, what)
-        if c.upload and c.upload != "none" and (
+        if c.source is not None and (
                 ps.last is None or ps.last.problem_key != c.problem_key(entry)):
             # a file that failed: the previous result (another file or a built-in dataset)
             # is not shown under its name

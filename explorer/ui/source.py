@@ -14,7 +14,7 @@ __all__ = ["get_problem"]
 def get_problem(entry: ModelEntry, c: Any) -> Problem:
     """The dataset instance for these controls (cached across reruns and sessions; an
     uploaded file's problem lives in this session only, see :mod:`.upload`)."""
-    if getattr(c, "upload", ""):
+    if getattr(c, "source", None) is not None:
         return uploaded_problem(entry, c)
     key = (entry.name, c.dataset, tuple(sorted(c.sizes.items())), c.data_seed)
     return problems._CACHE.get(key, lambda: entry.datasets[c.dataset](seed=c.data_seed, **c.sizes))

@@ -3,12 +3,13 @@
 The sidebar offers *built-in* datasets or *your file*: an uploader accepting the
 formats of :mod:`explorer.datafiles`, the label / task / time columns, an optional
 held-out fraction, and (in the main area) a preview: n, d, classes or tasks,
-density and the first rows. An upload lives in this session only (its bytes are
-kept in the session state; on disk only during a read, and as the Sweep tab's private
-temporary copy, removed with the upload: :func:`upload_spec`); the URL keeps naming
-built-in datasets only, and the page says that a shared link does not carry the
-file. The cost guard is computed from the real size of the problem read from the
-file, before anything is solved.
+density and the first rows. The choice is one :class:`explorer.datasource.DataSource`
+(:func:`upload_source`), the value the CLI and the sweeps use for files. An upload lives
+in this session only: its bytes are kept in the session state, and on disk as one
+private temporary copy (readable by this user only) that the source names, removed with
+the upload; the URL keeps naming built-in datasets only, and the page says that a shared
+link does not carry the file. The cost guard is computed from the real size of the
+problem read from the file, before anything is solved.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from typing import Any
 
 import streamlit as st
 
+from ..datasource import DataSource
 from ..registry import ModelEntry, Problem
 
 __all__ = ["YOUR_FILE", "Upload", "clear_upload", "file_controls", "file_guard",
-           "model_downloads", "preview", "set_upload", "sweep_upload_spec", "upload_spec",
-           "uploaded_problem"]
+           "model_downloads", "preview", "set_upload", "sweep_upload_spec", "upload_source",
+           "upload_spec", "uploaded_problem"]
 
 #: The dataset name shown (and used in keys) when the data comes from an upload.
 YOUR_FILE = "your file"
@@ -55,11 +57,12 @@ def _store() -> dict[str, Any]:
     return st.session_state.setdefault(_UPLOADS, {})
 
 
-# ------------------------------------------------------- the sweep's temporary copies
-# The Sweep tab's workers read an upload from a file: a private ``mkdtemp`` folder per
-# upload. It is removed when the upload is replaced or cleared, when the session's state
-# is dropped, and at interpreter exit; a folder a running sweep reads is removed when that
-# sweep ends (``_TEMP_READERS`` counts the sweeps reading each folder).
+# ------------------------------------------------------------- the temporary copies
+# The page's data source, and the Sweep tab's workers, read an upload from a file: a
+# private ``mkdtemp`` folder per upload. It is removed when the upload is replaced or
+# cleared, when the session's state is dropped, and at interpreter exit; a folder a
+# running sweep reads is removed when that sweep ends (``_TEMP_READERS`` counts the
+# sweeps reading each folder).
 _TEMP_LOCK = threading.Lock()
 _TEMP_READERS: dict[str, int] = {}  # live folder -> number of sweeps reading it now
 _TEMP_RETIRED: set[str] = set()  # folders to remove once their last sweep ends
@@ -131,22 +134,9 @@ def _uploader_changed(model: str) -> None:
         clear_upload(model)
 
 
-def _read(up: Upload, **kw: Any) -> Any:
-    """The :class:`explorer.datafiles.Table` of an upload (through a private temp file)."""
-    from .. import datafiles
-
-    with tempfile.TemporaryDirectory(prefix="dualscope_upload_") as tmp:
-        path = os.path.join(tmp, os.path.basename(up.name) or "upload.csv")
-        with open(path, "wb") as f:
-            f.write(up.data)
-        return datafiles.read_table(path, **kw)
-
-
-def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
-    """Draw the uploader and the column choices; return ``(key, options)``.
-
-    ``key`` identifies the upload and its options (``""`` before a file is given).
-    """
+def file_controls(entry: ModelEntry, sb: Any) -> DataSource | None:
+    """Draw the uploader and the column choices; return the upload's data source (None
+    before a file is given)."""
     from .. import datafiles
 
     exts = sorted({e.lstrip(".") for x in datafiles.FORMATS.values() for e in x} | {"gz"})
@@ -163,14 +153,14 @@ def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
         if got.size > datafiles.MAX_FILE_BYTES:  # from the size, before reading it
             sb.error(f"{got.name}: {got.size / 1024**2:,.1f} MB is beyond the size budget of "
                      f"{datafiles.MAX_FILE_BYTES / 1024**2:,.0f} MB; refused before reading it")
-            return "", {}
+            return None
         cur = _store().get(entry.name)
         if cur is None or cur["upload"].name != got.name or \
                 len(cur["upload"].data) != got.size:
             set_upload(entry.name, got.name, got.getvalue())
     cur = _store().get(entry.name)
     if cur is None:
-        return "", {}
+        return None
     up: Upload = cur["upload"]
     sb.caption(f"using **{up.name}** ({len(up.data) / 1024:,.1f} KB, this session only)")
     opts: dict[str, Any] = {"label": None, "task": None, "time": None}
@@ -200,10 +190,7 @@ def file_controls(entry: ModelEntry, sb: Any) -> tuple[str, dict[str, Any]]:
         key=f"upload_test_{entry.name}"))
     named = fmt in datafiles.NAMED_COLUMNS
     opts["prep"] = _prep_controls(entry, sb, fmt, _columns(up, cur) if named else [], opts)
-    spec = opts["prep"].to_spec() if opts["prep"] is not None else {}
-    key = (f"{up.digest}:{opts['label']}:{opts['task']}:{opts['time']}:{opts['test_size']}:"
-           + "&".join(f"{k}={v}" for k, v in sorted(spec.items())))
-    return key, opts
+    return upload_source(entry, opts)
 
 
 #: The upload panel's preprocessing defaults (the CLI's are none: it says what to add):
@@ -265,25 +252,22 @@ def _columns(up: Upload, cur: dict[str, Any]) -> list[str]:
 
 
 def uploaded_problem(entry: ModelEntry, c: Any) -> Problem:
-    """The Problem of this session's upload with the controls' options (cached per key).
+    """The Problem of the controls' data source, this session's upload (cached per key).
 
     Raises :class:`explorer.datafiles.DataFileError` for a bad file (nothing kept).
     """
-    from .. import datafiles
-
     cur = _store().get(entry.name)
-    if cur is None:
+    if cur is None or c.source is None:
         raise ValueError("no file uploaded yet: choose a file in the sidebar")
+    src = replace(c.source, seed=c.data_seed)
+    key = (src.key, src.seed)
     cache = cur["cache"]
-    if c.upload in cache:
-        return cache[c.upload]
-    opts = dict(c.extras.get("upload_options", {}))
-    test_size = opts.pop("test_size", 0.0)
-    problem, table = datafiles.table_problem(entry.name, _read(cur["upload"], **opts),
-                                             test_size, c.data_seed)
+    if key in cache:
+        return cache[key]
+    problem, table = src.read()
     problem = replace(problem, info={**problem.info, "table": table})
     cache.clear()  # one problem per upload: the latest options
-    cache[c.upload] = problem
+    cache[key] = problem
     return problem
 
 
@@ -365,16 +349,33 @@ def model_downloads(entry: ModelEntry, problem: Problem, res: Any, sm: Any = Non
                "`dualscope predict --model FILE --data new.csv` applies it.")
 
 
-def upload_spec(entry: ModelEntry, c: Any) -> str:
-    """The upload as a dataset name for the sweep (:func:`explorer.datafiles.file_spec`).
+def upload_source(entry: ModelEntry, options: dict[str, Any]) -> DataSource:
+    """The data source of this session's upload read with ``options`` (``label``, ``task``,
+    ``time``, ``test_size``, ``prep``; empty values left out).
 
-    The sweep's worker processes read files, so the upload's bytes are written once to a
-    private temporary directory (readable by this user only), removed when the upload is
-    replaced or cleared, with the session's state, or at interpreter exit. Use
-    :func:`sweep_upload_spec` around a sweep so that its folder outlives a replacement
-    until the sweep ends.
+    The source names the upload's private temporary copy: its bytes written once to a
+    folder readable by this user only, removed when the upload is replaced or cleared,
+    with the session's state, or at interpreter exit (the sweep's worker processes read
+    it too). Use :func:`sweep_upload_spec` around a sweep so that its folder outlives a
+    replacement until the sweep ends.
+
+    Parameters
+    ----------
+    entry : ModelEntry
+        The page's model.
+    options : dict
+        The reading options chosen in the sidebar.
+
+    Returns
+    -------
+    explorer.datasource.DataSource
+
+    Raises
+    ------
+    ValueError
+        When no file was uploaded.
     """
-    from .. import datafiles
+    from ..datasource import DataSource
 
     cur = _store().get(entry.name)
     if cur is None:
@@ -384,16 +385,25 @@ def upload_spec(entry: ModelEntry, c: Any) -> str:
         _drop(cur)
         copy = cur["copy"] = _TempCopy(cur["upload"])
         cur["path"] = copy.path
-    opts = {k: v for k, v in c.extras.get("upload_options", {}).items() if v}
-    return datafiles.file_spec(copy.path, **opts)
+    return DataSource.from_file(entry.name, copy.path, **{k: v for k, v in options.items()
+                                                          if v})
+
+
+def upload_spec(entry: ModelEntry, options: dict[str, Any]) -> str:
+    """The key of :func:`upload_source` (a ``file:`` dataset name for the sweep)."""
+    return upload_source(entry, options).key
 
 
 @contextlib.contextmanager
 def sweep_upload_spec(entry: ModelEntry, c: Any) -> Iterator[str]:
     """:func:`upload_spec`, its temporary folder kept until the ``with`` block ends (a
     running sweep reads it even if the upload is replaced or cleared meanwhile)."""
-    spec = upload_spec(entry, c)
-    folder = _store()[entry.name]["copy"].folder
+    if c.source is None:
+        raise ValueError("no file uploaded yet: choose a file in the sidebar")
+    spec = c.source.key
+    if not os.path.exists(c.source.path):
+        raise ValueError("the uploaded file was replaced or removed; choose it again")
+    folder = os.path.dirname(c.source.path)
     with _TEMP_LOCK:
         _TEMP_READERS[folder] = _TEMP_READERS.get(folder, 0) + 1
     try:
