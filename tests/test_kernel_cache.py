@@ -253,3 +253,46 @@ def test_a_failed_check_is_named_by_verify_report_and_ensure_verified(monkeypatc
         kernel_checks.ensure_verified(["wwsvm"])
     assert kernel_checks.known_failures() == ["wwsvm.walrus_block"]
     assert kernel_checks.families_for("wwsvm") == ["base", "prox", "wwsvm"]
+
+
+# ------------------------------------------------------------- finding the families
+
+def test_kernel_families_are_found_on_first_use_without_cvxpy_or_scikit_learn():
+    """Importing kernel_checks reads no source; the families are the shared ones and
+    every model kernel module's (in their declared order), and verifying them all
+    imports neither cvxpy nor scikit-learn nor the explorer."""
+    code = r"""
+import json, sys
+from solvers import kernel_checks as k
+lazy = "CHECKS" not in vars(k)
+families = list(k.CHECKS)
+bad = [f"{c.family}.{c.kernel}" for c in k.verify() if not c.ok]
+heavy = [m for m in ("sklearn", "cvxpy", "explorer") if m in sys.modules]
+print(json.dumps({"lazy": lazy, "families": families, "bad": bad, "heavy": heavy,
+                  "for": k.families_for("caso"), "none": k.families_for("nothing")}))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["lazy"]
+    assert got["families"] == ["base", "prox", "wwsvm", "caso", "mtmkl", "robust_mtl",
+                               "triplet_screening"]
+    assert got["bad"] == [] and got["heavy"] == []
+    assert got["for"] == ["base", "prox", "caso"] and got["none"] == ["base", "prox"]
+
+
+def test_a_module_offers_known_answers_only_with_a_family_and_the_function():
+    import ast
+
+    from solvers import kernel_checks
+
+    both = "KNOWN_ANSWERS_FAMILY = 'm'\nKNOWN_ANSWERS_RANK = 2\ndef known_answers():\n  pass\n"
+    assert kernel_checks._declared(ast.parse(both)) == ("m", 2.0)
+    unranked = "KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n"
+    assert kernel_checks._declared(ast.parse(unranked)) == ("m", float("inf"))
+    assert kernel_checks._declared(ast.parse("KNOWN_ANSWERS_FAMILY = 'm'\n")) is None
+    assert kernel_checks._declared(ast.parse("def known_answers():\n  pass\n")) is None
+    nested = "def f():\n  KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n"
+    assert kernel_checks._declared(ast.parse(nested)) is None

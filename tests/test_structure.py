@@ -175,10 +175,6 @@ def test_any_backend_object_runs_a_sweep_and_the_table_names_the_backends():
 # Model names written outside the models' own files and the registry, each with why it is
 # still there. Anything new fails the test below.
 NAMED_ELSEWHERE = {
-    # the known-answer checks of the compiled kernels, one family per kernel module
-    ("solvers/kernel_checks.py", "wwsvm"), ("solvers/kernel_checks.py", "caso"),
-    ("solvers/kernel_checks.py", "mtmkl"), ("solvers/kernel_checks.py", "robust_mtl"),
-    ("solvers/kernel_checks.py", "triplet_screening"),
     # benchmarks across models on the shared real files, and the sweep backends' bench
     # (a WW-SVM grid as the workload)
     ("explorer/filebench.py", "caso"), ("explorer/filebench.py", "robust_mtl"),
