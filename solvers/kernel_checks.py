@@ -196,25 +196,27 @@ def _declared(tree: ast.Module) -> tuple[str, float] | None:
 
 
 def _offered() -> dict[str, list[str]]:
-    """Family name -> the modules that offer its known answers, read from the package's
-    sources (the cvxpy references aside) without importing them."""
+    """Family name -> the modules that offer its known answers, read from the sources in
+    every folder of the package (``solvers.__path__``; the cvxpy references aside)
+    without importing them."""
     from ._jitcache import SKIP
 
-    root = Path(__file__).resolve().parent
+    pkg = importlib.import_module(__package__ or "solvers")
     found = []
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if rel.parts[0] in SKIP or "__pycache__" in rel.parts:
-            continue
-        text = path.read_text(encoding="utf-8")
-        if _FAMILY not in text:
-            continue
-        decl = _declared(ast.parse(text))
-        if decl is None:
-            continue
-        parts = rel.with_suffix("").parts
-        parts = parts[:-1] if parts[-1] == "__init__" else parts
-        found.append((decl[1], rel.as_posix(), decl[0], ".".join((__package__, *parts))))
+    for folder in map(Path, pkg.__path__):
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(folder)
+            if rel.parts[0] in SKIP or "__pycache__" in rel.parts:
+                continue
+            text = path.read_text(encoding="utf-8")
+            if _FAMILY not in text:
+                continue
+            decl = _declared(ast.parse(text))
+            if decl is None:
+                continue
+            parts = rel.with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            found.append((decl[1], rel.as_posix(), decl[0], ".".join((pkg.__name__, *parts))))
     out: dict[str, list[str]] = {}
     for _, _, family, module in sorted(found):
         out.setdefault(family, []).append(module)

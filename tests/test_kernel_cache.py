@@ -296,3 +296,31 @@ def test_a_module_offers_known_answers_only_with_a_family_and_the_function():
     assert kernel_checks._declared(ast.parse("def known_answers():\n  pass\n")) is None
     nested = "def f():\n  KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n"
     assert kernel_checks._declared(ast.parse(nested)) is None
+
+
+def test_a_kernel_module_in_an_added_package_folder_is_found(tmp_path):
+    """A model whose files sit in another folder of ``solvers.__path__`` (as the sixth
+    model of the contributing checklist does) has its known answers checked, after the
+    ranked families."""
+    folder = tmp_path / "solvers"
+    folder.mkdir()
+    (folder / "_toy_kernels.py").write_text(
+        'KNOWN_ANSWERS_FAMILY = "toy"\n\n\n'
+        'def known_answers():\n    return [("double", 2.0 * 1.5, 3.0, 0.0),\n'
+        '            ("half", 0.5, 0.25, 0.0)]\n')
+    code = rf"""
+import json, sys
+import solvers
+solvers.__path__.append({str(folder)!r})
+from solvers import kernel_checks as k
+out = [(c.family, c.kernel, c.ok) for c in k.verify(["toy"])]
+print(json.dumps({{"families": list(k.CHECKS), "out": out, "for": k.families_for("toy")}}))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["families"][-1] == "toy" and got["families"][:2] == ["base", "prox"]
+    assert got["out"] == [["toy", "double", True], ["toy", "half", False]]
+    assert got["for"] == ["base", "prox", "toy"]
