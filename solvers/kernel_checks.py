@@ -21,8 +21,9 @@ the sweep workers run it before their first solve.
 
 from __future__ import annotations
 
-import ast
 import importlib
+import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -170,29 +171,26 @@ def _check_base() -> list[Row]:
 #: by path). Built on first use (:func:`_checks`); a plain dict from then on.
 CHECKS: dict[str, Callable[[], list[Row]]]
 
-#: The module-level names a kernel module offers its known answers by.
-_FAMILY, _RANK, _ANSWERS = "KNOWN_ANSWERS_FAMILY", "KNOWN_ANSWERS_RANK", "known_answers"
+#: A kernel module's module-level declarations (statements at column 0 of its source).
+_FAMILY = re.compile(r"""^KNOWN_ANSWERS_FAMILY\s*(?::\s*str\s*)?=\s*["']([\w.-]+)["']""",
+                     re.M)
+_RANK = re.compile(r"^KNOWN_ANSWERS_RANK\s*(?::\s*int\s*)?=\s*(\d+)", re.M)
+_ANSWERS = re.compile(r"^def known_answers\(", re.M)
 
 
-def _declared(tree: ast.Module) -> tuple[str, float] | None:
+def _declared(source: str) -> tuple[str, float] | None:
     """``(family, rank)`` a module's source declares at module level (rank ``inf`` when
-    it gives none), or None when it offers no known answers."""
-    consts: dict[str, Any] = {}
-    has_answers = False
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == _ANSWERS:
-            has_answers = True
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
-                node.value, ast.Constant):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    consts[t.id] = node.value.value
-    family = consts.get(_FAMILY)
-    if not (has_answers and isinstance(family, str)):
+    it gives none), or None when it offers no known answers (both the family and
+    ``known_answers`` are needed).
+
+    The source is matched line by line, not parsed: ``ast.parse`` called from several
+    threads at once (the in-process Dask workers) fails in CPython 3.11.
+    """
+    family = _FAMILY.search(source)
+    if family is None or _ANSWERS.search(source) is None:
         return None
-    rank = consts.get(_RANK)
-    return family, float(rank) if isinstance(rank, (int, float)) else float("inf")
+    rank = _RANK.search(source)
+    return family.group(1), float(rank.group(1)) if rank else float("inf")
 
 
 def _offered() -> dict[str, list[str]]:
@@ -208,10 +206,7 @@ def _offered() -> dict[str, list[str]]:
             rel = path.relative_to(folder)
             if rel.parts[0] in SKIP or "__pycache__" in rel.parts:
                 continue
-            text = path.read_text(encoding="utf-8")
-            if _FAMILY not in text:
-                continue
-            decl = _declared(ast.parse(text))
+            decl = _declared(path.read_text(encoding="utf-8"))
             if decl is None:
                 continue
             parts = rel.with_suffix("").parts
@@ -229,25 +224,29 @@ def _known_answers(modules: list[str]) -> Callable[[], list[Row]]:
     def check() -> list[Row]:
         rows: list[Row] = []
         for name in modules:
-            rows += getattr(importlib.import_module(name), _ANSWERS)()
+            rows += importlib.import_module(name).known_answers()
         return rows
 
     return check
 
 
+_building = threading.Lock()
+
+
 def _checks() -> dict[str, Callable[[], list[Row]]]:
-    """:data:`CHECKS`, discovered on the first call (the same dict afterwards, so a test
-    may patch an item or the whole attribute)."""
-    table = globals().get("CHECKS")
-    if table is None:
-        table = {"base": _check_base, "prox": _check_prox}
-        for family, modules in _offered().items():
-            if family in table:
-                raise RuntimeError(f"kernel modules {modules} offer known answers for "
-                                   f"{family!r}, a shared family")
-            table[family] = _known_answers(modules)
-        globals()["CHECKS"] = table
-    return table
+    """:data:`CHECKS`, discovered on the first call (one thread builds it; the same dict
+    afterwards, so a test may patch an item or the whole attribute)."""
+    with _building:
+        table = globals().get("CHECKS")
+        if table is None:
+            table = {"base": _check_base, "prox": _check_prox}
+            for family, modules in _offered().items():
+                if family in table:
+                    raise RuntimeError(f"kernel modules {modules} offer known answers "
+                                       f"for {family!r}, a shared family")
+                table[family] = _known_answers(modules)
+            globals()["CHECKS"] = table
+        return table
 
 
 def __getattr__(name: str) -> Any:

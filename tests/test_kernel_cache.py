@@ -284,18 +284,18 @@ print(json.dumps({"lazy": lazy, "families": families, "bad": bad, "heavy": heavy
 
 
 def test_a_module_offers_known_answers_only_with_a_family_and_the_function():
-    import ast
-
     from solvers import kernel_checks
 
+    declared = kernel_checks._declared
     both = "KNOWN_ANSWERS_FAMILY = 'm'\nKNOWN_ANSWERS_RANK = 2\ndef known_answers():\n  pass\n"
-    assert kernel_checks._declared(ast.parse(both)) == ("m", 2.0)
-    unranked = "KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n"
-    assert kernel_checks._declared(ast.parse(unranked)) == ("m", float("inf"))
-    assert kernel_checks._declared(ast.parse("KNOWN_ANSWERS_FAMILY = 'm'\n")) is None
-    assert kernel_checks._declared(ast.parse("def known_answers():\n  pass\n")) is None
+    assert declared(both) == ("m", 2.0)
+    typed = 'KNOWN_ANSWERS_FAMILY: str = "m_2"\n\n\ndef known_answers() -> list:\n  pass\n'
+    assert declared(typed) == ("m_2", float("inf"))
+    assert declared("KNOWN_ANSWERS_FAMILY = 'm'\n") is None
+    assert declared("def known_answers():\n  pass\n") is None
     nested = "def f():\n  KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n"
-    assert kernel_checks._declared(ast.parse(nested)) is None
+    assert declared(nested) is None
+    assert declared("# KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n") is None
 
 
 def test_a_kernel_module_in_an_added_package_folder_is_found(tmp_path):
