@@ -106,18 +106,35 @@ def school_path() -> str | None:
     return str(path) if path.is_file() else None
 
 
-def school_problem(model: str, path: str, *, seed: int = 0) -> Any:
-    """School as ``explorer.filebench`` reads it: 75 % of each school for training
-    (``split_table(table, 0.25, seed)``), through the project's data reader; a model with
-    binary labels (MT-MKL) gets a score above the median of the training scores."""
+def school_problem(model: str, path: Any, *, seed: int = 0) -> Any:
+    """School as ``explorer.filebench`` reads it: 75 % of each school for training.
+
+    The table is split by ``split_table(table, 0.25, seed)`` after the project's data
+    reader; a model with binary labels (its file roles say ``binary``: MT-MKL) gets a
+    score above the median of the training scores.
+
+    Parameters
+    ----------
+    model : str
+        A registry name.
+    path : str, os.PathLike or explorer.datafiles.Table
+        ``school.mat``, or its table already read.
+    seed : int
+        The split's seed.
+
+    Returns
+    -------
+    Problem
+        ``model``'s problem of the training rows, the held-out rows in its ``info``.
+    """
     from dataclasses import replace
 
     from . import datafiles
 
-    table = datafiles.read_table(path)
+    table = path if isinstance(path, datafiles.Table) else datafiles.read_table(path)
     train, test = datafiles.split_table(table, 0.25, seed=seed)
-    if datafiles.roles(model).labels == "binary":
-        assert train.y is not None and test.y is not None  # School's scores
+    if datafiles.roles(model).labels == "binary" and train.y is not None \
+            and test.y is not None:
         med = float(np.median(train.y))
         train = replace(train, y=np.where(train.y > med, "high", "low"))
         test = replace(test, y=np.where(test.y > med, "high", "low"))

@@ -8,13 +8,16 @@
    (``time.process_time``), the peak resident memory above the process's size before the
    read (Linux ``VmHWM`` after resetting it through ``/proc/self/clear_refs``, against
    ``VmRSS``) and what the result keeps.
-2. **School** (MALSAR's ``school.mat``, 139 schools as tasks): convex ASO, robust temporal
-   MTL (schools in file order as "time") and MT-MKL (score above the median as the label)
-   with a quarter of each school's students held out; CPU seconds, certificate, held-out
-   score against a per-school baseline.
-3. **Debian sections** (``debian_sections_{train,test}.svm.gz``, sparse TF-IDF): WW-SVM on
-   the first rows (the solver takes dense features unless its roles say sparse), and the
-   metric learner on a truncated SVD of them (its metric is d x d).
+2. **School** (MALSAR's ``school.mat``, 139 schools as tasks): every model whose file
+   roles take a task column (convex ASO, robust temporal MTL with the schools in file
+   order as "time", MT-MKL with a score above the median as its binary label), as
+   :func:`explorer.benchkit.school_problem` builds it (a quarter of each school's students
+   held out); CPU seconds, certificate, held-out score against a per-school baseline
+   (the held-out MSE of predicting each school's mean training score).
+3. **Debian sections** (``debian_sections_{train,test}.svm.gz``, sparse TF-IDF): the
+   class-label model that takes sparse features (WW-SVM) on every row, and the model whose
+   roles accept triplets (the metric learner) on a truncated SVD of the first rows (its
+   metric is d x d).
 
 Numbers depend on the machine; the report prints them with the sizes used.
 """
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,95 +123,176 @@ def _solve_cpu(entry: Any, problem: Any, *, tol: float = 1e-6, max_iter: int = 5
     return res, time.process_time() - t0
 
 
+def _entries_whose_roles(pick: Callable[[Any], bool]) -> list[Any]:
+    """The registry entries (in registry order) whose file roles satisfy ``pick``."""
+    from . import datafiles, registry
+
+    return [e for e in registry.entries() if pick(datafiles.roles(e.name))]
+
+
+def _task_mean_mse(problem: Any) -> float | None:
+    """The held-out MSE of predicting each task's mean training target.
+
+    Parameters
+    ----------
+    problem : Problem
+        A multitask problem (``data["ys"]``) with held-out targets (``info["ys_test"]``).
+
+    Returns
+    -------
+    float or None
+        The baseline; None when the problem has no per-task held-out targets.
+    """
+    ys_test = problem.info.get("ys_test")
+    ys = problem.data.get("ys")
+    if ys_test is None or ys is None:
+        return None
+    return float(np.mean(np.concatenate(
+        [(np.asarray(y) - np.mean(ytr)) ** 2 for y, ytr in zip(ys_test, ys, strict=True)])))
+
+
 def bench_school(path: str | os.PathLike, *, seed: int = 0, progress: Any = print
                  ) -> list[dict[str, Any]]:
-    """The multitask models on School with a quarter of each school held out."""
-    from dataclasses import replace
+    """The multitask models on School with a quarter of each school held out.
 
-    from . import datafiles, registry
+    Parameters
+    ----------
+    path : str or os.PathLike
+        MALSAR's ``school.mat``.
+    seed : int
+        The split's seed.
+    progress : callable
+        Called with one line of text per model.
+
+    Returns
+    -------
+    list of dict
+        One row per model whose file roles take tasks (registry order).
+    """
+    from . import datafiles
+    from .benchkit import school_problem
     from .sweep.hooks import hooks_of
 
     t0 = time.process_time()
     table = datafiles.read_table(path)
     load = time.process_time() - t0
-    train, test = datafiles.split_table(table, 0.25, seed=seed)
+    tasks = 0 if table.tasks is None else int(np.unique(table.tasks).size)
     rows = []
-    for model in ("caso", "robust_mtl", "mtmkl"):
-        tr, te = train, test
-        if model == "mtmkl":  # binary labels: a score above the median of the training scores
-            med = float(np.median(train.y))
-            tr = replace(train, y=np.where(train.y > med, "high", "low"))
-            te = replace(test, y=np.where(test.y > med, "high", "low"))
-        entry = registry.get(model)
-        problem = datafiles.problem_from_table(model, tr, te)
+    for entry in _entries_whose_roles(lambda r: r.tasks):
+        problem = school_problem(entry.name, table, seed=seed)
+        n_test = int(problem.info["test_table"].n)
         res, cpu = _solve_cpu(entry, problem)
         score = hooks_of(entry).score(problem, res)
-        base = None
-        if model == "caso":  # the held-out MSE of predicting each school's mean score
-            base = float(np.mean(np.concatenate(
-                [(y - np.mean(ytr)) ** 2 for y, ytr in
-                 zip(problem.info["ys_test"], problem.data["ys"], strict=True)])))
-        rec = {"model": model, "n_train": tr.n, "n_test": te.n, "tasks": int(
-            np.unique(table.tasks).size), "d": table.d, "cpu": cpu, "load_cpu": load,
-            "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
-            "converged": bool(res.converged), "method": res.method,
-            "score_name": None if score is None else score.name,
-            "score": None if score is None else float(score.value),
-            "baseline_mse_task_mean": base}
-        progress(f"school {model}: {cpu:.2f} s CPU, rel gap {res.rel_gap:.1e}, "
+        rec = {"model": entry.name, "n_train": table.n - n_test, "n_test": n_test,
+               "tasks": tasks, "d": table.d, "cpu": cpu, "load_cpu": load,
+               "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
+               "converged": bool(res.converged), "method": res.method,
+               "score_name": None if score is None else score.name,
+               "score": None if score is None else float(score.value),
+               "baseline_mse_task_mean": _task_mean_mse(problem)}
+        progress(f"school {entry.name}: {cpu:.2f} s CPU, rel gap {res.rel_gap:.1e}, "
                  f"{rec['score_name']} {rec['score']}")
         rows.append(rec)
     return rows
 
 
-def bench_debian(folder: str | os.PathLike, *, n_train: int = 2000, n_test: int = 2000,
-                 svd: int = 50, n_metric: int = 600, progress: Any = print
-                 ) -> list[dict[str, Any]]:
-    """WW-SVM on the first ``n_train`` Debian rows; the metric learner on ``svd`` components."""
+def _debian_classifier(entry: Any, train: Any, test: Any, load: float, progress: Any
+                       ) -> dict[str, Any]:
+    """``entry`` (sparse features, class labels) on every Debian training row, scored on
+    the test rows of the classes it saw."""
     from dataclasses import replace
 
-    from . import datafiles, registry
+    from . import datafiles
     from .sweep.hooks import hooks_of
+
+    keep = np.isin(test.y, np.unique(train.y))
+    te = replace(test, X=test.X[keep], y=test.y[keep])
+    problem = datafiles.problem_from_table(entry.name, train, te)
+    res, cpu = _solve_cpu(entry, problem, tol=1e-4, max_iter=500)
+    rec = {"model": entry.name, "n_train": train.n, "n_test": te.n, "d": train.d,
+           "sparse_input": True, "cpu": cpu, "load_cpu": load, "n_iter": int(res.n_iter),
+           "rel_gap": float(res.rel_gap), "converged": bool(res.converged)}
+    score = hooks_of(entry).score(problem, res)
+    if score is not None:
+        rec[score.name] = float(score.value)
+    progress(f"debian {entry.name} on {train.n} rows: {cpu:.1f} s CPU, rel gap "
+             f"{res.rel_gap:.1e}" + ("" if score is None else f", {score.name} "
+                                                               f"{score.value:.3f}"))
+    return rec
+
+
+def _debian_metric(entry: Any, train: Any, *, n_svd_rows: int, svd: int, n_metric: int,
+                   progress: Any) -> dict[str, Any]:
+    """``entry`` (triplets from the labels) on the first ``n_metric`` Debian rows
+    projected on ``svd`` components of a truncated SVD of the first ``n_svd_rows``."""
+    from dataclasses import replace
+
+    from sklearn.decomposition import TruncatedSVD
+
+    from . import datafiles
+
+    sub = replace(train, X=train.X[:n_metric], y=train.y[:n_metric])
+    comp = TruncatedSVD(svd, random_state=0).fit(train.X[:n_svd_rows])
+    sub = replace(sub, X=np.ascontiguousarray(comp.transform(sub.X)),
+                  feature_names=tuple(f"svd{j}" for j in range(svd)))
+    problem = datafiles.problem_from_table(entry.name, sub, None, k=3)
+    res, cpu = _solve_cpu(entry, problem)
+    # fields only a triplet model's problem and result carry
+    n_triplets = problem.info.get("n_triplets")
+    rate = getattr(res, "screening_rate", None)
+    progress(f"debian {entry.name} on {sub.n} rows x {svd} SVD components: {cpu:.1f} s "
+             f"CPU, rel gap {res.rel_gap:.1e}" + ("" if rate is None else
+                                                   f", screened {rate:.2f}"))
+    return {"model": entry.name, "n_train": sub.n, "d": svd,
+            "n_triplets": None if n_triplets is None else int(n_triplets), "cpu": cpu,
+            "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
+            "converged": bool(res.converged),
+            "screening_rate": None if rate is None else float(rate)}
+
+
+def bench_debian(folder: str | os.PathLike, *, n_train: int = 2000, svd: int = 50,
+                 n_metric: int = 600, progress: Any = print) -> list[dict[str, Any]]:
+    """The sparse classifier on the Debian files; the metric learner on SVD components.
+
+    The first registry entry whose file roles take class labels and sparse features is
+    solved on every training row and scored on the test rows of known classes; the first
+    whose roles accept triplets learns a metric on the first ``n_metric`` rows projected
+    on ``svd`` components of a truncated SVD of the first ``n_train`` rows. A role that
+    no model has gives no row.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder of ``debian_sections_{train,test}.svm.gz``.
+    n_train : int
+        The rows the SVD is fitted on.
+    svd : int
+        The number of SVD components.
+    n_metric : int
+        The rows of the metric learner's problem.
+    progress : callable
+        Called with one line of text per step.
+
+    Returns
+    -------
+    list of dict
+        One row per model benchmarked.
+    """
+    from . import datafiles
 
     folder = Path(folder)
     t0 = time.process_time()
     train = datafiles.read_table(folder / "debian_sections_train.svm.gz")
     test = datafiles.read_table(folder / "debian_sections_test.svm.gz", n_features=train.d)
     load = time.process_time() - t0
+    if train.y is None or test.y is None:
+        raise datafiles.DataFileError(f"{folder}: the Debian files carry no labels")
     progress(f"debian: read {train.n:,} + {test.n:,} rows x {train.d:,} in {load:.1f} s CPU")
-    rows = []
-    sparse_ok = datafiles.roles("wwsvm").sparse
-    tr = train if sparse_ok else replace(train, X=train.X[:n_train], y=train.y[:n_train])
-    te = test if sparse_ok else replace(test, X=test.X[:n_test], y=test.y[:n_test])
-    keep = np.isin(te.y, np.unique(tr.y))
-    te = replace(te, X=te.X[keep], y=te.y[keep])
-    entry = registry.get("wwsvm")
-    problem = datafiles.problem_from_table("wwsvm", tr, te)
-    res, cpu = _solve_cpu(entry, problem, tol=1e-4, max_iter=500)
-    score = hooks_of(entry).score(problem, res)
-    rows.append({"model": "wwsvm", "n_train": tr.n, "n_test": te.n, "d": tr.d,
-                 "sparse_input": sparse_ok, "cpu": cpu, "load_cpu": load,
-                 "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
-                 "converged": bool(res.converged), "accuracy": float(score.value)})
-    progress(f"debian wwsvm on {tr.n} rows: {cpu:.1f} s CPU, rel gap {res.rel_gap:.1e}, "
-             f"accuracy {score.value:.3f}")
-    from sklearn.decomposition import TruncatedSVD
-
-    sub = replace(train, X=train.X[:n_metric], y=train.y[:n_metric])
-    comp = TruncatedSVD(svd, random_state=0).fit(train.X[:n_train])
-    Z = comp.transform(sub.X)
-    sub = replace(sub, X=np.ascontiguousarray(Z),
-                  feature_names=tuple(f"svd{j}" for j in range(svd)))
-    ts = registry.get("triplet_screening")
-    problem = datafiles.problem_from_table("triplet_screening", sub, None, k=3)
-    res, cpu = _solve_cpu(ts, problem)
-    rows.append({"model": "triplet_screening", "n_train": sub.n, "d": svd,
-                 "n_triplets": int(problem.info["n_triplets"]), "cpu": cpu,
-                 "n_iter": int(res.n_iter), "rel_gap": float(res.rel_gap),
-                 "converged": bool(res.converged),
-                 "screening_rate": float(res.screening_rate)})
-    progress(f"debian metric learner on {sub.n} rows x {svd} SVD components: {cpu:.1f} s CPU, "
-             f"rel gap {res.rel_gap:.1e}, screened {res.screening_rate:.2f}")
+    rows = [_debian_classifier(e, train, test, load, progress) for e in
+            _entries_whose_roles(lambda r: r.labels == "classes" and r.sparse)[:1]]
+    rows += [_debian_metric(e, train, n_svd_rows=n_train, svd=svd, n_metric=n_metric,
+                            progress=progress)
+             for e in _entries_whose_roles(lambda r: r.triplets)[:1]]
     return rows
 
 

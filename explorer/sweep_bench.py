@@ -1,11 +1,13 @@
-"""Benchmark of the sweep backends: wall time of one 48-point grid on each.
+"""Benchmark of the sweep backends: wall time of one grid on each.
 
-``python -m explorer.sweep_bench [--quick] [--json PATH]``
+``python -m explorer.sweep_bench [--quick] [--model NAME] [--json PATH]``
 
-The grid: Weston–Watkins SVM, ``C`` on 8 log-spaced values (a warm-started path)
-x 2 methods x 3 data seeds = 48 points in 6 chains. It runs, in one process and one
-after the other: in-process (serial), local processes with 1 and with 2 workers, and a
-Dask ``LocalCluster`` of 2 single-threaded worker processes on the loopback interface.
+The grid is the ``bench_grid`` of a model's sweep hooks (:mod:`explorer.sweep.hooks`):
+the first registry entry that offers one, or ``--model``. The Weston–Watkins SVM's is
+``C`` on 8 log-spaced values (a warm-started path) x 2 methods x 3 data seeds = 48
+points in 6 chains. It runs, in one process and one after the other: in-process
+(serial), local processes with 1 and with 2 workers, and a Dask ``LocalCluster`` of 2
+single-threaded worker processes on the loopback interface.
 Reported: wall time (worker start-up included), its ratio to 1 local worker, the parent's
 CPU time (``time.process_time``) and the summed solver time of the rows (the work done,
 which grows when workers compete for cores), and the largest relative difference of the
@@ -17,24 +19,63 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from . import sweep
+from . import registry, sweep
 from .benchkit import BenchReport, BenchTable
 
 __all__ = ["grid_spec", "main", "run"]
 
 
-def grid_spec(quick: bool = False) -> sweep.SweepSpec:
-    """The benchmark's 48-point grid (``quick``: smaller data, same 48 points)."""
-    return sweep.SweepSpec(
-        model="wwsvm",
-        grid={"C": [float(c) for c in np.geomspace(0.01, 10.0, 8)],
-              "method": ["walrus", "iterative"]},
-        sizes={"n": [300 if quick else 1000], "k": [5], "d": [10]},
-        seeds=[0, 1, 2], tol=1e-6, max_iter=300 if quick else 1000)
+def grid_spec(quick: bool = False, model: str | None = None) -> sweep.SweepSpec:
+    """The benchmark's grid: the ``bench_grid`` of ``model``'s sweep hooks.
+
+    Parameters
+    ----------
+    quick : bool
+        The model's quick grid (smaller data, same points).
+    model : str, optional
+        A registry name (default: the first entry whose hooks offer a grid).
+
+    Returns
+    -------
+    SweepSpec
+        The grid.
+
+    Raises
+    ------
+    ValueError
+        When ``model`` (or every model) offers no benchmark grid.
+    """
+    entries = registry.entries() if model is None else [registry.get(model)]
+    for entry in entries:
+        grid = sweep.hooks_of(entry).bench_grid(quick)
+        if grid is not None:
+            return sweep.SweepSpec(model=entry.name, **grid)
+    raise ValueError(f"model {model!r} offers no sweep benchmark grid" if model else
+                     "no model's sweep hooks offer a benchmark grid (bench_grid)")
+
+
+def _warmup_spec(spec: sweep.SweepSpec) -> sweep.SweepSpec:
+    """A few iterations of every non-float grid value (each method's kernels), the first
+    value of each float axis and the first seed: loads the kernels before any timing."""
+    entry = registry.get(spec.model)
+    grid = {name: list(values) if entry.param(name).kind != "float" else list(values)[:1]
+            for name, values in spec.grid.items()}
+    return replace(spec, grid=grid, seeds=list(spec.seeds)[:1], max_iter=5)
+
+
+def _describe(spec: sweep.SweepSpec) -> str:
+    """The grid in words: ``wwsvm, C path of 8 x 2 methods x 3 seeds, n=300 k=5 d=10``."""
+    entry = registry.get(spec.model)
+    axes = [f"{name} path of {len(values)}" if entry.param(name).kind == "float"
+            else f"{len(values)} {name}s" for name, values in spec.grid.items()]
+    sizes = " ".join(f"{k}={v[0] if isinstance(v, (list, tuple)) and len(v) == 1 else v}"
+                     for k, v in spec.sizes.items())
+    return ", ".join([spec.model, " x ".join([*axes, f"{len(spec.seeds)} seeds"]),
+                      *([sizes] if sizes else [])])
 
 
 def _max_rel(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> float:
@@ -44,11 +85,27 @@ def _max_rel(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> float:
                for x, y in zip(a, b, strict=True))
 
 
-def run(quick: bool = False, progress=print) -> BenchReport:
-    """Run the grid on every backend; return the report."""
-    spec = grid_spec(quick)
+def run(quick: bool = False, progress: Callable[[str], Any] = print,
+        model: str | None = None) -> BenchReport:
+    """Run the grid of :func:`grid_spec` on every backend.
+
+    Parameters
+    ----------
+    quick : bool
+        The quick grid.
+    progress : callable
+        Called with one line of text per backend.
+    model : str, optional
+        The model whose grid runs (default: the first that offers one).
+
+    Returns
+    -------
+    BenchReport
+        One table: a row per backend.
+    """
+    spec = grid_spec(quick, model)
     n = sum(len(c.keys) for c in sweep.plan(spec))
-    runs = [("serial (in-process)", dict(backend="serial")),
+    runs: list[tuple[str, dict[str, Any]]] = [("serial (in-process)", dict(backend="serial")),
             ("local processes, 1 worker", dict(backend="processes", workers=1)),
             ("local processes, 2 workers", dict(backend="processes", workers=2))]
     try:
@@ -60,11 +117,9 @@ def run(quick: bool = False, progress=print) -> BenchReport:
         progress("distributed not installed: the Dask row is skipped "
                  '(pip install "dualscope[distributed]")')
     # numba cache loaded once in this process before anything is timed
-    sweep.run(sweep.SweepSpec("wwsvm", grid={"C": [1.0], "method": ["walrus", "iterative"]},
-                              sizes={"n": [50]}, max_iter=5), backend="serial", progress=False)
+    sweep.run(_warmup_spec(spec), backend="serial", progress=False)
     table = BenchTable(
-        f"Sweep backends: {n}-point grid (wwsvm, C path of 8 x 2 methods x 3 seeds, "
-        f"{spec.sizes['n'][0]} samples)",
+        f"Sweep backends: {n}-point grid ({_describe(spec)})",
         ["backend", "wall [s]", "vs 1 worker", "parent CPU [s]", "solver time [s]",
          "rows", "errors", "max rel diff vs serial"])
     results = {}
@@ -88,11 +143,13 @@ def run(quick: bool = False, progress=print) -> BenchReport:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m explorer.sweep_bench", description=__doc__)
-    p.add_argument("--quick", action="store_true", help="smaller data (same 48 points)")
+    p.add_argument("--quick", action="store_true", help="smaller data (same points)")
+    p.add_argument("--model", help="the model whose benchmark grid runs (default: the "
+                                   "first whose sweep hooks offer one)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
-    report = run(quick=args.quick, progress=lambda m: print(
+    report = run(quick=args.quick, model=args.model, progress=lambda m: print(
         f"[{time.perf_counter() - t0:6.1f} s] {m}", file=sys.stderr, flush=True))
     print(report.to_markdown())
     if args.json:

@@ -341,3 +341,44 @@ def task_back(X, offs, r):  # pragma: no cover - compiled
             for j in range(d):
                 VT[t, j] += X[i, j] * ri
     return VT
+
+
+# ---------------------------------------------------------------------------
+# known answers (run by solvers.kernel_checks before the first solve)
+# ---------------------------------------------------------------------------
+
+#: The kernel family :func:`known_answers` checks, and its place in the report.
+KNOWN_ANSWERS_FAMILY = "caso"
+KNOWN_ANSWERS_RANK = 2
+
+
+def _m_step_ref(sigma: np.ndarray, eta: float, h: float) -> np.ndarray:
+    """``gamma_i = clip(sigma_i s - eta, 0, 1)`` with ``sum gamma = h`` (numpy bisection
+    in ``s``)."""
+    from .kernel_checks import bisect
+
+    def f(s: float) -> float:
+        return float(h - np.clip(sigma * s - eta, 0.0, 1.0).sum())
+    hi = 1.0
+    while f(hi) > 0.0:
+        hi *= 2.0
+    s = bisect(f, 0.0, hi)
+    return np.clip(sigma * s - eta, 0.0, 1.0)
+
+
+def known_answers() -> list[tuple[str, object, object, float]]:
+    """The M-step's ``gamma`` by :func:`gamma_sort` and :func:`gamma_median` on a fixed
+    spectrum, against :func:`_m_step_ref`.
+
+    Returns
+    -------
+    list of (str, object, object, float)
+        ``(kernel, got, expected, tol)`` rows for :func:`solvers.kernel_checks.verify`.
+    """
+    rng = np.random.default_rng(13)
+    sigma = np.abs(rng.normal(size=60)) * 3.0
+    ref = _m_step_ref(sigma, 0.2, 7.0)
+    return [
+        ("gamma_sort", gamma_sort(sigma, 0.2, 7.0)[0], ref, 1e-9),
+        ("gamma_median", gamma_median(sigma, 0.2, 7.0)[0], ref, 1e-9),
+    ]

@@ -286,3 +286,34 @@ def _factor_weights(indptr, cols, vals, view, theta, V, W):  # pragma: no cover
             if u != 0.0:
                 for j in range(d):
                     W[m, t, j] += u * V[r, j]
+
+
+# ---------------------------------------------------------------------------
+# known answers (run by solvers.kernel_checks before the first solve)
+# ---------------------------------------------------------------------------
+
+#: The kernel family :func:`known_answers` checks, and its place in the report.
+KNOWN_ANSWERS_FAMILY = "mtmkl"
+KNOWN_ANSWERS_RANK = 3
+
+
+def known_answers() -> list[tuple[str, object, object, float]]:
+    """:func:`_small_matmul` and :func:`_gram_rows` on fixed matrices, against numpy's
+    products.
+
+    Returns
+    -------
+    list of (str, object, object, float)
+        ``(kernel, got, expected, tol)`` rows for :func:`solvers.kernel_checks.verify`.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(14)
+    A = rng.normal(size=(9, 6))
+    B = rng.normal(size=(6, 5))
+    out = np.empty((9, 5))
+    _small_matmul(A, B, out)
+    Z = rng.normal(size=(8, 11))
+    G = np.empty((8, 8))
+    _gram_rows(Z, G)
+    return [("_small_matmul", out, A @ B, 1e-12), ("_gram_rows", G, Z @ Z.T, 1e-12)]

@@ -185,3 +185,44 @@ def exact_dual_steps(X3, Y, s, Minv, lam, rho, q_code, steps, n_steps,
         B[:] = Bn
         C[:] = Cn
     return t_k, restarts, rows_free, Bpre, sv, Q
+
+
+# ---------------------------------------------------------------------------
+# known answers (run by solvers.kernel_checks before the first solve)
+# ---------------------------------------------------------------------------
+
+#: The kernel family :func:`known_answers` checks, and its place in the report.
+KNOWN_ANSWERS_FAMILY = "robust_mtl"
+KNOWN_ANSWERS_RANK = 4
+
+
+def known_answers() -> list[tuple[str, object, object, float]]:
+    """:func:`_project_T` for each ``q_code`` (2: l2 balls, 0: boxes, 1: l1 balls) on a
+    fixed matrix with one row inside its ball, against row-wise numpy projections (the l1
+    one by sorting, :func:`solvers.kernel_checks.simplex_threshold`).
+
+    Returns
+    -------
+    list of (str, object, object, float)
+        ``(kernel, got, expected, tol)`` rows for :func:`solvers.kernel_checks.verify`.
+    """
+    from .kernel_checks import simplex_threshold
+
+    rng = np.random.default_rng(15)
+    T0 = rng.normal(size=(5, 70))
+    s = np.array([0.5, 1.0, 2.0, 50.0, 3.0])
+    rows: list[tuple[str, object, object, float]] = []
+    for q_code in (2, 0, 1):
+        T = T0.copy()
+        _project_T(T, s, q_code)
+        ref = T0.copy()
+        for i in range(5):
+            if q_code == 2:
+                ref[i] *= min(1.0, s[i] / np.linalg.norm(T0[i]))
+            elif q_code == 0:
+                ref[i] = np.clip(T0[i], -s[i], s[i])
+            elif np.abs(T0[i]).sum() > s[i]:
+                thr = simplex_threshold(np.abs(T0[i]), s[i])
+                ref[i] = np.sign(T0[i]) * np.maximum(np.abs(T0[i]) - thr, 0.0)
+        rows.append((f"_project_T[q_code={q_code}]", T, ref, 1e-10))
+    return rows

@@ -649,3 +649,58 @@ def shuffle(order, state):  # pragma: no cover - compiled
         order[i] = order[j]
         order[j] = tmp
     state[0] = z
+
+
+# ---------------------------------------------------------------------------
+# known answers (run by solvers.kernel_checks before the first solve)
+# ---------------------------------------------------------------------------
+
+#: The kernel family :func:`known_answers` checks, and its place in the report.
+KNOWN_ANSWERS_FAMILY = "wwsvm"
+KNOWN_ANSWERS_RANK = 1
+
+
+def _walrus_ref(v: np.ndarray, C: float) -> np.ndarray:
+    """Lemma A.9 by numpy bisection: ``b = clip(v - gamma, 0, C)`` with
+    ``gamma = sum(b) >= 0``."""
+    from .kernel_checks import bisect
+
+    if v.max() <= 0.0:
+        return np.zeros_like(v)
+    g = bisect(lambda t: float(np.clip(v - t, 0.0, C).sum() - t), 0.0, float(v.max()))
+    return np.clip(v - g, 0.0, C)
+
+
+def known_answers() -> list[tuple[str, object, object, float]]:
+    """The Walrus block's solvers and :func:`select_top` on fixed inputs, with their numpy
+    references.
+
+    Three blocks: short (insertion sort), long (``np.sort``), and all but one clipped at
+    ``C``; each through :func:`walrus_block`, :func:`walrus_block_fullsort`,
+    :func:`walrus_block_warm` and :func:`iterative_block`, against :func:`_walrus_ref`.
+
+    Returns
+    -------
+    list of (str, object, object, float)
+        ``(kernel, got, expected, tol)`` rows for :func:`solvers.kernel_checks.verify`.
+    """
+    rng = np.random.default_rng(12)
+    rows: list[tuple[str, object, object, float]] = []
+    for m, shift, C in ((20, 0.0, 0.5), (80, 1.0, 0.001), (200, 0.5, 0.05)):
+        v = rng.normal(size=m) + shift
+        ref = _walrus_ref(v, C)
+        for name, block in (("walrus_block", walrus_block),
+                            ("walrus_block_fullsort", walrus_block_fullsort)):
+            out = np.empty(m)
+            block(v, C, out, np.empty(m))
+            rows.append((name, out, ref, 1e-10))
+        out = np.empty(m)
+        walrus_block_warm(v, C, out, np.empty(m), float(ref.sum()) * 0.9)
+        rows.append(("walrus_block_warm", out, ref, 1e-10))
+        b = np.zeros(m)
+        iterative_block(v, C, b, 1e-13, 100 * m)
+        rows.append(("iterative_block", b, ref, 1e-8))
+    a = rng.normal(size=300)
+    select_top(a, 300, 37)
+    rows.append(("select_top", np.sort(a[:37]), np.sort(np.sort(a)[-37:]), 0.0))
+    return rows

@@ -2,10 +2,17 @@
 
 Each check runs compiled kernels (loaded from numba's on-disk cache when it holds them,
 compiled otherwise) on small fixed inputs and compares their output with a reference
-computed here by numpy alone (bisection, sorting, ``eigh``, ``einsum``): no compiled
-code takes part in a reference. The inputs reach the code paths where a cache written
-by several processes once served wrong machine code (numba's sort and argsort inside the
+computed by numpy alone (bisection, sorting, ``eigh``, ``einsum``): no compiled code
+takes part in a reference. The inputs reach the code paths where a cache written by
+several processes once served wrong machine code (numba's sort and argsort inside the
 Walrus block, the orthant bound and the l1 projection; see ``solvers._jitcache``).
+
+The shared families (``base``, ``prox``) are checked here. A model's kernel module
+offers its own family by defining, at module level, ``KNOWN_ANSWERS_FAMILY`` (the
+family's name: the model's) and ``known_answers()`` returning ``(kernel, got, expected,
+tol)`` rows, optionally with ``KNOWN_ANSWERS_RANK`` (its place in the report). The
+families are found on first use by reading the package's sources (nothing is imported
+until a family runs): see :data:`CHECKS`.
 
 :func:`verify` runs every check and returns one :class:`KernelCheck` per kernel;
 ``dualscope warmup --verify`` prints them and names the bad entries, the dashboard and
@@ -14,14 +21,19 @@ the sweep workers run it before their first solve.
 
 from __future__ import annotations
 
+import importlib
+import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["CHECKS", "KernelCheck", "ensure_verified", "failures", "families_for", "known_failures",
-           "verify"]
+__all__ = ["CHECKS", "KernelCheck", "Row", "bisect", "ensure_verified", "failures",
+           "families_for", "known_failures", "simplex_threshold", "verify"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +43,8 @@ class KernelCheck:
     Attributes
     ----------
     family : str
-        The kernel module (``prox``, ``wwsvm``, ``caso``, ``mtmkl``, ``robust_mtl``,
-        ``triplet_screening``, ``base``).
+        The kernel family: ``base``, ``prox`` or the ``KNOWN_ANSWERS_FAMILY`` of a
+        model's kernel module (the model's name).
     kernel : str
         The compiled function checked (its module-level name).
     ok : bool
@@ -59,8 +71,23 @@ class KernelCheck:
 # ---------------------------------------------------------------------------
 
 
-def _bisect(f: Callable[[float], float], lo: float, hi: float, n: int = 200) -> float:
-    """Root of a non-increasing ``f`` on ``[lo, hi]`` (``f(lo) >= 0 >= f(hi)``)."""
+def bisect(f: Callable[[float], float], lo: float, hi: float, n: int = 200) -> float:
+    """Root of a non-increasing ``f`` on ``[lo, hi]`` (``f(lo) >= 0 >= f(hi)``).
+
+    Parameters
+    ----------
+    f : callable
+        A non-increasing function of one float.
+    lo, hi : float
+        The bracket.
+    n : int
+        The number of halvings.
+
+    Returns
+    -------
+    float
+        The midpoint of the last bracket.
+    """
     for _ in range(n):
         mid = 0.5 * (lo + hi)
         if f(mid) > 0.0:
@@ -79,19 +106,24 @@ def _clip_root_ref(s: np.ndarray, upper: float, a: float, b: float) -> float:
         lo -= 2.0 * (hi - lo)
     while f(hi) > 0.0:
         hi += 2.0 * (hi - lo)
-    return _bisect(f, lo, hi)
+    return bisect(f, lo, hi)
 
 
-def _walrus_ref(v: np.ndarray, C: float) -> np.ndarray:
-    """Lemma A.9: ``b = clip(v - gamma, 0, C)`` with ``gamma = sum(b) >= 0``."""
-    if v.max() <= 0.0:
-        return np.zeros_like(v)
-    g = _bisect(lambda t: float(np.clip(v - t, 0.0, C).sum() - t), 0.0, float(v.max()))
-    return np.clip(v - g, 0.0, C)
+def simplex_threshold(y: np.ndarray, a: float) -> float:
+    """The threshold ``tau`` of the projection onto ``{x >= 0, sum x = a}`` (by sorting).
 
+    Parameters
+    ----------
+    y : ndarray, shape (n,)
+        The point projected.
+    a : float, > 0
+        The simplex's sum.
 
-def _simplex_ref(y: np.ndarray, a: float) -> float:
-    """The threshold ``tau`` of the projection onto ``{x >= 0, sum x = a}``."""
+    Returns
+    -------
+    float
+        ``tau`` such that ``max(y - tau, 0)`` is the projection.
+    """
     u = np.sort(y)[::-1]
     css = np.cumsum(u) - a
     k = np.arange(1, y.size + 1)
@@ -99,33 +131,11 @@ def _simplex_ref(y: np.ndarray, a: float) -> float:
     return float(css[rho] / (rho + 1))
 
 
-def _orthant_ref(h: np.ndarray, q: np.ndarray, r2: float) -> float:
-    """``min h'x`` over ``{||x - q||^2 <= r2, x >= 0}`` by bisection on the multiplier."""
-    def x_of(a: float) -> np.ndarray:
-        return np.maximum(q - h / (2.0 * a), 0.0)
-
-    def excess(log_a: float) -> float:
-        return float(np.sum((x_of(np.exp(log_a)) - q) ** 2) - r2)
-
-    a = np.exp(_bisect(excess, -60.0, 60.0, 400))
-    return float(h @ x_of(a))
-
-
-def _m_step_ref(sigma: np.ndarray, eta: float, h: float) -> np.ndarray:
-    """``gamma_i = clip(sigma_i s - eta, 0, 1)`` with ``sum gamma = h`` (bisection in s)."""
-    def f(s: float) -> float:
-        return float(h - np.clip(sigma * s - eta, 0.0, 1.0).sum())
-    hi = 1.0
-    while f(hi) > 0.0:
-        hi *= 2.0
-    s = _bisect(f, 0.0, hi)
-    return np.clip(sigma * s - eta, 0.0, 1.0)
-
-
 # ---------------------------------------------------------------------------
 # checks: each returns [(kernel name, got, expected, tol), ...]
 # ---------------------------------------------------------------------------
 
+#: One compared output: ``(kernel name, got, expected, tolerance)``.
 Row = tuple[str, object, object, float]
 
 
@@ -143,106 +153,10 @@ def _check_prox() -> list[Row]:
     pos, neg = prox.psd_split(A)
     return [
         ("_clip_sum_root", tau, _clip_root_ref(s, 0.3, 1.0, 0.5), 1e-10),
-        ("_condat_threshold", proj, np.maximum(y - _simplex_ref(y, 2.0), 0.0), 1e-10),
+        ("_condat_threshold", proj, np.maximum(y - simplex_threshold(y, 2.0), 0.0), 1e-10),
         ("_psd_split", pos, (V * np.maximum(w, 0.0)) @ V.T, 1e-10),
         ("_psd_split", neg, (V * np.minimum(w, 0.0)) @ V.T, 1e-10),
     ]
-
-
-def _check_wwsvm() -> list[Row]:
-    from . import _wwsvm_kernels as K
-
-    rng = np.random.default_rng(12)
-    rows: list[Row] = []
-    # short block (insertion sort), long block (np.sort), all but one clipped at C
-    for m, shift, C in ((20, 0.0, 0.5), (80, 1.0, 0.001), (200, 0.5, 0.05)):
-        v = rng.normal(size=m) + shift
-        ref = _walrus_ref(v, C)
-        for name in ("walrus_block", "walrus_block_fullsort"):
-            out = np.empty(m)
-            getattr(K, name)(v, C, out, np.empty(m))
-            rows.append((name, out, ref, 1e-10))
-        out = np.empty(m)
-        K.walrus_block_warm(v, C, out, np.empty(m), float(ref.sum()) * 0.9)
-        rows.append(("walrus_block_warm", out, ref, 1e-10))
-        b = np.zeros(m)
-        K.iterative_block(v, C, b, 1e-13, 100 * m)
-        rows.append(("iterative_block", b, ref, 1e-8))
-    a = rng.normal(size=300)
-    K.select_top(a, 300, 37)
-    rows.append(("select_top", np.sort(a[:37]), np.sort(np.sort(a)[-37:]), 0.0))
-    return rows
-
-
-def _check_caso() -> list[Row]:
-    from . import _caso_kernels as K
-
-    rng = np.random.default_rng(13)
-    sigma = np.abs(rng.normal(size=60)) * 3.0
-    ref = _m_step_ref(sigma, 0.2, 7.0)
-    return [
-        ("gamma_sort", K.gamma_sort(sigma, 0.2, 7.0)[0], ref, 1e-9),
-        ("gamma_median", K.gamma_median(sigma, 0.2, 7.0)[0], ref, 1e-9),
-    ]
-
-
-def _check_mtmkl() -> list[Row]:
-    from . import _mtmkl_kernels as K
-
-    rng = np.random.default_rng(14)
-    A = rng.normal(size=(9, 6))
-    B = rng.normal(size=(6, 5))
-    out = np.empty((9, 5))
-    K._small_matmul(A, B, out)
-    Z = rng.normal(size=(8, 11))
-    G = np.empty((8, 8))
-    K._gram_rows(Z, G)
-    return [("_small_matmul", out, A @ B, 1e-12), ("_gram_rows", G, Z @ Z.T, 1e-12)]
-
-
-def _check_robust_mtl() -> list[Row]:
-    from . import _robust_mtl_kernels as K
-
-    rng = np.random.default_rng(15)
-    T0 = rng.normal(size=(5, 70))
-    s = np.array([0.5, 1.0, 2.0, 50.0, 3.0])
-    rows: list[Row] = []
-    for q_code in (2, 0, 1):
-        T = T0.copy()
-        K._project_T(T, s, q_code)
-        ref = T0.copy()
-        for i in range(5):
-            if q_code == 2:
-                ref[i] *= min(1.0, s[i] / np.linalg.norm(T0[i]))
-            elif q_code == 0:
-                ref[i] = np.clip(T0[i], -s[i], s[i])
-            elif np.abs(T0[i]).sum() > s[i]:
-                thr = _simplex_ref(np.abs(T0[i]), s[i])
-                ref[i] = np.sign(T0[i]) * np.maximum(np.abs(T0[i]) - thr, 0.0)
-        rows.append((f"_project_T[q_code={q_code}]", T, ref, 1e-10))
-    return rows
-
-
-def _check_triplet() -> list[Row]:
-    from .triplet_screening import kernels as K
-    from .triplet_screening import spheres
-
-    rng = np.random.default_rng(16)
-    S = rng.random((60, 40))
-    pa = np.arange(0, 30, dtype=np.int64)
-    pb = np.arange(30, 60, dtype=np.int64)
-    q = rng.random(40)
-    lo, hi = spheres.orthant_bounds(S, pa, pb, q, 0.3)
-    H = S[pa] - S[pb]
-    lo_ref = np.array([_orthant_ref(h, q, 0.3) for h in H])
-    hi_ref = np.array([-_orthant_ref(-h, q, 0.3) for h in H])
-    F = rng.normal(size=(25, 6))
-    M = rng.normal(size=(6, 6))
-    M = M + M.T
-    out = np.empty(25)
-    K._quad_full(F, M, out)
-    return [("_orthant_bounds", lo, lo_ref, 1e-8), ("_orthant_bounds", hi, hi_ref, 1e-8),
-            ("_quad_full", out, np.einsum("pi,ij,pj->p", F, M, F), 1e-10)]
 
 
 def _check_base() -> list[Row]:
@@ -252,16 +166,93 @@ def _check_base() -> list[Row]:
             ("relative_gap", base.relative_gap(3.0, 0.5), 3.0, 0.0)]
 
 
-#: Every family's check, by family name (the order of :func:`verify`).
-CHECKS: dict[str, Callable[[], list[Row]]] = {
-    "base": _check_base,
-    "prox": _check_prox,
-    "wwsvm": _check_wwsvm,
-    "caso": _check_caso,
-    "mtmkl": _check_mtmkl,
-    "robust_mtl": _check_robust_mtl,
-    "triplet_screening": _check_triplet,
-}
+#: Every family's check, by family name (the order of :func:`verify`): ``base`` and
+#: ``prox``, then the families the kernel modules offer (by ``KNOWN_ANSWERS_RANK``, then
+#: by path). Built on first use (:func:`_checks`); a plain dict from then on.
+CHECKS: dict[str, Callable[[], list[Row]]]
+
+#: A kernel module's module-level declarations (statements at column 0 of its source).
+_FAMILY = re.compile(r"""^KNOWN_ANSWERS_FAMILY\s*(?::\s*str\s*)?=\s*["']([\w.-]+)["']""",
+                     re.M)
+_RANK = re.compile(r"^KNOWN_ANSWERS_RANK\s*(?::\s*int\s*)?=\s*(\d+)", re.M)
+_ANSWERS = re.compile(r"^def known_answers\(", re.M)
+
+
+def _declared(source: str) -> tuple[str, float] | None:
+    """``(family, rank)`` a module's source declares at module level (rank ``inf`` when
+    it gives none), or None when it offers no known answers (both the family and
+    ``known_answers`` are needed).
+
+    The source is matched line by line, not parsed: ``ast.parse`` called from several
+    threads at once (the in-process Dask workers) fails in CPython 3.11.
+    """
+    family = _FAMILY.search(source)
+    if family is None or _ANSWERS.search(source) is None:
+        return None
+    rank = _RANK.search(source)
+    return family.group(1), float(rank.group(1)) if rank else float("inf")
+
+
+def _offered() -> dict[str, list[str]]:
+    """Family name -> the modules that offer its known answers, read from the sources in
+    every folder of the package (``solvers.__path__``; the cvxpy references aside)
+    without importing them."""
+    from ._jitcache import SKIP
+
+    pkg = importlib.import_module(__package__ or "solvers")
+    found = []
+    for folder in map(Path, pkg.__path__):
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(folder)
+            if rel.parts[0] in SKIP or "__pycache__" in rel.parts:
+                continue
+            decl = _declared(path.read_text(encoding="utf-8"))
+            if decl is None:
+                continue
+            parts = rel.with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            found.append((decl[1], rel.as_posix(), decl[0], ".".join((pkg.__name__, *parts))))
+    out: dict[str, list[str]] = {}
+    for _, _, family, module in sorted(found):
+        out.setdefault(family, []).append(module)
+    return out
+
+
+def _known_answers(modules: list[str]) -> Callable[[], list[Row]]:
+    """The check of a family: imports ``modules`` and concatenates their
+    ``known_answers()``."""
+    def check() -> list[Row]:
+        rows: list[Row] = []
+        for name in modules:
+            rows += importlib.import_module(name).known_answers()
+        return rows
+
+    return check
+
+
+_building = threading.Lock()
+
+
+def _checks() -> dict[str, Callable[[], list[Row]]]:
+    """:data:`CHECKS`, discovered on the first call (one thread builds it; the same dict
+    afterwards, so a test may patch an item or the whole attribute)."""
+    with _building:
+        table = globals().get("CHECKS")
+        if table is None:
+            table = {"base": _check_base, "prox": _check_prox}
+            for family, modules in _offered().items():
+                if family in table:
+                    raise RuntimeError(f"kernel modules {modules} offer known answers "
+                                       f"for {family!r}, a shared family")
+                table[family] = _known_answers(modules)
+            globals()["CHECKS"] = table
+        return table
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CHECKS":
+        return _checks()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _compare(family: str, kernel: str, got: object, expected: object, tol: float
@@ -294,14 +285,15 @@ def verify(families: list[str] | None = None) -> list[KernelCheck]:
         One per compared output; a family whose check raised gives one failed entry
         naming the exception.
     """
-    names = list(CHECKS) if families is None else list(families)
-    unknown = [n for n in names if n not in CHECKS]
+    checks = _checks()
+    names = list(checks) if families is None else list(families)
+    unknown = [n for n in names if n not in checks]
     if unknown:
-        raise ValueError(f"families must be among {list(CHECKS)}, got {unknown}")
+        raise ValueError(f"families must be among {list(checks)}, got {unknown}")
     out: list[KernelCheck] = []
     for name in names:
         try:
-            rows = CHECKS[name]()
+            rows = checks[name]()
         except Exception as exc:
             out.append(KernelCheck(name, "*", False, float("inf"), 0.0,
                                    f"{type(exc).__name__}: {exc}"))
@@ -335,7 +327,7 @@ def timed_verify() -> tuple[list[KernelCheck], float]:
 
 def families_for(model: str) -> list[str]:
     """The kernel families a model's solver runs: the shared ones and its own."""
-    return ["base", "prox", *([model] if model in CHECKS else [])]
+    return ["base", "prox", *([model] if model in _checks() else [])]
 
 
 _verified: dict[tuple[str, ...], list[KernelCheck]] = {}
@@ -350,7 +342,7 @@ def ensure_verified(families: list[str] | None = None) -> None:
         Naming every kernel whose output differs from its reference and the cache
         folder to clear (``dualscope warmup --clear``).
     """
-    key = tuple(CHECKS if families is None else families)
+    key = tuple(_checks() if families is None else families)
     if key not in _verified:
         _verified[key] = verify(list(key))
     bad = failures(_verified[key])

@@ -253,3 +253,74 @@ def test_a_failed_check_is_named_by_verify_report_and_ensure_verified(monkeypatc
         kernel_checks.ensure_verified(["wwsvm"])
     assert kernel_checks.known_failures() == ["wwsvm.walrus_block"]
     assert kernel_checks.families_for("wwsvm") == ["base", "prox", "wwsvm"]
+
+
+# ------------------------------------------------------------- finding the families
+
+def test_kernel_families_are_found_on_first_use_without_cvxpy_or_scikit_learn():
+    """Importing kernel_checks reads no source; the families are the shared ones and
+    every model kernel module's (in their declared order), and verifying them all
+    imports neither cvxpy nor scikit-learn nor the explorer."""
+    code = r"""
+import json, sys
+from solvers import kernel_checks as k
+lazy = "CHECKS" not in vars(k)
+families = list(k.CHECKS)
+bad = [f"{c.family}.{c.kernel}" for c in k.verify() if not c.ok]
+heavy = [m for m in ("sklearn", "cvxpy", "explorer") if m in sys.modules]
+print(json.dumps({"lazy": lazy, "families": families, "bad": bad, "heavy": heavy,
+                  "for": k.families_for("caso"), "none": k.families_for("nothing")}))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["lazy"]
+    assert got["families"] == ["base", "prox", "wwsvm", "caso", "mtmkl", "robust_mtl",
+                               "triplet_screening"]
+    assert got["bad"] == [] and got["heavy"] == []
+    assert got["for"] == ["base", "prox", "caso"] and got["none"] == ["base", "prox"]
+
+
+def test_a_module_offers_known_answers_only_with_a_family_and_the_function():
+    from solvers import kernel_checks
+
+    declared = kernel_checks._declared
+    both = "KNOWN_ANSWERS_FAMILY = 'm'\nKNOWN_ANSWERS_RANK = 2\ndef known_answers():\n  pass\n"
+    assert declared(both) == ("m", 2.0)
+    typed = 'KNOWN_ANSWERS_FAMILY: str = "m_2"\n\n\ndef known_answers() -> list:\n  pass\n'
+    assert declared(typed) == ("m_2", float("inf"))
+    assert declared("KNOWN_ANSWERS_FAMILY = 'm'\n") is None
+    assert declared("def known_answers():\n  pass\n") is None
+    nested = "def f():\n  KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n"
+    assert declared(nested) is None
+    assert declared("# KNOWN_ANSWERS_FAMILY = 'm'\ndef known_answers():\n  pass\n") is None
+
+
+def test_a_kernel_module_in_an_added_package_folder_is_found(tmp_path):
+    """A model whose files sit in another folder of ``solvers.__path__`` (as the sixth
+    model of the contributing checklist does) has its known answers checked, after the
+    ranked families."""
+    folder = tmp_path / "solvers"
+    folder.mkdir()
+    (folder / "_toy_kernels.py").write_text(
+        'KNOWN_ANSWERS_FAMILY = "toy"\n\n\n'
+        'def known_answers():\n    return [("double", 2.0 * 1.5, 3.0, 0.0),\n'
+        '            ("half", 0.5, 0.25, 0.0)]\n')
+    code = rf"""
+import json, sys
+import solvers
+solvers.__path__.append({str(folder)!r})
+from solvers import kernel_checks as k
+out = [(c.family, c.kernel, c.ok) for c in k.verify(["toy"])]
+print(json.dumps({{"families": list(k.CHECKS), "out": out, "for": k.families_for("toy")}}))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["families"][-1] == "toy" and got["families"][:2] == ["base", "prox"]
+    assert got["out"] == [["toy", "double", True], ["toy", "half", False]]
+    assert got["for"] == ["base", "prox", "toy"]

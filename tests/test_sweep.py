@@ -230,3 +230,30 @@ def test_split_tasks_partitions_every_task():
                       backend="serial", progress=False)
     assert [r["score_name"] for r in table] == ["mse", "mse"]  # solvers.scoring names
     assert all(r["score"] > 0 and r["error"] is None for r in table)
+
+
+def test_the_backend_bench_grid_comes_from_a_model_that_offers_one():
+    """sweep_bench runs the grid of the first model whose hooks offer one (or --model's);
+    the hooks' default offers none, and a model without one is refused by name."""
+    from explorer import sweep_bench
+
+    offering = [e.name for e in registry.entries()
+                if sweep.hooks_of(e).bench_grid(True) is not None]
+    assert offering, "some model offers the sweep backends' bench grid"
+    assert sweep.ModelHooks().bench_grid(True) is None
+    assert isinstance(sweep.NO_HOOKS, sweep.SweepHooks)
+    quick, full = sweep_bench.grid_spec(True), sweep_bench.grid_spec(False)
+    assert quick.model == offering[0] == full.model
+    assert sweep_bench.grid_spec(True, offering[-1]).model == offering[-1]
+    keys = [k for c in sweep.plan(quick) for k in c.keys]
+    assert len(keys) == len(set(keys)) == sum(len(c.keys) for c in sweep.plan(full))
+    # the warm-up before timing solves every method once, briefly
+    warm = sweep_bench._warmup_spec(quick)
+    assert warm.max_iter == 5 and len(warm.seeds) == 1
+    assert {k: v for k, v in warm.grid.items() if len(v) > 1} == {
+        k: list(v) for k, v in quick.grid.items()
+        if registry.get(quick.model).param(k).kind != "float"}
+    lacking = [e.name for e in registry.entries() if e.name not in offering]
+    if lacking:
+        with pytest.raises(ValueError, match=f"model '{lacking[0]}' offers no"):
+            sweep_bench.grid_spec(True, lacking[0])

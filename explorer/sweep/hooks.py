@@ -12,7 +12,10 @@ A model plugs extras into its sweep rows through an object implementing
 ``score(problem, result)``
     the held-out :class:`Score` of a solve, or None when the problem has no held-out rows;
 ``structure(problem, result)``
-    a summary of the solution (numbers; columns ``struct_<name>``).
+    a summary of the solution (numbers; columns ``struct_<name>``);
+``bench_grid(quick)``
+    the keywords of a :class:`~explorer.sweep.SweepSpec` of this model (all but
+    ``model``) that ``python -m explorer.sweep_bench`` runs on every backend, or None.
 
 :class:`ModelHooks` is a base with the "nothing" defaults; a model overrides what it has.
 """
@@ -67,9 +70,15 @@ class SweepHooks(Protocol):
         """A summary of the solution (column ``struct_<name>`` per item)."""
         ...
 
+    def bench_grid(self, quick: bool = False) -> Mapping[str, Any] | None:
+        """The sweep-backend benchmark's grid (``SweepSpec`` keywords but ``model``;
+        None: the model offers none)."""
+        ...
+
 
 class ModelHooks:
-    """Hooks with nothing: no cross-validation, no score, no structure summary.
+    """Hooks with nothing: no cross-validation, no score, no structure summary, no
+    benchmark grid.
 
     Subclass it and override what the model has (set ``cross_validation = True`` with
     ``split``).
@@ -87,6 +96,9 @@ class ModelHooks:
 
     def structure(self, problem: registry.Problem, result: Any) -> Mapping[str, float]:
         return {}
+
+    def bench_grid(self, quick: bool = False) -> Mapping[str, Any] | None:
+        return None
 
 
 #: The hooks of a model without a hooks module.

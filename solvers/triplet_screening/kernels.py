@@ -1279,3 +1279,55 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
         na += np.uint64(1 - scr)
     ref_count[rid] += n_new
     return np.int64(na), dl, dr, ev
+
+
+# ---------------------------------------------------------------------------
+# known answers (run by solvers.kernel_checks before the first solve)
+# ---------------------------------------------------------------------------
+
+#: The kernel family :func:`known_answers` checks, and its place in the report.
+KNOWN_ANSWERS_FAMILY = "triplet_screening"
+KNOWN_ANSWERS_RANK = 5
+
+
+def _orthant_ref(h: np.ndarray, q: np.ndarray, r2: float) -> float:
+    """``min h'x`` over ``{||x - q||^2 <= r2, x >= 0}`` by numpy bisection on the
+    multiplier."""
+    from ..kernel_checks import bisect
+
+    def x_of(a: float) -> np.ndarray:
+        return np.maximum(q - h / (2.0 * a), 0.0)
+
+    def excess(log_a: float) -> float:
+        return float(np.sum((x_of(np.exp(log_a)) - q) ** 2) - r2)
+
+    a = np.exp(bisect(excess, -60.0, 60.0, 400))
+    return float(h @ x_of(a))
+
+
+def known_answers() -> list[tuple[str, object, object, float]]:
+    """:func:`_orthant_bounds` (Appendix B, an argsort inside) and :func:`_quad_full` on
+    fixed inputs, against :func:`_orthant_ref` and ``einsum``.
+
+    Returns
+    -------
+    list of (str, object, object, float)
+        ``(kernel, got, expected, tol)`` rows for :func:`solvers.kernel_checks.verify`.
+    """
+    rng = np.random.default_rng(16)
+    S = rng.random((60, 40))
+    pa = np.arange(0, 30, dtype=np.int64)
+    pb = np.arange(30, 60, dtype=np.int64)
+    q = rng.random(40)
+    lo, hi = np.empty(pa.shape[0]), np.empty(pa.shape[0])
+    _orthant_bounds(S, pa, pb, q, 0.3, lo, hi)
+    H = S[pa] - S[pb]
+    lo_ref = np.array([_orthant_ref(h, q, 0.3) for h in H])
+    hi_ref = np.array([-_orthant_ref(-h, q, 0.3) for h in H])
+    F = rng.normal(size=(25, 6))
+    M = rng.normal(size=(6, 6))
+    M = M + M.T
+    out = np.empty(25)
+    _quad_full(F, M, out)
+    return [("_orthant_bounds", lo, lo_ref, 1e-8), ("_orthant_bounds", hi, hi_ref, 1e-8),
+            ("_quad_full", out, np.einsum("pi,ij,pj->p", F, M, F), 1e-10)]

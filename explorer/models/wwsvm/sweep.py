@@ -1,4 +1,5 @@
-"""Sweep hooks of the Weston–Watkins SVM: held-out accuracy, k-fold split, support summary.
+"""Sweep hooks of the Weston–Watkins SVM: held-out accuracy, k-fold split, support
+summary, and the grid of the sweep backends' benchmark.
 
 Used by :mod:`explorer.sweep` (found through :meth:`explorer.registry.ModelEntry.hooks`).
 """
@@ -54,6 +55,26 @@ class WWSVMHooks(ModelHooks):
         C = float(result.params.get("C", np.max(A, initial=0.0)))
         return {"support_fraction": float(np.mean(np.any(A > 0, axis=1))),
                 "bound_fraction": float(np.mean(np.any(A >= C * (1 - 1e-12), axis=1)))}
+
+    def bench_grid(self, quick: bool = False) -> dict[str, Any]:
+        """``C`` on 8 log-spaced values in [0.01, 10] (a warm-started path) x the Walrus
+        and iterative block solvers x 3 data seeds on the default dataset (``blobs``): 48
+        points in 6 chains.
+
+        Parameters
+        ----------
+        quick : bool
+            300 samples and 300 iterations instead of 1000 and 1000 (same 48 points).
+
+        Returns
+        -------
+        dict
+            The keywords of an :class:`explorer.sweep.SweepSpec` (all but ``model``).
+        """
+        return {"grid": {"C": [float(c) for c in np.geomspace(0.01, 10.0, 8)],
+                         "method": ["walrus", "iterative"]},
+                "sizes": {"n": [300 if quick else 1000], "k": [5], "d": [10]},
+                "seeds": [0, 1, 2], "tol": 1e-6, "max_iter": 300 if quick else 1000}
 
 
 #: The hooks :mod:`explorer.sweep` uses.
