@@ -19,6 +19,7 @@ not wall time: the machines are shared; quote the load beside the table.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -27,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +40,7 @@ TABLE2 = (("ActiveSet", None), ("ActiveSet+RRPB", ("rrpb",)),
 TABLE2_SETS = (("wine", "wine", None, np.inf), ("digits", "digits", 16, 10))
 
 
-def _cpu(fn: Callable[[], object]) -> tuple[float, object]:
+def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
     t = time.process_time()
     out = fn()
     return time.process_time() - t, out
@@ -57,16 +59,16 @@ def rows() -> dict[str, list[float]]:
     prob = ts.TripletProblem(X, y, k=10)
     warm_up(X, y)
     for label, scr in PLAIN:
-        t, p = _cpu(lambda scr=scr: ts.path(X, y, triplets=prob, tol=1e-6, n_lambdas=300,
-                                            screening=scr))
+        t, p = _cpu(functools.partial(ts.path, X, y, triplets=prob, tol=1e-6, n_lambdas=300,
+                                      screening=scr))
         out[f"plain wine k=10 {label}"] = [t, len(p.lambdas), int(p.total_iterations)]
     for name, data, pca, k in TABLE2_SETS:
         X, y = target_data(data, pca)
         prob = ts.TripletProblem(X, y, k=k)
         _practical_warm_up(X, y)
         for label, scr in TABLE2:
-            t, p = _cpu(lambda scr=scr, X=X, y=y, prob=prob: ts.path(
-                X, y, triplets=prob, n_lambdas=5000, screening=scr, **PRACTICAL))
+            t, p = _cpu(functools.partial(ts.path, X, y, triplets=prob, n_lambdas=5000,
+                                          screening=scr, **PRACTICAL))
             out[f"{name} {label}"] = [t, len(p.lambdas), int(p.total_iterations)]
     return out
 

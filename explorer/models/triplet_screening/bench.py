@@ -39,6 +39,9 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numpy as np
 
 from solvers import triplet_screening as ts
@@ -54,7 +57,7 @@ from ...benchkit import (
 )
 from ...datasets import load_real
 
-PATH_RUNS = (
+PATH_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("naive", dict(screening=None)),
     ("RRPB", dict(screening=("rrpb",))),
     ("RRPB+PGB", dict(screening=("rrpb", "pgb"))),
@@ -96,7 +99,7 @@ EVERY = "RRPB at every lambda"
 #: loss pass (evaluation="sorted": not screening, an exact pass in O(n_j + n_l) per
 #: anchor), naive and with RRPB (which screens only where it beats that pass), and the
 #: secant start along the path (warm_start="secant").
-SCREENED_RUNS = (
+SCREENED_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("naive", dict(screening=None)),
     ("RRPB", dict(screening=("rrpb",))),
     ("RRPB+PGB", dict(screening=("rrpb", "pgb"))),
@@ -131,8 +134,8 @@ def _timed_paths(X, y, prob, runs, tol: float, n_lambdas: int, progress, label: 
     kernel is run and timed again, and the progress line says so)."""
     res = {}
     for run_label, kw in runs:
-        t, p, compiled = cpu_time_without_jit(lambda kw=kw: ts.path(
-            X, y, triplets=prob, tol=tol, n_lambdas=n_lambdas, **common, **kw))
+        t, p, compiled = cpu_time_without_jit(functools.partial(
+            ts.path, X, y, triplets=prob, tol=tol, n_lambdas=n_lambdas, **common, **kw))
         res[run_label] = (t, p)
         again = f" (compiled {', '.join(compiled)} first: timed again)" if compiled else ""
         progress(f"{label} {run_label}: {t:.2f} s CPU{again}")
@@ -237,7 +240,7 @@ def _targets_table(tols, progress, targets=TARGETS, n_lambdas: int = 300) -> Ben
     return table
 
 
-HINGE_RUNS = (
+HINGE_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("naive", dict(screening=None)),
     ("PGB", dict(screening=("pgb",))),
     ("RRPB", dict(screening=("rrpb",))),
@@ -294,8 +297,8 @@ def _path_table(name: str, k: float, tol: float, repeat: int, progress, n_lambda
     )
     results = {}
     for label, kw in PATH_RUNS:
-        t, p = best_of(lambda kw=kw: ts.path(X, y, triplets=prob, tol=tol,
-                                             n_lambdas=n_lambdas, **kw), repeat)
+        t, p = best_of(functools.partial(ts.path, X, y, triplets=prob, tol=tol,
+                                         n_lambdas=n_lambdas, **kw), repeat)
         results[label] = (t, p)
         progress(f"{name} k={ks} tol={tol:g} {label}: {t:.2f} s, {len(p.lambdas)} lambdas, "
                  f"{p.total_iterations} iterations")
@@ -330,7 +333,7 @@ def _sphere_rule_table(progress, n_lambdas: int) -> BenchTable:
         ["sphere", "rule", "path screening rate (alone)", "final rate (used)",
          "time [s]", "speed-up vs naive"],
     )
-    kw = dict(triplets=prob, tol=1e-9, n_lambdas=n_lambdas)
+    kw: dict[str, Any] = dict(triplets=prob, tol=1e-9, n_lambdas=n_lambdas)
     t0, _ = best_of(lambda: ts.path(X, y, screening=None, **kw), 2)
     specs = [(s, r) for s in ("gb", "pgb", "dgb", "cdgb", "rpb", "rrpb")
              for r in ("sphere", "linear", "sdls")]
@@ -342,8 +345,8 @@ def _sphere_rule_table(progress, n_lambdas: int) -> BenchTable:
             continue
         # backoff=False: every sphere and rule screens at every opportunity (with back-off
         # the small problem's rounds are skipped and the rates would read 0)
-        t, p = best_of(lambda s=s, r=r: ts.path(X, y, screening=(s,), rule=r, backoff=False,
-                                                **kw), 1)
+        t, p = best_of(functools.partial(ts.path, X, y, screening=(s,), rule=r, backoff=False,
+                                         **kw), 1)
         progress(f"wine k=10 {s}+{r}: {t:.2f} s")
         table.add(s, r, rate, float(np.mean(p.rate_final[1:])), t, t0 / t)
     table.notes.append(
@@ -371,8 +374,9 @@ def _vs_cvxpy(progress, repeat: int, k: int = 5, rels=(0.1, 0.01)) -> BenchTable
             lam = rel * ts.lambda_max(X, y, triplets=prob.triplets)
             progress(f"cvxpy/Clarabel wine k={k} {loss} lam={rel:g} lam_max ...")
             c = ref.solve(X, y, lam, triplets=prob)
-            t, r = best_of(lambda lam=lam, prob=prob: ts.solve(
-                X, y, lam, triplets=prob, loss=prob.loss, tol=1e-9, max_iter=200_000), repeat)
+            t, r = best_of(functools.partial(
+                ts.solve, X, y, lam, triplets=prob, loss=prob.loss, tol=1e-9,
+                max_iter=200_000), repeat)
             progress(f"  cvxpy {c.time:.2f} s, ours {t:.3f} s ({r.method})")
             table.add(loss, rel, prob.n_triplets, "cvxpy (Clarabel)", c.time, float("nan"),
                       c.value, 0.0, float("nan"), float("nan"), 1.0)
@@ -413,8 +417,7 @@ def _estimator_table(progress, sets, tols=(1e-6, 1e-9), rel: float = 0.01) -> Be
             for fit_label, kw in ESTIMATOR_FITS:
                 est = SafeTripletMetricLearner(lam=lam, k=k, tol=tol, **kw)
                 est.fit(X, y)  # first-call costs (imports, caches) out of the timed fit
-                t, est, compiled = cpu_time_without_jit(
-                    lambda est=est, X=X, y=y: est.fit(X, y))
+                t, est, compiled = cpu_time_without_jit(functools.partial(est.fit, X, y))
                 again = " (compiled first: timed again)" if compiled else ""
                 progress(f"estimator {label} tol={tol:g} {fit_label}: {t:.2f} s CPU{again}")
                 base = est.primal_ if base is None else base
@@ -435,8 +438,8 @@ def _estimator_table(progress, sets, tols=(1e-6, 1e-9), rel: float = 0.01) -> Be
 
 
 #: The paper's practical setting (its Table 2): the active-set method on the fine path.
-PRACTICAL = dict(ratio=0.99, gamma=0.05, tol=1e-6, active_set=True)
-PRACTICAL_RUNS = (
+PRACTICAL: dict[str, Any] = dict(ratio=0.99, gamma=0.05, tol=1e-6, active_set=True)
+PRACTICAL_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("ActiveSet", dict(screening=None)),
     ("ActiveSet+RRPB", dict(screening=("rrpb",))),
     ("ActiveSet+RRPB+PGB", dict(screening=("rrpb", "pgb"))),
@@ -444,7 +447,7 @@ PRACTICAL_RUNS = (
 #: The paper's Table 2 (total CPU seconds of the authors' code along the path; its data
 #: sets, not wine or digits): method -> seconds per data set, for the speed-ups the
 #: practical tables quote beside ours.
-PAPER_TABLE2 = {
+PAPER_TABLE2: dict[str, tuple[Any, ...]] = {
     "datasets": ("phishing", "SensIT", "a9a", "mnist", "cifar10", "rcv"),
     "ActiveSet": (7989.5, 16352.1, 758.7, 3788.1, 11085.7, 94996.3),
     "ActiveSet+RRPB": (2126.2, 3555.6, 70.1, 871.1, 1431.3, 43174.9),
@@ -509,8 +512,8 @@ def _practical_runs(X, y, prob, n_lambdas: int, progress, label: str,
                     prev[1:] == (update, schedule):
                 res[mode, run_label] = res[prev[0], run_label]  # no path screening
                 continue
-            t, p, compiled = cpu_time_without_jit(lambda kw=kw, how=how: ts.path(
-                X, y, triplets=prob, n_lambdas=n_lambdas, **how, **PRACTICAL, **kw))
+            t, p, compiled = cpu_time_without_jit(functools.partial(
+                ts.path, X, y, triplets=prob, n_lambdas=n_lambdas, **how, **PRACTICAL, **kw))
             res[mode, run_label] = (t, p)
             again = " (compiled first: timed again)" if compiled else ""
             progress(f"practical {label} {run_label} [{mode}]: {t:.2f} s CPU, "
@@ -541,7 +544,8 @@ def _practical_tables(progress, sets=PRACTICAL_SETS, n_lambdas: int = 5000
     wides = [BenchTable("Total CPU time with the active-set method (the paper's Table 2 "
                         f"layout; bookkeeping '{modes[m]}'; the speed-ups with "
                         f"'{modes[b]}' in brackets)", wide_cols) for m, b in WIDE_MODES]
-    cells = [{r: [r] for r, _ in PRACTICAL_RUNS} for _ in WIDE_MODES]
+    cells: list[dict[str, list[Any]]] = [{r: [r] for r, _ in PRACTICAL_RUNS}
+                                         for _ in WIDE_MODES]
     for label, name, pca, k, target in sets:
         X, y = target_data(name, pca)
         prob = ts.TripletProblem(X, y, k=k)
@@ -633,7 +637,7 @@ def _growth_table(progress, name: str = "digits", k: float = 10, shares=GROWTH_N
     )
     runs = PRACTICAL_RUNS[:2]
     for varied, grid in (("n", shares), ("d", dims)):
-        rows = {r: [] for r, _ in runs}
+        rows: dict[str, list[Any]] = {r: [] for r, _ in runs}
         for v in grid:
             X, y = target_data(name, pca if varied == "n" else v)
             if varied == "n":
@@ -642,8 +646,8 @@ def _growth_table(progress, name: str = "digits", k: float = 10, shares=GROWTH_N
                 X, y = X[np.sort(keep)], y[np.sort(keep)]
             prob = ts.TripletProblem(X, y, k=k)
             for run_label, kw in runs:
-                t, p, _ = cpu_time_without_jit(lambda kw=kw, X=X, y=y, prob=prob: ts.path(
-                    X, y, triplets=prob, n_lambdas=n_lambdas, termination=False,
+                t, p, _ = cpu_time_without_jit(functools.partial(
+                    ts.path, X, y, triplets=prob, n_lambdas=n_lambdas, termination=False,
                     **PRACTICAL, **kw))
                 x = prob.n_triplets if varied == "n" else X.shape[1]
                 rows[run_label].append((x, X.shape[0], X.shape[1], prob.n_triplets, t,

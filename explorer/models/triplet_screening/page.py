@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -117,7 +118,7 @@ VARIANTS = {
     "active set + screening (RRPB+PGB)": {"screening": "rrpb+pgb", "active_set": True,
                                           "method": "pgd"},
 }
-PATH_METHODS = {
+PATH_METHODS: dict[str, dict[str, Any]] = {
     "naive": {"screening": None, "active_set": False},
     "screened (RRPB+PGB)": {"screening": ("rrpb", "pgb"), "active_set": False},
     "screened, no back-off (RRPB+PGB)": {"screening": ("rrpb", "pgb"), "active_set": False,
@@ -265,7 +266,8 @@ def path_section(problem, res, c) -> None:
            ratio, n_max, warm, tuple(rules), setting)
     def run() -> dict:
         specs = [(s, r) for s in PATH_SPHERES for r in rules]
-        solver = {} if practical is None else {"active_set": True, "method": "pgd"}
+        solver: dict[str, Any] = ({} if practical is None
+                                  else {"active_set": True, "method": "pgd"})
         pr, elapsed = _run_path(problem, c, ratio=ratio, n_lambdas=n_max, screening=kinds,
                                 compare=specs, warm_start=warm, **solver)
         eps = np.sqrt(2.0 * np.maximum(pr.gap, 0.0) / pr.lambdas)
@@ -347,7 +349,7 @@ def _rates_caption(pr) -> str:
             parts.append("every rule gives the same rates for " + ", ".join(same_rules))
     mean = {k: float(np.nanmean(v[1:])) for k, v in rates.items()
             if v.size > 1 and not k.startswith("rpb") and np.isfinite(v[1:]).any()}
-    best = max(mean, key=mean.get) if mean else None
+    best = max(mean, key=lambda k: mean[k]) if mean else None
     return (
         "Each sphere and rule evaluated alone at the start of each λ from the previous λ's "
         "solution; RPB (dashed) treats that solution as the exact optimum, a theoretical "
@@ -427,7 +429,7 @@ def comparison(problem, res, c) -> None:
     key = (c.problem_key(ENTRY), tuple(sorted(c.model_params().items())), c.tol, c.max_iter,
            ratio, n_max)
     def run() -> dict:
-        out = {}
+        out: dict[str, Any] = {}
         n = n_max
         for label, kw in PATH_METHODS.items():
             pr, _ = _run_path(problem, c, ratio=ratio, n_lambdas=n, termination=not out,
