@@ -42,6 +42,7 @@ from numba import njit
 __all__ = [
     "_add_task_kernel",
     "_decision_linear",
+    "_decision_rows",
     "_epoch_factored",
     "_epoch_kernel",
     "_epoch_linear",
@@ -53,6 +54,7 @@ __all__ = [
     "_small_matmul",
     "_task_decision",
     "_task_sums",
+    "_task_sums_rows",
 ]
 
 
@@ -73,7 +75,7 @@ def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no 
     n, d = X.shape
     T = Gtheta.shape[0]
     n_moved = 0
-    for ii in range(n):
+    for ii in range(order.shape[0]):
         i = order[ii]
         t = tau[i]
         qii = Gtheta[t, t] * sqn[i]
@@ -103,7 +105,7 @@ def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no 
 def _epoch_kernel(Kt, y, f, alpha, order, C):  # pragma: no cover
     n = Kt.shape[0]
     n_moved = 0
-    for ii in range(n):
+    for ii in range(order.shape[0]):
         i = order[ii]
         qii = Kt[i, i]
         a_old = alpha[i]
@@ -214,7 +216,7 @@ def _epoch_factored(X, y, tau, sqn, indptr, cols, vals, wcol, qdiag, V, alpha, o
     # (E.3)-(E.4) with f_i read from V = U^T Z and V updated on the rows of task tau_i
     n, d = X.shape
     n_moved = 0
-    for ii in range(n):
+    for ii in range(order.shape[0]):
         i = order[ii]
         t = tau[i]
         qii = qdiag[t] * sqn[i]
@@ -286,3 +288,31 @@ def _factor_weights(indptr, cols, vals, view, theta, V, W):  # pragma: no cover
             if u != 0.0:
                 for j in range(d):
                     W[m, t, j] += u * V[r, j]
+
+
+@njit(cache=True)
+def _task_sums_rows(X, tau, a, idx, Z):  # pragma: no cover
+    # Z[t] = sum_{k : tau[idx_k] = t} a_k X[idx_k]   (Z zeroed here; a indexed like idx)
+    d = X.shape[1]
+    Z[:, :] = 0.0
+    for k in range(idx.shape[0]):
+        ak = a[k]
+        if ak != 0.0:
+            i = idx[k]
+            t = tau[i]
+            for j in range(d):
+                Z[t, j] += ak * X[i, j]
+
+
+@njit(cache=True)
+def _decision_rows(X, y, tau, Wsum, idx, out):  # pragma: no cover
+    # out_k = y_i <Wsum[tau_i], x_i>,  i = idx_k
+    d = X.shape[1]
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        t = tau[i]
+        acc = 0.0
+        for j in range(d):
+            acc += Wsum[t, j] * X[i, j]
+        out[k] = y[i] * acc
+
