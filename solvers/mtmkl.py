@@ -1120,6 +1120,16 @@ class _LinearState:
         _decision_rows(d.X, d.y, d.tau, Wv, idx, out)
         return out
 
+    def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
+        """``alpha[idx] += delta`` with ``Z`` and ``Wsum`` (what an epoch reads) updated;
+        ``s`` and ``f`` wait for :meth:`refresh`."""
+        d = self.data
+        self.alpha[idx] += delta
+        dZ = np.empty_like(self.Z)
+        _task_sums_rows(d.X, d.tau, delta * d.y[idx], idx, dZ)
+        self.Z += dZ
+        _small_matmul(self.Gtheta, self.Z, self.Wsum)
+
 
 class _FactoredLinearState:
     """Linear features, similarities in factor form: keeps ``V = U^T Z`` (R x d).
@@ -1203,6 +1213,17 @@ class _FactoredLinearState:
         _decision_rows(d.X, d.y, d.tau, Wv, idx, out)
         return out
 
+    def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
+        """``alpha[idx] += delta`` with ``Z`` and ``V`` (what an epoch reads) updated;
+        ``s`` and ``f`` wait for :meth:`refresh`."""
+        d, F = self.data, self.F
+        self.alpha[idx] += delta
+        dZ, dV = np.empty_like(self.Z), np.empty_like(self.V)
+        _task_sums_rows(d.X, d.tau, delta * d.y[idx], idx, dZ)
+        _factor_project(F.indptr, F.cols, F.vals, dZ, dV)
+        self.Z += dZ
+        self.V += dV
+
 
 class _KernelState:
     """Precomputed kernels: keeps the decision values ``f`` (n) for the epoch."""
@@ -1261,6 +1282,13 @@ class _KernelState:
         y = self.data.y[idx]
         return y * (self.Kt[np.ix_(idx, idx)] @ (y * v))
 
+    def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
+        """``alpha[idx] += delta`` with the decision values ``f`` (what an epoch reads)
+        updated; ``s`` waits for :meth:`refresh`."""
+        y = self.data.y
+        self.alpha[idx] += delta
+        self.f += self.Kt[:, idx] @ (delta * y[idx])
+
 
 def _face_step(state, C: float, max_cg: int) -> int:
     r"""Conjugate gradients on the free face of the fixed-theta SVM dual (Algorithm 1's W-step).
@@ -1308,7 +1336,8 @@ def _face_step(state, C: float, max_cg: int) -> int:
     return products
 
 
-def _newton_face_step(state, C: float, max_cg: int, max_free: int) -> int:
+def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool = True
+                      ) -> int:
     r"""A projected truncated-Newton step on the fixed-theta SVM dual (``method="newton"``).
 
     Maximises ``D_theta(alpha) = sum alpha - 1/2 alpha^T Q alpha``, ``Q = Y K~_theta Y``,
@@ -1328,7 +1357,9 @@ def _newton_face_step(state, C: float, max_cg: int, max_free: int) -> int:
     stop at the first bound: the projection lets many coordinates reach their bounds at
     once. With more than ``max_free`` free coordinates (a bound on the rank of ``Q``)
     ``Q_FF`` is singular, the ascent runs along flat directions to the box, and the step
-    is :func:`_face_step`'s. Returns the number of ``Q`` products; ``state`` is refreshed.
+    is :func:`_face_step`'s. Returns the number of ``Q`` products; ``state`` is refreshed,
+    or with ``refresh=False`` only updated for the next epoch (:meth:`shift`; the epoch's
+    refresh makes it exact).
     """
     data = state.data
     a = state.alpha
@@ -1378,13 +1409,17 @@ def _newton_face_step(state, C: float, max_cg: int, max_free: int) -> int:
             break
         products += 1
         if ascent - 0.5 * float(delta @ state.qprod_rows(delta, idx)) >= _ARMIJO * ascent:
-            a[idx] = aF + delta
-            np.clip(a, 0.0, C, out=a)
-            break
+            if refresh:
+                a[idx] = aF + delta
+                state.refresh()
+            else:
+                state.shift(idx, delta)
+            return products
         if t <= t_first:
             break
         t *= _BACKTRACK
-    state.refresh()
+    if refresh:
+        state.refresh()
     return products
 
 
@@ -1669,17 +1704,24 @@ class _Run:
         inner_tol = max(0.1 * self.tol,
                         min(_INNER_TOL_MAX, _INNER_TOL_FACTOR * self.switch.last_rel))
         moved = 0
+        if self.newton:
+            # rounds: an epoch over the working set (exact state after it), then a Newton
+            # step that updates only what the next epoch reads
+            rows = self._working_set()
+            for _ in range(_INNER_MAX_EPOCHS):
+                moved += self._epoch(rows)
+                if self._inner_gap() <= inner_tol:
+                    break
+                rows = self._working_set()
+                _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
+                                  self.state.data.rank_bound, refresh=False)
+            return moved
         for _ in range(_INNER_MAX_EPOCHS):
-            moved += self._epoch(self._working_set() if self.newton else None)
+            moved += self._epoch()
             if self._inner_gap() <= inner_tol:
                 break
-            # the epoch was not enough: a Newton step (newton) or conjugate gradients on
-            # the free face up to the first bound (alternating)
-            if self.newton:
-                _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
-                                  self.state.data.rank_bound)
-            else:
-                _face_step(self.state, self.C, _FACE_MAX_CG)
+            # the epoch was not enough: conjugate gradients on the free face
+            _face_step(self.state, self.C, _FACE_MAX_CG)
             if self._inner_gap() <= inner_tol:
                 break
         return moved
