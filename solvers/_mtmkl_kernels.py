@@ -48,9 +48,11 @@ __all__ = [
     "_epoch_linear",
     "_factor_combine",
     "_factor_project",
+    "_factor_qprod_rows",
     "_factor_weights",
     "_gram_rows",
     "_kernel_task_products",
+    "_kkt_scan",
     "_small_matmul",
     "_task_decision",
     "_task_sums",
@@ -316,3 +318,75 @@ def _decision_rows(X, y, tau, Wsum, idx, out):  # pragma: no cover
             acc += Wsum[t, j] * X[i, j]
         out[k] = y[i] * acc
 
+
+
+@njit(cache=True)
+def _kkt_scan(y, f, alpha, C, free, work):  # pragma: no cover
+    # One pass over g = 1 - y f: the hinge sum sum_i max(0, g_i), the largest KKT
+    # violation v, the free coordinates (not held at a bound by g: alpha_i = 0 with
+    # g_i <= 0 or alpha_i = C with g_i >= 0) into ``free`` and the working set (all but
+    # alpha_i = 0 with g_i < -v and alpha_i = C with g_i > v) into ``work``.
+    # Returns (hinge, v, number of free, size of the working set).
+    n = y.shape[0]
+    hinge = 0.0
+    v = 0.0
+    for i in range(n):
+        g = 1.0 - y[i] * f[i]
+        if g > 0.0:
+            hinge += g
+        a = alpha[i]
+        if a <= 0.0:
+            viol = g if g > 0.0 else 0.0
+        elif a >= C:
+            viol = -g if g < 0.0 else 0.0
+        else:
+            viol = abs(g)
+        if viol > v:
+            v = viol
+    n_free = 0
+    n_work = 0
+    for i in range(n):
+        g = 1.0 - y[i] * f[i]
+        a = alpha[i]
+        low = a <= 0.0
+        high = a >= C
+        if not ((low and g <= 0.0) or (high and g >= 0.0)):
+            free[n_free] = i
+            n_free += 1
+        if not ((low and g < -v) or (high and g > v)):
+            work[n_work] = i
+            n_work += 1
+    return hinge, v, n_free, n_work
+
+
+@njit(cache=True)
+def _factor_qprod_rows(X, y, tau, indptr, cols, vals, wcol, v, idx, Vv, out):  # pragma: no cover
+    # out = (Y K~_theta Y)[idx, idx] v through the factors: Vv = U^T Z_v with
+    # Z_v[t] = sum_{k: tau(idx_k) = t} v_k y_i x_i, then out_k = y_i <(U diag(wcol) Vv)[tau_i],
+    # x_i>, i = idx_k   (Vv zeroed here)
+    d = X.shape[1]
+    Vv[:, :] = 0.0
+    for k in range(idx.shape[0]):
+        vk = v[k]
+        if vk != 0.0:
+            i = idx[k]
+            t = tau[i]
+            c = vk * y[i]
+            for q in range(indptr[t], indptr[t + 1]):
+                r = cols[q]
+                cu = c * vals[q]
+                for j in range(d):
+                    Vv[r, j] += cu * X[i, j]
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        t = tau[i]
+        acc = 0.0
+        for q in range(indptr[t], indptr[t + 1]):
+            r = cols[q]
+            u = vals[q] * wcol[r]
+            if u != 0.0:
+                dot = 0.0
+                for j in range(d):
+                    dot += Vv[r, j] * X[i, j]
+                acc += u * dot
+        out[k] = y[i] * acc

@@ -109,9 +109,11 @@ from ._mtmkl_kernels import (
     _epoch_linear,
     _factor_combine,
     _factor_project,
+    _factor_qprod_rows,
     _factor_weights,
     _gram_rows,
     _kernel_task_products,
+    _kkt_scan,
     _small_matmul,
     _task_decision,
     _task_sums,
@@ -1149,6 +1151,7 @@ class _FactoredLinearState:
         self._rows = np.repeat(np.arange(T), np.diff(F.indptr))
         self.Z = np.empty((T, dim))
         self.V = np.empty((F._R, dim))
+        self._Vv = np.empty((F._R, dim))  # scratch of qprod_rows
         self.Wsum = np.empty((T, dim))
         self.f = np.empty(data.n)
         self.set_theta(theta)
@@ -1203,14 +1206,11 @@ class _FactoredLinearState:
         return d.y * out
 
     def qprod_rows(self, v: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """``(Y K~_theta Y)[idx, idx] v`` through the factors."""
+        """``(Y K~_theta Y)[idx, idx] v`` through the factors (one compiled pass each way)."""
         d, F = self.data, self.F
-        Zv, Wv, out = np.empty_like(self.Z), np.empty_like(self.Z), np.empty(idx.size)
-        Vv = np.empty_like(self.V)
-        _task_sums_rows(d.X, d.tau, v * d.y[idx], idx, Zv)
-        _factor_project(F.indptr, F.cols, F.vals, Zv, Vv)
-        _factor_combine(F.indptr, F.cols, F.vals, self.wcol, Vv, Wv)
-        _decision_rows(d.X, d.y, d.tau, Wv, idx, out)
+        out = np.empty(idx.size)
+        _factor_qprod_rows(d.X, d.y, d.tau, F.indptr, F.cols, F.vals, self.wcol, v, idx,
+                           self._Vv, out)
         return out
 
     def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
@@ -1336,8 +1336,8 @@ def _face_step(state, C: float, max_cg: int) -> int:
     return products
 
 
-def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool = True
-                      ) -> int:
+def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool = True,
+                      free: np.ndarray | None = None) -> int:
     r"""A projected truncated-Newton step on the fixed-theta SVM dual (``method="newton"``).
 
     Maximises ``D_theta(alpha) = sum alpha - 1/2 alpha^T Q alpha``, ``Q = Y K~_theta Y``,
@@ -1353,7 +1353,8 @@ def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool
     ``D_theta(alpha(t)) >= D_theta(alpha) + 1e-4 g^T (alpha(t) - alpha)`` (the Armijo rule
     along the projection arc, Bertsekas, SIAM J. Control Optim. 20(2), 1982), the exact
     increase ``g_F^T delta - 1/2 delta^T Q_FF delta`` of the quadratic evaluated from
-    ``delta = alpha(t) - alpha`` on ``F``. Unlike :func:`_face_step` the step does not
+    ``delta = alpha(t) - alpha`` on ``F`` (``free``, when the caller has them from the
+    state's exact gradient). Unlike :func:`_face_step` the step does not
     stop at the first bound: the projection lets many coordinates reach their bounds at
     once. With more than ``max_free`` free coordinates (a bound on the rank of ``Q``)
     ``Q_FF`` is singular, the ascent runs along flat directions to the box, and the step
@@ -1363,13 +1364,16 @@ def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool
     """
     data = state.data
     a = state.alpha
-    g = 1.0 - data.y * state.f
-    idx = np.flatnonzero(~(((a <= 0.0) & (g <= 0.0)) | ((a >= C) & (g >= 0.0))))
+    if free is None:
+        g = 1.0 - data.y * state.f
+        idx = np.flatnonzero(~(((a <= 0.0) & (g <= 0.0)) | ((a >= C) & (g >= 0.0))))
+    else:
+        idx = free
     if idx.size > max_free:
         return _face_step(state, C, _FACE_MAX_CG)
     if idx.size == 0:
         return 0
-    gF, aF = g[idx], a[idx]
+    gF, aF = 1.0 - data.y[idx] * state.f[idx], a[idx]
     dF = np.zeros(idx.size)
     r = gF.copy()
     direction = r.copy()
@@ -1677,23 +1681,21 @@ class _Run:
         self.state.refresh()
         return moved
 
-    def _working_set(self) -> np.ndarray:
-        """The samples an epoch of the Newton W-step visits: all but those held at a bound
-        by a gradient larger than the largest KKT violation ``v`` (``alpha_i = 0`` with
-        ``g_i < -v``, ``alpha_i = C`` with ``g_i > v``, ``g = 1 - Q alpha``), whose
-        coordinate steps are zero now and stay zero until ``g`` moves by ``v``. Every
-        epoch recomputes it from the exact gradient."""
-        a, C = self.state.alpha, self.C
-        g = 1.0 - self.state.data.y * self.state.f
-        low, high = a <= 0.0, a >= C
-        violation = np.where(low, np.maximum(g, 0.0), np.where(high, np.maximum(-g, 0.0),
-                                                               np.abs(g)))
-        v = float(violation.max())
-        return np.flatnonzero(~((low & (g < -v)) | (high & (g > v))))
-
-    def _inner_gap(self) -> float:
-        P_in, _, D_in = _figures(self.state, self.C, self.p_conj)
-        return relative_gap(max(P_in - D_in, 0.0), P_in)
+    def _scan(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(inner relative gap, free coordinates, working set)`` at the exact state, in
+        one compiled pass over ``g = 1 - Q alpha`` (:func:`_kkt_scan`). The working set
+        holds all samples but those held at a bound by a gradient larger than the
+        largest KKT violation ``v`` (``alpha_i = 0`` with ``g_i < -v``, ``alpha_i = C``
+        with ``g_i > v``): their coordinate steps are zero now and stay zero until ``g``
+        moves by ``v``."""
+        state = self.state
+        free, work = np.empty(self.n, dtype=np.int64), np.empty(self.n, dtype=np.int64)
+        hinge, _, n_free, n_work = _kkt_scan(state.data.y, state.f, state.alpha, self.C,
+                                             free, work)
+        reg = 0.5 * float(state.theta @ state.s)
+        P_in = reg + self.C * hinge
+        D_in = float(state.alpha.sum()) - reg
+        return relative_gap(max(P_in - D_in, 0.0), P_in), free[:n_free], work[:n_work]
 
     def w_step(self, exact: bool) -> int:
         """E.1's coordinate epoch, or (``exact``) Algorithm 1's W-step: epochs and
@@ -1707,14 +1709,14 @@ class _Run:
         if self.newton:
             # rounds: an epoch over the working set (exact state after it), then a Newton
             # step that updates only what the next epoch reads
-            rows = self._working_set()
+            rows = self._scan()[2]
             for _ in range(_INNER_MAX_EPOCHS):
                 moved += self._epoch(rows)
-                if self._inner_gap() <= inner_tol:
+                gap, free, rows = self._scan()
+                if gap <= inner_tol:
                     break
-                rows = self._working_set()
                 _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
-                                  self.state.data.rank_bound, refresh=False)
+                                  self.state.data.rank_bound, refresh=False, free=free)
             return moved
         for _ in range(_INNER_MAX_EPOCHS):
             moved += self._epoch()
