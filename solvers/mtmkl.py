@@ -1681,6 +1681,10 @@ class _Run:
         self.state.refresh()
         return moved
 
+    def _inner_gap(self) -> float:
+        P_in, _, D_in = _figures(self.state, self.C, self.p_conj)
+        return relative_gap(max(P_in - D_in, 0.0), P_in)
+
     def _scan(self) -> tuple[float, np.ndarray, np.ndarray]:
         """``(inner relative gap, free coordinates, working set)`` at the exact state, in
         one compiled pass over ``g = 1 - Q alpha`` (:func:`_kkt_scan`). The working set
