@@ -1721,6 +1721,8 @@ class _Run:
                     break
                 _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
                                   self.state.data.rank_bound, refresh=False, free=free)
+            else:  # out of epochs after a step: the certificate needs the exact state
+                self.state.refresh()
             return moved
         for _ in range(_INNER_MAX_EPOCHS):
             moved += self._epoch()
