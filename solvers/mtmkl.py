@@ -64,8 +64,11 @@ of the free coordinates, ``Q_FF d = g_F``, and a projected Armijo search along
 ``clip(alpha + t d, 0, C)`` (Bertsekas, SIAM J. Control Optim. 20(2), 1982), which
 lets many coordinates reach their bounds in one step where ``_face_step`` stops at
 the first. With more free coordinates than the rank bound ``T d`` of ``Q`` (linear
-features) the face is singular and the round takes ``_face_step`` instead. The
-theta-steps and the inner tolerances are Algorithm 1's.
+features) the face is singular and the round takes ``_face_step`` instead. In factor
+form a round's inner gap is computed from the ``V = U^T Z`` the epoch and the step
+kept (no task sums over all samples); every W-step ends on an exact refresh, so the
+theta-step and the certificate see the exact state. The theta-steps and the inner
+tolerances are Algorithm 1's.
 
 ``method="auto"``: Algorithm E.1 until its progress per epoch falls below a
 measured rate (the relative gap fell by less than half over the last 10 epochs),
@@ -1091,6 +1094,10 @@ class _LinearState:
         self.s = _norms_from_pairs(d.G, [self.ZZ])
         self.sync()
 
+    def update(self) -> None:
+        """After an epoch (which keeps ``Wsum``, not ``Z``): :meth:`refresh`."""
+        self.refresh()
+
     def sync(self) -> None:
         """``Wsum = Gtheta Z`` and the decision values at the current theta (E.5)."""
         _small_matmul(self.Gtheta, self.Z, self.Wsum)
@@ -1177,6 +1184,12 @@ class _FactoredLinearState:
         self.s = _factored_norms(F, self.V)
         self.sync()
 
+    def update(self) -> None:
+        """``s`` and :meth:`sync` from the ``V`` the epochs keep (no task sums over all
+        samples; :meth:`refresh` recomputes ``V`` exactly)."""
+        self.s = _factored_norms(self.F, self.V)
+        self.sync()
+
     def sync(self) -> None:
         """``Wsum = U diag(theta) V`` and the decision values at the current theta (E.5)."""
         F = self.F
@@ -1254,6 +1267,10 @@ class _KernelState:
         self.KA, Bs = _pair_sums(d, self.alpha * d.y)
         self.s = _norms_from_pairs(d.G, Bs)
         self.sync()
+
+    def update(self) -> None:
+        """After an epoch: :meth:`refresh` (``s`` needs the task-pair sums)."""
+        self.refresh()
 
     def sync(self) -> None:
         """Exact decision values ``f_j = sum_m theta_m (K_m A_E G_m)[j, tau_j]`` (E.5)."""
@@ -1673,12 +1690,17 @@ class _Run:
         self.epochs = 0
         self.o, _, _ = _figures(state, C, self.p_conj)  # E.1 line 5: o = nC at alpha = 0
 
-    def _epoch(self, rows: np.ndarray | None = None) -> int:
-        """A coordinate-ascent epoch over all samples, or over ``rows`` (random order)."""
+    def _epoch(self, rows: np.ndarray | None = None, exact: bool = True) -> int:
+        """A coordinate-ascent epoch over all samples, or over ``rows`` (random order),
+        then the state's figures recomputed exactly, or (``exact=False``, where the state
+        can) from the weights the epoch kept."""
         order = self.rng.permutation(self.n if rows is None else rows).astype(np.int64)
         moved = self.state.epoch(order, self.C)
         self.epochs += 1
-        self.state.refresh()
+        if exact:
+            self.state.refresh()
+        else:
+            self.state.update()
         return moved
 
     def _inner_gap(self) -> float:
@@ -1711,18 +1733,17 @@ class _Run:
                         min(_INNER_TOL_MAX, _INNER_TOL_FACTOR * self.switch.last_rel))
         moved = 0
         if self.newton:
-            # rounds: an epoch over the working set (exact state after it), then a Newton
-            # step that updates only what the next epoch reads
+            # rounds: an epoch over the working set (the inner figures from the weights it
+            # kept), then a Newton step that updates only what the next epoch reads
             rows = self._scan()[2]
             for _ in range(_INNER_MAX_EPOCHS):
-                moved += self._epoch(rows)
+                moved += self._epoch(rows, exact=False)
                 gap, free, rows = self._scan()
                 if gap <= inner_tol:
                     break
                 _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
                                   self.state.data.rank_bound, refresh=False, free=free)
-            else:  # out of epochs after a step: the certificate needs the exact state
-                self.state.refresh()
+            self.state.refresh()  # the theta-step and the certificate: the exact state
             return moved
         for _ in range(_INNER_MAX_EPOCHS):
             moved += self._epoch()
