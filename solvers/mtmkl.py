@@ -66,9 +66,12 @@ lets many coordinates reach their bounds in one step where ``_face_step`` stops 
 the first. With more free coordinates than the rank bound ``T d`` of ``Q`` (linear
 features) the face is singular and the round takes ``_face_step`` instead. In factor
 form a round's inner gap is computed from the ``V = U^T Z`` the epoch and the step
-kept (no task sums over all samples); every W-step ends on an exact refresh, so the
-theta-step and the certificate see the exact state. The theta-steps and the inner
-tolerances are Algorithm 1's.
+kept (no task sums over all samples) and from decision values on the working set
+only: the samples outside it, held at ``C`` or ``0`` by their gradient, add their
+hinge ``1 - y_i f_i`` (at ``C``) through per-task sums of ``y_i x_i`` as long as they
+stay held, which is all the round's stopping test assumes; every W-step ends on an
+exact refresh, so the theta-step and the certificate see the exact state. The
+theta-steps and the inner tolerances are Algorithm 1's.
 
 ``method="auto"``: Algorithm E.1 until its progress per epoch falls below a
 measured rate (the relative gap fell by less than half over the last 10 epochs),
@@ -1190,6 +1193,16 @@ class _FactoredLinearState:
         self.s = _factored_norms(self.F, self.V)
         self.sync()
 
+    def update_rows(self, rows: np.ndarray) -> None:
+        """``s`` and ``Wsum`` from the ``V`` the epochs keep, decision values on ``rows``
+        only (the others keep their last values until :meth:`sync` or :meth:`refresh`)."""
+        d, F = self.data, self.F
+        self.s = _factored_norms(F, self.V)
+        _factor_combine(F.indptr, F.cols, F.vals, self.wcol, self.V, self.Wsum)
+        out = np.empty(rows.size)
+        _decision_rows(d.X, d.y, d.tau, self.Wsum, rows, out)
+        self.f[rows] = d.y[rows] * out
+
     def sync(self) -> None:
         """``Wsum = U diag(theta) V`` and the decision values at the current theta (E.5)."""
         F = self.F
@@ -1387,6 +1400,8 @@ def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool
     else:
         idx = free
     if idx.size > max_free:
+        if not refresh:  # the face step reads the gradient of every sample
+            state.refresh()
         return _face_step(state, C, _FACE_MAX_CG)
     if idx.size == 0:
         return 0
@@ -1699,6 +1714,8 @@ class _Run:
         self.epochs += 1
         if exact:
             self.state.refresh()
+        elif rows is not None and hasattr(self.state, "update_rows"):
+            self.state.update_rows(rows)
         else:
             self.state.update()
         return moved
@@ -1723,6 +1740,39 @@ class _Run:
         D_in = float(state.alpha.sum()) - reg
         return relative_gap(max(P_in - D_in, 0.0), P_in), free[:n_free], work[:n_work]
 
+    def _scan_rows(self, rows: np.ndarray, held: np.ndarray, n_held: int
+                   ) -> tuple[float, np.ndarray, np.ndarray]:
+        """:meth:`_scan` over the working set ``rows`` alone (factor form, decision values
+        exact on ``rows`` only). The samples outside it sit at a bound with a gradient
+        pointing out of the box; those at ``C`` (``n_held`` of them, ``held`` the task sums
+        of their ``y_i x_i``) add ``sum (1 - y_i f_i) = n_held - <Wsum, held>`` to the
+        hinge as long as they stay so (the W-step's last refresh and the outer
+        certificate use every sample)."""
+        state = self.state
+        free, work = np.empty(rows.size, dtype=np.int64), np.empty(rows.size, dtype=np.int64)
+        hinge, _, n_free, n_work = _kkt_scan(state.data.y[rows], state.f[rows],
+                                             state.alpha[rows], self.C, free, work)
+        hinge += n_held - float(np.sum(state.Wsum * held))
+        reg = 0.5 * float(state.theta @ state.s)
+        P_in = reg + self.C * hinge
+        D_in = float(state.alpha.sum()) - reg
+        return (relative_gap(max(P_in - D_in, 0.0), P_in), rows[free[:n_free]],
+                rows[work[:n_work]])
+
+    def _hold(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray) -> int:
+        """Adds the task sums of ``y_i x_i`` of the samples of ``rows`` not in ``kept``
+        that sit at ``C`` to ``held``; returns how many there were."""
+        state, d = self.state, self.state.data
+        mask = np.ones(rows.size, dtype=bool)
+        mask[np.searchsorted(rows, kept)] = False
+        out = rows[mask]
+        out = out[state.alpha[out] >= self.C]
+        if out.size:
+            add = np.empty_like(held)
+            _task_sums_rows(d.X, d.tau, d.y[out], out, add)
+            held += add
+        return int(out.size)
+
     def w_step(self, exact: bool) -> int:
         """E.1's coordinate epoch, or (``exact``) Algorithm 1's W-step: epochs and
         conjugate gradients on the free face until the inner gap is below a tolerance
@@ -1735,10 +1785,19 @@ class _Run:
         if self.newton:
             # rounds: an epoch over the working set (the inner figures from the weights it
             # kept), then a Newton step that updates only what the next epoch reads
+            partial = hasattr(self.state, "update_rows")
             rows = self._scan()[2]
+            if partial:
+                held = np.zeros_like(self.state.Wsum)
+                n_held = self._hold(np.arange(self.n), rows, held)
             for _ in range(_INNER_MAX_EPOCHS):
                 moved += self._epoch(rows, exact=False)
-                gap, free, rows = self._scan()
+                if partial:
+                    gap, free, kept = self._scan_rows(rows, held, n_held)
+                    n_held += self._hold(rows, kept, held)
+                    rows = kept
+                else:
+                    gap, free, rows = self._scan()
                 if gap <= inner_tol:
                     break
                 _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
