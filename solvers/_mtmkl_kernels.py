@@ -42,17 +42,21 @@ from numba import njit
 __all__ = [
     "_add_task_kernel",
     "_decision_linear",
+    "_decision_rows",
     "_epoch_factored",
     "_epoch_kernel",
     "_epoch_linear",
     "_factor_combine",
     "_factor_project",
+    "_factor_qprod_rows",
     "_factor_weights",
     "_gram_rows",
     "_kernel_task_products",
+    "_kkt_scan",
     "_small_matmul",
     "_task_decision",
     "_task_sums",
+    "_task_sums_rows",
 ]
 
 
@@ -73,7 +77,7 @@ def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no 
     n, d = X.shape
     T = Gtheta.shape[0]
     n_moved = 0
-    for ii in range(n):
+    for ii in range(order.shape[0]):
         i = order[ii]
         t = tau[i]
         qii = Gtheta[t, t] * sqn[i]
@@ -103,7 +107,7 @@ def _epoch_linear(X, y, tau, sqn, Gtheta, Wsum, alpha, order, C):  # pragma: no 
 def _epoch_kernel(Kt, y, f, alpha, order, C):  # pragma: no cover
     n = Kt.shape[0]
     n_moved = 0
-    for ii in range(n):
+    for ii in range(order.shape[0]):
         i = order[ii]
         qii = Kt[i, i]
         a_old = alpha[i]
@@ -214,7 +218,7 @@ def _epoch_factored(X, y, tau, sqn, indptr, cols, vals, wcol, qdiag, V, alpha, o
     # (E.3)-(E.4) with f_i read from V = U^T Z and V updated on the rows of task tau_i
     n, d = X.shape
     n_moved = 0
-    for ii in range(n):
+    for ii in range(order.shape[0]):
         i = order[ii]
         t = tau[i]
         qii = qdiag[t] * sqn[i]
@@ -286,6 +290,106 @@ def _factor_weights(indptr, cols, vals, view, theta, V, W):  # pragma: no cover
             if u != 0.0:
                 for j in range(d):
                     W[m, t, j] += u * V[r, j]
+
+
+@njit(cache=True)
+def _task_sums_rows(X, tau, a, idx, Z):  # pragma: no cover
+    # Z[t] = sum_{k : tau[idx_k] = t} a_k X[idx_k]   (Z zeroed here; a indexed like idx)
+    d = X.shape[1]
+    Z[:, :] = 0.0
+    for k in range(idx.shape[0]):
+        ak = a[k]
+        if ak != 0.0:
+            i = idx[k]
+            t = tau[i]
+            for j in range(d):
+                Z[t, j] += ak * X[i, j]
+
+
+@njit(cache=True)
+def _decision_rows(X, y, tau, Wsum, idx, out):  # pragma: no cover
+    # out_k = y_i <Wsum[tau_i], x_i>,  i = idx_k
+    d = X.shape[1]
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        t = tau[i]
+        acc = 0.0
+        for j in range(d):
+            acc += Wsum[t, j] * X[i, j]
+        out[k] = y[i] * acc
+
+
+
+@njit(cache=True)
+def _kkt_scan(y, f, alpha, C, free, work):  # pragma: no cover
+    # One pass over g = 1 - y f: the hinge sum sum_i max(0, g_i), the largest KKT
+    # violation v, the free coordinates (not held at a bound by g: alpha_i = 0 with
+    # g_i <= 0 or alpha_i = C with g_i >= 0) into ``free`` and the working set (all but
+    # alpha_i = 0 with g_i < -v and alpha_i = C with g_i > v) into ``work``.
+    # Returns (hinge, v, number of free, size of the working set).
+    n = y.shape[0]
+    hinge = 0.0
+    v = 0.0
+    for i in range(n):
+        g = 1.0 - y[i] * f[i]
+        if g > 0.0:
+            hinge += g
+        a = alpha[i]
+        if a <= 0.0:
+            viol = g if g > 0.0 else 0.0
+        elif a >= C:
+            viol = -g if g < 0.0 else 0.0
+        else:
+            viol = abs(g)
+        if viol > v:
+            v = viol
+    n_free = 0
+    n_work = 0
+    for i in range(n):
+        g = 1.0 - y[i] * f[i]
+        a = alpha[i]
+        low = a <= 0.0
+        high = a >= C
+        if not ((low and g <= 0.0) or (high and g >= 0.0)):
+            free[n_free] = i
+            n_free += 1
+        if not ((low and g < -v) or (high and g > v)):
+            work[n_work] = i
+            n_work += 1
+    return hinge, v, n_free, n_work
+
+
+@njit(cache=True)
+def _factor_qprod_rows(X, y, tau, indptr, cols, vals, wcol, v, idx, Vv, out):  # pragma: no cover
+    # out = (Y K~_theta Y)[idx, idx] v through the factors: Vv = U^T Z_v with
+    # Z_v[t] = sum_{k: tau(idx_k) = t} v_k y_i x_i, then out_k = y_i <(U diag(wcol) Vv)[tau_i],
+    # x_i>, i = idx_k   (Vv zeroed here)
+    d = X.shape[1]
+    Vv[:, :] = 0.0
+    for k in range(idx.shape[0]):
+        vk = v[k]
+        if vk != 0.0:
+            i = idx[k]
+            t = tau[i]
+            c = vk * y[i]
+            for q in range(indptr[t], indptr[t + 1]):
+                r = cols[q]
+                cu = c * vals[q]
+                for j in range(d):
+                    Vv[r, j] += cu * X[i, j]
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        t = tau[i]
+        acc = 0.0
+        for q in range(indptr[t], indptr[t + 1]):
+            r = cols[q]
+            u = vals[q] * wcol[r]
+            if u != 0.0:
+                dot = 0.0
+                for j in range(d):
+                    dot += Vv[r, j] * X[i, j]
+                acc += u * dot
+        out[k] = y[i] * acc
 
 
 # ---------------------------------------------------------------------------

@@ -55,16 +55,35 @@ conjugate gradients on the free face of the box (``_face_step``): the
 dual is flat along the null space of ``Y K~ Y`` (more samples than feature
 dimensions), where an epoch advances only by ``g_i / q_ii``.
 
+``method="newton"``: Algorithm 1 with a projected truncated-Newton W-step
+(``_newton_face_step``). Each round of the W-step is a coordinate epoch over a
+working set (all samples but those held at a bound by a gradient larger than the
+largest KKT violation: their coordinate steps are zero) followed, while the inner
+tolerance is not met, by at most 10 conjugate-gradient steps on the Newton system
+of the free coordinates, ``Q_FF d = g_F``, and a projected Armijo search along
+``clip(alpha + t d, 0, C)`` (Bertsekas, SIAM J. Control Optim. 20(2), 1982), which
+lets many coordinates reach their bounds in one step where ``_face_step`` stops at
+the first. With more free coordinates than the rank bound ``T d`` of ``Q`` (linear
+features) the face is singular and the round takes ``_face_step`` instead. In factor
+form a round's inner gap is computed from the ``V = U^T Z`` the epoch and the step
+kept (no task sums over all samples) and from decision values on the working set
+only: the samples outside it, held at ``C`` or ``0`` by their gradient, add their
+hinge ``1 - y_i f_i`` (at ``C``) through per-task sums of ``y_i x_i`` as long as they
+stay held, which is all the round's stopping test assumes; every W-step ends on an
+exact refresh, so the theta-step and the certificate see the exact state. The
+theta-steps and the inner tolerances are Algorithm 1's.
+
 ``method="auto"``: Algorithm E.1 until its progress per epoch falls below a
 measured rate (the relative gap fell by less than half over the last 10 epochs),
-then Algorithm 1's W-steps (above) from that point, a theta-step after each. The
-result's ``method`` names what ran (``"e1"``, or ``"e1+alternating@k"`` when the
-switch happened at iteration ``k``); ``params["method"]`` keeps ``"auto"``. Why
-E.1's tail is slow on unscaled real data (School, penguins-like data): with theta
-held at E.1's own weights the coordinate epochs alone need thousands of epochs
-between relative gaps 1e-6 and 1e-8 (the free face of ``Y K~_theta Y`` is badly
-conditioned), so the tail is the dual coordinate ascent's linear rate close to 1,
-not the theta-step (whose fixed-point iteration contracts by ``2 / (p + 1)``).
+then the W-steps of ``method="newton"`` (above) from that point, a theta-step
+after each. The result's ``method`` names what ran (``"e1"``, or ``"e1+newton@k"``
+when the switch happened at iteration ``k``); ``params["method"]`` keeps
+``"auto"``. Why E.1's tail is slow on unscaled real data (School, penguins-like
+data): with theta held at E.1's own weights the coordinate epochs alone need
+thousands of epochs between relative gaps 1e-6 and 1e-8 (the free face of
+``Y K~_theta Y`` is badly conditioned), so the tail is the dual coordinate
+ascent's linear rate close to 1, not the theta-step (whose fixed-point iteration
+contracts by ``2 / (p + 1)``).
 
 Similarities in factor form, ``G_m = U_m U_m^T`` (:class:`FactoredSimilarities`,
 e.g. one 0/1 indicator per node of a task tree), or dense ones recognised as
@@ -90,17 +109,21 @@ from ._blas import with_blas_policy
 from ._mtmkl_kernels import (
     _add_task_kernel,
     _decision_linear,
+    _decision_rows,
     _epoch_factored,
     _epoch_kernel,
     _epoch_linear,
     _factor_combine,
     _factor_project,
+    _factor_qprod_rows,
     _factor_weights,
     _gram_rows,
     _kernel_task_products,
+    _kkt_scan,
     _small_matmul,
     _task_decision,
     _task_sums,
+    _task_sums_rows,
 )
 from .base import Monitor, Result, relative_gap
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
@@ -141,10 +164,11 @@ PARAMS = ParamSpecs(
               low=1.0, low_inclusive=True, allow_inf=True),
     ParamSpec("kernel", "linear", '"linear" (phi_m(x) = x) or precomputed PSD kernel(s)',
               kind="object"),
-    ParamSpec("method", "e1", "Algorithm E.1 (interleaved), Algorithm 1 (exact W-step), or "
-              "auto (E.1 until its progress per epoch stalls, then Algorithm 1's W-steps; "
+    ParamSpec("method", "e1", "Algorithm E.1 (interleaved), Algorithm 1 (exact W-step), "
+              "auto (E.1 until its progress per epoch stalls, then newton's W-steps; "
               "the CLI's, estimator's and page's default: E.1 alone can stall on real "
-              "data)", choices=("e1", "alternating", "auto"), user_default="auto"),
+              "data), or newton (Algorithm 1 with a projected truncated-Newton W-step)",
+              choices=("e1", "alternating", "auto", "newton"), user_default="auto"),
     ParamSpec("structure", "auto", '"auto": similarities given in factor form, or dense ones '
               "that are rank one or diagonal (e.g. a tree's 0/1 node matrices), run in factor "
               'form; "dense": every similarity as a dense T x T matrix',
@@ -173,10 +197,18 @@ _INNER_TOL_FACTOR = 0.1
 _INNER_MAX_EPOCHS = 10_000
 #: Conjugate-gradient steps on the free face after each W-step epoch (``_face_step``).
 _FACE_MAX_CG = 50
+#: ``method="newton"``: conjugate-gradient steps per W-step Newton direction
+#: (``_newton_face_step``), the Armijo constant and the halvings of its projected search.
+_NEWTON_MAX_CG = 10
+_ARMIJO = 1e-4
+_MAX_BACKTRACK = 40
+_BACKTRACK = 0.5  # the step factor of the projected search
 #: ``method="auto"``: E.1 until the relative gap fell by less than ``_SWITCH_RATE`` over
 #: the last ``_SWITCH_WINDOW`` epochs, then Algorithm 1's exact W-steps.
 _SWITCH_WINDOW = 10
 _SWITCH_RATE = 0.5
+#: The methods that take an (almost) exact W-step before every theta-step (Algorithm 1).
+_EXACT = ("alternating", "newton")
 
 
 # ---------------------------------------------------------------------------
@@ -531,6 +563,12 @@ class _Data:
     @property
     def factored(self) -> bool:
         return isinstance(self.G, FactoredSimilarities)
+
+    @property
+    def rank_bound(self) -> int:
+        """An upper bound on the rank of ``Y K~_theta Y``: ``T d`` with linear features
+        (``K~_theta = (X X^T) * Gtheta[tau, tau]``), ``n`` with precomputed kernels."""
+        return self.n if self.Ks is not None else min(self.n, self.T * self.X.shape[1])
 
 
 def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
@@ -1059,6 +1097,10 @@ class _LinearState:
         self.s = _norms_from_pairs(d.G, [self.ZZ])
         self.sync()
 
+    def update(self) -> None:
+        """After an epoch (which keeps ``Wsum``, not ``Z``): :meth:`refresh`."""
+        self.refresh()
+
     def sync(self) -> None:
         """``Wsum = Gtheta Z`` and the decision values at the current theta (E.5)."""
         _small_matmul(self.Gtheta, self.Z, self.Wsum)
@@ -1081,6 +1123,25 @@ class _LinearState:
         _decision_linear(d.X, d.tau, Wv, out)
         return d.y * out
 
+    def qprod_rows(self, v: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``(Y K~_theta Y)[idx, idx] v``."""
+        d = self.data
+        Zv, Wv, out = np.empty_like(self.Z), np.empty_like(self.Z), np.empty(idx.size)
+        _task_sums_rows(d.X, d.tau, v * d.y[idx], idx, Zv)
+        _small_matmul(self.Gtheta, Zv, Wv)
+        _decision_rows(d.X, d.y, d.tau, Wv, idx, out)
+        return out
+
+    def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
+        """``alpha[idx] += delta`` with ``Z`` and ``Wsum`` (what an epoch reads) updated;
+        ``s`` and ``f`` wait for :meth:`refresh`."""
+        d = self.data
+        self.alpha[idx] += delta
+        dZ = np.empty_like(self.Z)
+        _task_sums_rows(d.X, d.tau, delta * d.y[idx], idx, dZ)
+        self.Z += dZ
+        _small_matmul(self.Gtheta, self.Z, self.Wsum)
+
 
 class _FactoredLinearState:
     """Linear features, similarities in factor form: keeps ``V = U^T Z`` (R x d).
@@ -1100,6 +1161,7 @@ class _FactoredLinearState:
         self._rows = np.repeat(np.arange(T), np.diff(F.indptr))
         self.Z = np.empty((T, dim))
         self.V = np.empty((F._R, dim))
+        self._Vv = np.empty((F._R, dim))  # scratch of qprod_rows
         self.Wsum = np.empty((T, dim))
         self.f = np.empty(data.n)
         self.set_theta(theta)
@@ -1124,6 +1186,22 @@ class _FactoredLinearState:
         _factor_project(F.indptr, F.cols, F.vals, self.Z, self.V)
         self.s = _factored_norms(F, self.V)
         self.sync()
+
+    def update(self) -> None:
+        """``s`` and :meth:`sync` from the ``V`` the epochs keep (no task sums over all
+        samples; :meth:`refresh` recomputes ``V`` exactly)."""
+        self.s = _factored_norms(self.F, self.V)
+        self.sync()
+
+    def update_rows(self, rows: np.ndarray) -> None:
+        """``s`` and ``Wsum`` from the ``V`` the epochs keep, decision values on ``rows``
+        only (the others keep their last values until :meth:`sync` or :meth:`refresh`)."""
+        d, F = self.data, self.F
+        self.s = _factored_norms(F, self.V)
+        _factor_combine(F.indptr, F.cols, F.vals, self.wcol, self.V, self.Wsum)
+        out = np.empty(rows.size)
+        _decision_rows(d.X, d.y, d.tau, self.Wsum, rows, out)
+        self.f[rows] = d.y[rows] * out
 
     def sync(self) -> None:
         """``Wsum = U diag(theta) V`` and the decision values at the current theta (E.5)."""
@@ -1152,6 +1230,25 @@ class _FactoredLinearState:
         _factor_combine(F.indptr, F.cols, F.vals, self.wcol, Vv, Wv)
         _decision_linear(d.X, d.tau, Wv, out)
         return d.y * out
+
+    def qprod_rows(self, v: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``(Y K~_theta Y)[idx, idx] v`` through the factors (one compiled pass each way)."""
+        d, F = self.data, self.F
+        out = np.empty(idx.size)
+        _factor_qprod_rows(d.X, d.y, d.tau, F.indptr, F.cols, F.vals, self.wcol, v, idx,
+                           self._Vv, out)
+        return out
+
+    def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
+        """``alpha[idx] += delta`` with ``Z`` and ``V`` (what an epoch reads) updated;
+        ``s`` and ``f`` wait for :meth:`refresh`."""
+        d, F = self.data, self.F
+        self.alpha[idx] += delta
+        dZ, dV = np.empty_like(self.Z), np.empty_like(self.V)
+        _task_sums_rows(d.X, d.tau, delta * d.y[idx], idx, dZ)
+        _factor_project(F.indptr, F.cols, F.vals, dZ, dV)
+        self.Z += dZ
+        self.V += dV
 
 
 class _KernelState:
@@ -1184,6 +1281,10 @@ class _KernelState:
         self.s = _norms_from_pairs(d.G, Bs)
         self.sync()
 
+    def update(self) -> None:
+        """After an epoch: :meth:`refresh` (``s`` needs the task-pair sums)."""
+        self.refresh()
+
     def sync(self) -> None:
         """Exact decision values ``f_j = sum_m theta_m (K_m A_E G_m)[j, tau_j]`` (E.5)."""
         d = self.data
@@ -1205,6 +1306,18 @@ class _KernelState:
         """``Y K~_theta Y v``."""
         y = self.data.y
         return y * (self.Kt @ (y * v))
+
+    def qprod_rows(self, v: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``(Y K~_theta Y)[idx, idx] v``."""
+        y = self.data.y[idx]
+        return y * (self.Kt[np.ix_(idx, idx)] @ (y * v))
+
+    def shift(self, idx: np.ndarray, delta: np.ndarray) -> None:
+        """``alpha[idx] += delta`` with the decision values ``f`` (what an epoch reads)
+        updated; ``s`` waits for :meth:`refresh`."""
+        y = self.data.y
+        self.alpha[idx] += delta
+        self.f += self.Kt[:, idx] @ (delta * y[idx])
 
 
 def _face_step(state, C: float, max_cg: int) -> int:
@@ -1250,6 +1363,99 @@ def _face_step(state, C: float, max_cg: int) -> int:
         p = r + (rr_new / rr) * p
         rr = rr_new
     state.refresh()
+    return products
+
+
+def _newton_face_step(state, C: float, max_cg: int, max_free: int, refresh: bool = True,
+                      free: np.ndarray | None = None) -> int:
+    r"""A projected truncated-Newton step on the fixed-theta SVM dual (``method="newton"``).
+
+    Maximises ``D_theta(alpha) = sum alpha - 1/2 alpha^T Q alpha``, ``Q = Y K~_theta Y``,
+    over ``[0, C]^n``. Free coordinates ``F``: those not held at a bound by the gradient
+    ``g = 1 - Q alpha`` (``alpha_i = 0, g_i <= 0`` or ``alpha_i = C, g_i >= 0`` are held).
+    The direction ``d`` is at most ``max_cg`` conjugate-gradient steps on the Newton
+    system ``Q_FF d = g_F`` from ``d = 0`` (a truncated Newton direction: an ascent
+    direction after any number of steps; a conjugate direction of zero curvature, along
+    which ``D_theta`` is linear, is followed to its farthest bound and ends the CG). Then
+    a projected search ``alpha(t) = clip(alpha + t d, 0, C)``, ``t = 1, 1/2, ...`` but
+    never below ``t_first`` (the largest ``t`` at which no coordinate is clipped: there
+    the quadratic rises by at least ``t g^T d / 2``), takes the first ``t`` with
+    ``D_theta(alpha(t)) >= D_theta(alpha) + 1e-4 g^T (alpha(t) - alpha)`` (the Armijo rule
+    along the projection arc, Bertsekas, SIAM J. Control Optim. 20(2), 1982), the exact
+    increase ``g_F^T delta - 1/2 delta^T Q_FF delta`` of the quadratic evaluated from
+    ``delta = alpha(t) - alpha`` on ``F`` (``free``, when the caller has them from the
+    state's exact gradient). Unlike :func:`_face_step` the step does not
+    stop at the first bound: the projection lets many coordinates reach their bounds at
+    once. With more than ``max_free`` free coordinates (a bound on the rank of ``Q``)
+    ``Q_FF`` is singular, the ascent runs along flat directions to the box, and the step
+    is :func:`_face_step`'s. Returns the number of ``Q`` products; ``state`` is refreshed,
+    or with ``refresh=False`` only updated for the next epoch (:meth:`shift`; the epoch's
+    refresh makes it exact).
+    """
+    data = state.data
+    a = state.alpha
+    if free is None:
+        g = 1.0 - data.y * state.f
+        idx = np.flatnonzero(~(((a <= 0.0) & (g <= 0.0)) | ((a >= C) & (g >= 0.0))))
+    else:
+        idx = free
+    if idx.size > max_free:
+        if not refresh:  # the face step reads the gradient of every sample
+            state.refresh()
+        return _face_step(state, C, _FACE_MAX_CG)
+    if idx.size == 0:
+        return 0
+    gF, aF = 1.0 - data.y[idx] * state.f[idx], a[idx]
+    dF = np.zeros(idx.size)
+    r = gF.copy()
+    direction = r.copy()
+    rr = float(r @ r)
+    products = 0
+    for _ in range(max_cg):
+        Hp = state.qprod_rows(direction, idx)
+        products += 1
+        curv = float(direction @ Hp)
+        if not curv > 1e-13 * rr * max(1.0, float(np.max(np.abs(Hp)))):
+            # D_theta is linear along the direction (Q is singular when there are more
+            # free samples than feature dimensions): extend it to the farthest bound
+            up, down = direction > 0.0, direction < 0.0
+            reach = max(float(np.max((C - aF[up]) / direction[up], initial=0.0)),
+                        float(np.max(-aF[down] / direction[down], initial=0.0)))
+            dF += reach * direction
+            break
+        t = rr / curv
+        dF += t * direction
+        r -= t * Hp
+        rr_new = float(r @ r)
+        if not rr_new > 0.0:
+            break
+        direction = r + (rr_new / rr) * direction
+        rr = rr_new
+    # up to t_first no coordinate is clipped and the quadratic rises by at least
+    # (t - t^2 / 2) g^T d >= t g^T d / 2 (d^T Q d <= g^T d for a CG iterate from 0): accepted
+    up, down = dF > 0.0, dF < 0.0
+    t_first = min(1.0, float(np.min((C - aF[up]) / dF[up], initial=math.inf)),
+                  float(np.min(-aF[down] / dF[down], initial=math.inf)))
+    t = 1.0
+    for _ in range(_MAX_BACKTRACK):
+        t = max(t, t_first)
+        delta = np.clip(aF + t * dF, 0.0, C) - aF
+        ascent = float(gF @ delta)
+        if not ascent > 0.0:
+            break
+        products += 1
+        if ascent - 0.5 * float(delta @ state.qprod_rows(delta, idx)) >= _ARMIJO * ascent:
+            if refresh:
+                a[idx] = aF + delta
+                state.refresh()
+            else:
+                state.shift(idx, delta)
+            return products
+        if t <= t_first:
+            break
+        t *= _BACKTRACK
+    if refresh:
+        state.refresh()
     return products
 
 
@@ -1313,12 +1519,14 @@ def solve(
     kernel : "linear", array (n, n) or list of M arrays (n, n)
         ``"linear"``: ``phi_m(x) = x`` for every view. Otherwise precomputed
         PSD kernels ``k_m(x_i, x_j)``, one shared by all views or one per view.
-    method : {"e1", "alternating", "auto"}
+    method : {"e1", "alternating", "auto", "newton"}
         ``"e1"``: Algorithm E.1 (one coordinate-ascent epoch, then the
         theta-step (E.1) if the primal decreased). ``"alternating"``: Algorithm 1,
-        an (almost) exact W-step before every theta-step. ``"auto"``: E.1 until
-        the relative gap falls by less than half over 10 epochs, then Algorithm
-        1's W-steps; ``result.method`` names what ran.
+        an (almost) exact W-step before every theta-step. ``"newton"``: Algorithm 1
+        whose W-step rounds are an epoch over a working set and a projected
+        truncated-Newton step on the free coordinates. ``"auto"``: E.1 until
+        the relative gap falls by less than half over 10 epochs, then the
+        W-steps of ``"newton"``; ``result.method`` names what ran.
     structure : {"auto", "dense"}
         How the similarities enter the coordinate steps (the iterates are the
         same). ``"auto"`` (linear features): in factor form when given so or
@@ -1339,7 +1547,7 @@ def solve(
         Stop when ``gap / max(1, |primal|) <= tol`` (checked every epoch).
     max_iter : int
         Maximum outer iterations (epochs for ``"e1"``, theta-steps for
-        ``"alternating"``).
+        ``"alternating"`` and ``"newton"``).
     seed : int
         Seed of the per-epoch random order of the samples.
     init : MTMKLResult, optional
@@ -1389,12 +1597,12 @@ def solve(
     else:
         state = (_LinearState if data.Ks is None else _KernelState)(data, alpha, theta)
     run = _Run(state, n, C, p, tol, np.random.default_rng(seed),
-               _Switch(method == "auto" and not fix_theta))
+               _Switch(method == "auto" and not fix_theta), newton=method in ("newton", "auto"))
     mon = Monitor("mtmkl", tol=tol, max_iter=max_iter, callback=callback)
     for it in range(1, max_iter + 1):
-        exact = not fix_theta and (method == "alternating" or run.switch.update(it))
+        exact = not fix_theta and (method in _EXACT or run.switch.update(it))
         moved = run.w_step(exact)
-        primal, dual, stepped = run.theta_step(fix_theta, method == "alternating", mon, it)
+        primal, dual, stepped = run.theta_step(fix_theta, method in _EXACT, mon, it)
         if mon.record(
             it, primal, dual, iterate=None if callback is None else _iterate(state, data),
             theta=state.theta.copy(), theta_step=int(stepped), epochs=run.epochs,
@@ -1404,7 +1612,7 @@ def solve(
             break
     ran = method
     if method == "auto":  # name what ran: E.1 alone, or E.1 then Algorithm 1's W-steps
-        ran = f"e1+alternating@{run.switch.at}" if run.switch.switched else "e1"
+        ran = f"e1+newton@{run.switch.at}" if run.switch.switched else "e1"
     return MTMKLResult(
         **mon.result_fields(),
         method=ran,
@@ -1489,22 +1697,81 @@ class _Run:
     """One run's W-steps and theta-steps on ``state`` (E.1 and Algorithm 1)."""
 
     def __init__(self, state: Any, n: int, C: float, p: float, tol: float,
-                 rng: np.random.Generator, switch: _Switch) -> None:
+                 rng: np.random.Generator, switch: _Switch, newton: bool = False) -> None:
         self.state, self.n, self.C, self.p, self.tol, self.rng = state, n, C, p, tol, rng
         self.p_conj = _conjugate(p)
         self.switch = switch
+        self.newton = newton
         self.epochs = 0
         self.o, _, _ = _figures(state, C, self.p_conj)  # E.1 line 5: o = nC at alpha = 0
 
-    def _epoch(self) -> int:
-        moved = self.state.epoch(self.rng.permutation(self.n).astype(np.int64), self.C)
+    def _epoch(self, rows: np.ndarray | None = None, exact: bool = True) -> int:
+        """A coordinate-ascent epoch over all samples, or over ``rows`` (random order),
+        then the state's figures recomputed exactly, or (``exact=False``, where the state
+        can) from the weights the epoch kept."""
+        order = self.rng.permutation(self.n if rows is None else rows).astype(np.int64)
+        moved = self.state.epoch(order, self.C)
         self.epochs += 1
-        self.state.refresh()
+        if exact:
+            self.state.refresh()
+        elif rows is not None and hasattr(self.state, "update_rows"):
+            self.state.update_rows(rows)
+        else:
+            self.state.update()
         return moved
 
     def _inner_gap(self) -> float:
         P_in, _, D_in = _figures(self.state, self.C, self.p_conj)
         return relative_gap(max(P_in - D_in, 0.0), P_in)
+
+    def _scan(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(inner relative gap, free coordinates, working set)`` at the exact state, in
+        one compiled pass over ``g = 1 - Q alpha`` (:func:`_kkt_scan`). The working set
+        holds all samples but those held at a bound by a gradient larger than the
+        largest KKT violation ``v`` (``alpha_i = 0`` with ``g_i < -v``, ``alpha_i = C``
+        with ``g_i > v``): their coordinate steps are zero now and stay zero until ``g``
+        moves by ``v``."""
+        state = self.state
+        free, work = np.empty(self.n, dtype=np.int64), np.empty(self.n, dtype=np.int64)
+        hinge, _, n_free, n_work = _kkt_scan(state.data.y, state.f, state.alpha, self.C,
+                                             free, work)
+        reg = 0.5 * float(state.theta @ state.s)
+        P_in = reg + self.C * hinge
+        D_in = float(state.alpha.sum()) - reg
+        return relative_gap(max(P_in - D_in, 0.0), P_in), free[:n_free], work[:n_work]
+
+    def _scan_rows(self, rows: np.ndarray, held: np.ndarray, n_held: int
+                   ) -> tuple[float, np.ndarray, np.ndarray]:
+        """:meth:`_scan` over the working set ``rows`` alone (factor form, decision values
+        exact on ``rows`` only). The samples outside it sit at a bound with a gradient
+        pointing out of the box; those at ``C`` (``n_held`` of them, ``held`` the task sums
+        of their ``y_i x_i``) add ``sum (1 - y_i f_i) = n_held - <Wsum, held>`` to the
+        hinge as long as they stay so (the W-step's last refresh and the outer
+        certificate use every sample)."""
+        state = self.state
+        free, work = np.empty(rows.size, dtype=np.int64), np.empty(rows.size, dtype=np.int64)
+        hinge, _, n_free, n_work = _kkt_scan(state.data.y[rows], state.f[rows],
+                                             state.alpha[rows], self.C, free, work)
+        hinge += n_held - float(np.sum(state.Wsum * held))
+        reg = 0.5 * float(state.theta @ state.s)
+        P_in = reg + self.C * hinge
+        D_in = float(state.alpha.sum()) - reg
+        return (relative_gap(max(P_in - D_in, 0.0), P_in), rows[free[:n_free]],
+                rows[work[:n_work]])
+
+    def _hold(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray) -> int:
+        """Adds the task sums of ``y_i x_i`` of the samples of ``rows`` not in ``kept``
+        that sit at ``C`` to ``held``; returns how many there were."""
+        state, d = self.state, self.state.data
+        mask = np.ones(rows.size, dtype=bool)
+        mask[np.searchsorted(rows, kept)] = False
+        out = rows[mask]
+        out = out[state.alpha[out] >= self.C]
+        if out.size:
+            add = np.empty_like(held)
+            _task_sums_rows(d.X, d.tau, d.y[out], out, add)
+            held += add
+        return int(out.size)
 
     def w_step(self, exact: bool) -> int:
         """E.1's coordinate epoch, or (``exact``) Algorithm 1's W-step: epochs and
@@ -1515,6 +1782,28 @@ class _Run:
         inner_tol = max(0.1 * self.tol,
                         min(_INNER_TOL_MAX, _INNER_TOL_FACTOR * self.switch.last_rel))
         moved = 0
+        if self.newton:
+            # rounds: an epoch over the working set (the inner figures from the weights it
+            # kept), then a Newton step that updates only what the next epoch reads
+            partial = hasattr(self.state, "update_rows")
+            rows = self._scan()[2]
+            if partial:
+                held = np.zeros_like(self.state.Wsum)
+                n_held = self._hold(np.arange(self.n), rows, held)
+            for _ in range(_INNER_MAX_EPOCHS):
+                moved += self._epoch(rows, exact=False)
+                if partial:
+                    gap, free, kept = self._scan_rows(rows, held, n_held)
+                    n_held += self._hold(rows, kept, held)
+                    rows = kept
+                else:
+                    gap, free, rows = self._scan()
+                if gap <= inner_tol:
+                    break
+                _newton_face_step(self.state, self.C, _NEWTON_MAX_CG,
+                                  self.state.data.rank_bound, refresh=False, free=free)
+            self.state.refresh()  # the theta-step and the certificate: the exact state
+            return moved
         for _ in range(_INNER_MAX_EPOCHS):
             moved += self._epoch()
             if self._inner_gap() <= inner_tol:

@@ -413,7 +413,7 @@ def test_auto_agrees_with_cvxpy_and_names_what_ran(case, kernel_kind, G_kind, p,
     res = mtmkl.solve(feats, y, tasks, G, C=C, p=p, kernel=K, method="auto", tol=1e-9,
                       max_iter=200_000)
     assert res.converged and res.params["method"] == "auto"
-    assert res.method == "e1" or re.fullmatch(r"e1\+alternating@\d+", res.method)
+    assert res.method == "e1" or re.fullmatch(r"e1\+newton@\d+", res.method)
     opt = ref.solve(feats, y, tasks, G, C=C, p=p, kernel=K).value
     scale = max(1.0, abs(opt))
     slack = 1e-7 * scale
@@ -421,6 +421,65 @@ def test_auto_agrees_with_cvxpy_and_names_what_ran(case, kernel_kind, G_kind, p,
     assert np.all(res.history.dual <= opt + slack)
     assert np.all(res.history.primal >= opt - slack)
     assert _pn(res.theta, p) <= 1 + 1e-12 and np.all(res.theta >= 0)
+
+
+@pytest.mark.parametrize(("case", "kernel_kind", "G_kind", "p", "C"),
+                         [(i, *c) for i, c in enumerate(CASES)])
+def test_newton_agrees_with_cvxpy_and_the_gap_is_a_true_bound(case, kernel_kind, G_kind, p, C):
+    """``method="newton"``: Algorithm 1 with the projected truncated-Newton W-step reaches
+    cvxpy's optimum; the certificate brackets it at every recorded iteration."""
+    X, y, tasks, G, K = _instance(case, kernel_kind, G_kind)
+    feats = X if kernel_kind == "linear" else None
+    res = mtmkl.solve(feats, y, tasks, G, C=C, p=p, kernel=K, method="newton", tol=1e-9,
+                      max_iter=10_000)
+    assert res.converged and res.method == "newton" and res.params["method"] == "newton"
+    opt = ref.solve(feats, y, tasks, G, C=C, p=p, kernel=K).value
+    scale = max(1.0, abs(opt))
+    slack = 1e-7 * scale
+    assert abs(res.primal - opt) <= 1e-6 * scale
+    assert np.all(res.history.dual <= opt + slack)
+    assert np.all(res.history.primal >= opt - slack)
+    assert mtmkl.dual_objective(res.alpha, feats, y, tasks, G, C=C, p=p, kernel=K) == \
+        pytest.approx(res.dual, rel=1e-10, abs=1e-12)
+    assert np.all(res.alpha >= 0.0) and np.all(res.alpha <= C)
+    assert _pn(res.theta, p) <= 1 + 1e-12 and np.all(res.theta >= 0)
+
+
+@pytest.mark.parametrize("kernel_kind", ["linear", "perview"])
+@pytest.mark.parametrize("seed", range(4))
+def test_newton_face_step_raises_the_fixed_theta_dual_and_reaches_its_optimum(kernel_kind,
+                                                                              seed):
+    """``_newton_face_step``: every step stays in the box and raises
+    ``D_theta(alpha) = sum alpha - 1/2 <theta, s(alpha)>`` (never lowers it); rounds of
+    a coordinate epoch and a step (the W-step of ``method="newton"``) from a random point
+    reach the fixed-theta SVM's optimum (cvxpy)."""
+    from solvers.mtmkl import _KernelState, _LinearState, _newton_face_step, _prepare
+
+    X, y, tasks, G, K = _instance(20 + seed, kernel_kind, "nonsingular")
+    feats = X if kernel_kind == "linear" else None
+    C = 0.5
+    data = _prepare(feats, y, tasks, G, K, "dense")
+    rng = np.random.default_rng(seed)
+    theta = rng.uniform(0.2, 1.0, size=data.M)
+    alpha = rng.uniform(0.0, C, size=data.n) * (rng.random(data.n) < 0.7)
+    state = (_LinearState if kernel_kind == "linear" else _KernelState)(data, alpha, theta)
+
+    def d_theta():
+        s = mtmkl.view_norms(state.alpha, feats, y, tasks, G, kernel=K)
+        return float(state.alpha.sum() - 0.5 * theta @ s)
+
+    before = d_theta()
+    for _ in range(200):
+        _newton_face_step(state, C, 10, data.rank_bound)
+        assert np.all(state.alpha >= 0.0) and np.all(state.alpha <= C)
+        now = d_theta()
+        assert now >= before - 1e-12 * max(1.0, abs(before))
+        state.epoch(rng.permutation(data.n).astype(np.int64), C)
+        state.refresh()
+        before = d_theta()
+    opt = ref.solve(feats, y, tasks, G, C=C, kernel=K, fix_theta=True, theta0=theta).value
+    assert before <= opt + 1e-8 * max(1.0, abs(opt))
+    assert before == pytest.approx(opt, rel=1e-6)
 
 
 def _penguins_like(seed=0):
@@ -438,7 +497,7 @@ def test_auto_converges_where_e1_stalls_on_unscaled_features():
         e1 = mtmkl.solve(X, y, tasks, G, tol=1e-6, max_iter=2000)
     assert not e1.converged and e1.rel_gap > 1e-3
     auto = mtmkl.solve(X, y, tasks, G, method="auto", tol=1e-8, max_iter=2000)
-    assert auto.converged and auto.method.startswith("e1+alternating@")
+    assert auto.converged and auto.method.startswith("e1+newton@")
     assert auto.n_iter <= 100  # E.1 epochs, then a few theta-steps with exact W-steps
     opt = ref.solve(X, y, tasks, G).value
     assert auto.dual <= opt + 1e-7 * max(1.0, opt) and auto.primal >= opt - 1e-7
@@ -459,16 +518,18 @@ def test_school_subset_auto_against_cvxpy():
     keep = d["tasks"] < 10
     X, y, tasks = d["X"][keep], d["y"][keep], d["tasks"][keep]
     G = [np.ones((10, 10))] + [np.diag(np.eye(10)[k]) for k in range(10)]
-    res = mtmkl.solve(X, y, tasks, G, method="auto", tol=1e-8, max_iter=20_000)
-    assert res.converged
     opt = ref.solve(X, y, tasks, G).value
-    assert res.dual <= opt + 1e-7 * max(1.0, opt) and res.primal >= opt - 1e-7
-    assert res.primal == pytest.approx(opt, rel=1e-6)
+    for method in ("auto", "newton"):
+        res = mtmkl.solve(X, y, tasks, G, method=method, tol=1e-8, max_iter=20_000)
+        assert res.converged
+        assert res.dual <= opt + 1e-7 * max(1.0, opt) and res.primal >= opt - 1e-7
+        assert res.primal == pytest.approx(opt, rel=1e-6)
 
 
+@pytest.mark.parametrize("method", ["alternating", "newton"])
 @pytest.mark.parametrize("C", [1e-3, 1.0])
 @pytest.mark.parametrize("kernel", ["linear", "two kernels"])
-def test_alternating_w_step_does_not_crawl_along_flat_directions(kernel, C):
+def test_alternating_w_step_does_not_crawl_along_flat_directions(kernel, C, method):
     """Issue 33 item 12: n = 11, d = 3, one task, two views, X x 1e3, p = inf. The fixed-theta
     dual is flat along null(Q) (11 samples in 3 dimensions); coordinate ascent moves
     along it by ~1/q_ii ~ 1e-7 per epoch, so the W-step took millions of epochs (60 s)."""
@@ -479,7 +540,7 @@ def test_alternating_w_step_does_not_crawl_along_flat_directions(kernel, C):
     G = [np.ones((1, 1)), np.ones((1, 1))]
     K = "linear" if kernel == "linear" else [X @ X.T, (1e6 + X @ X.T) ** 2 / 1e6]
     feats = X if kernel == "linear" else None
-    res = mtmkl.solve(feats, y, tasks, G, C=C, p=math.inf, kernel=K, method="alternating",
+    res = mtmkl.solve(feats, y, tasks, G, C=C, p=math.inf, kernel=K, method=method,
                       tol=1e-6, max_iter=1000)
     assert res.converged and res.history.epochs[-1] <= 100
     opt = ref.solve(feats, y, tasks, G, C=C, p=math.inf, kernel=K).value

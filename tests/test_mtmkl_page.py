@@ -47,10 +47,12 @@ def test_comparison_runs_baselines_and_solver_variants(page):
     pk.ok(page)
     variants = page.dataframe[0].value
     assert list(variants["method"]) == ["Algorithm E.1 (interleaved θ-step)",
-                                        "Algorithm 1 (alternating, exact W-step)"]
+                                        "Algorithm 1 (alternating, exact W-step)",
+                                        "Algorithm 1 with a projected Newton W-step"]
     assert variants["converged"].all()
-    p0, p1 = variants["primal"]
+    p0, p1, p2 = variants["primal"]
     assert abs(p0 - p1) <= 1e-5 * max(1.0, abs(p0))
+    assert abs(p0 - p2) <= 1e-5 * max(1.0, abs(p0))
 
 
 def test_a_control_change_resolves_warm_and_p_is_shown_with_the_weights(page):

@@ -225,5 +225,7 @@ def render() -> None:
     ui.model_page(ENTRY, latex=PROBLEM, structure=structure, explanation=EXPLANATION,
                   variants={"Algorithm E.1 (interleaved θ-step)": {"method": "e1"},
                             "Algorithm 1 (alternating, exact W-step)":
-                                {"method": "alternating"}},
+                                {"method": "alternating"},
+                            "Algorithm 1 with a projected Newton W-step":
+                                {"method": "newton"}},
                   comparison=comparison, limits=limits)
