@@ -307,6 +307,7 @@ class MTMKLResult(Result):
         """
         T = self.n_tasks
         if self.kernel == "linear":
+            assert self.task_weights is not None  # kept for linear features
             Xn = check_matrix(X_new, "X_new", n_cols=self.task_weights.shape[1])
             tn = _check_tasks(tasks_new, Xn.shape[0], T, "tasks_new")
             out = np.empty(Xn.shape[0])
@@ -379,7 +380,7 @@ class FactoredSimilarities:
         mats = list(factors)
         if not mats:
             raise ValueError("factors must contain at least one factor U_m")
-        T = None
+        T: int | None = None
         rows, cols, vals, view = [], [], [], []
         R = 0
         for m, U in enumerate(mats):
@@ -410,6 +411,7 @@ class FactoredSimilarities:
             R += U.shape[1]
         rows_a = np.concatenate(rows)
         order = np.lexsort((np.concatenate(cols), rows_a))
+        assert T is not None  # at least one factor
         self._T, self._M, self._R = int(T), len(mats), R
         self.cols = np.ascontiguousarray(np.concatenate(cols)[order], dtype=np.int64)
         self.vals = np.ascontiguousarray(np.concatenate(vals)[order], dtype=float)
@@ -565,10 +567,34 @@ class _Data:
         return isinstance(self.G, FactoredSimilarities)
 
     @property
+    def features(self) -> np.ndarray:
+        """``X`` (linear kernel)."""
+        assert self.X is not None
+        return self.X
+
+    @property
+    def kernels(self) -> list[np.ndarray]:
+        """``Ks`` (precomputed kernels)."""
+        assert self.Ks is not None
+        return self.Ks
+
+    @property
+    def factors(self) -> FactoredSimilarities:
+        """``G`` in factor form."""
+        assert isinstance(self.G, FactoredSimilarities)
+        return self.G
+
+    @property
+    def dense_G(self) -> np.ndarray:
+        """``G`` as (M, T, T) matrices."""
+        assert not isinstance(self.G, FactoredSimilarities)
+        return self.G
+
+    @property
     def rank_bound(self) -> int:
         """An upper bound on the rank of ``Y K~_theta Y``: ``T d`` with linear features
         (``K~_theta = (X X^T) * Gtheta[tau, tau]``), ``n`` with precomputed kernels."""
-        return self.n if self.Ks is not None else min(self.n, self.T * self.X.shape[1])
+        return self.n if self.Ks is not None else min(self.n, self.T * self.features.shape[1])
 
 
 def _check_tasks(tasks: Any, n: int, T: int, name: str = "tasks") -> np.ndarray:
@@ -827,7 +853,7 @@ def theta_step(norms: Any, p: float) -> np.ndarray:
 
 def _task_sum_matrix(data: _Data, a: np.ndarray) -> np.ndarray:
     """``Z[t] = sum_{i in task t} a_i x_i`` (T x d)."""
-    Z = np.empty((data.T, data.X.shape[1]))
+    Z = np.empty((data.T, data.features.shape[1]))
     _task_sums(data.X, data.tau, a, Z)
     return Z
 
@@ -838,7 +864,7 @@ def _pair_sums(data: _Data, a: np.ndarray) -> tuple[list[np.ndarray], list[np.nd
     ``A_E[i, t] = a_i [tau_i = t]``.
     """
     KAs, Bs = [], []
-    for K in data.Ks:
+    for K in data.kernels:
         KA = np.empty((data.n, data.T))
         _kernel_task_products(K, data.tau, a, KA)
         B = np.empty((data.T, data.T))
@@ -881,13 +907,13 @@ def _factored_weights(F: FactoredSimilarities, theta: np.ndarray, V: np.ndarray
 def _view_norms(data: _Data, alpha: np.ndarray) -> np.ndarray:
     a = alpha * data.y
     if data.factored:
-        return _factored_norms(data.G, _factored_V(data.G, _task_sum_matrix(data, a)))
+        return _factored_norms(data.factors, _factored_V(data.factors, _task_sum_matrix(data, a)))
     if data.Ks is None:
         Z = _task_sum_matrix(data, a)
         ZZ = np.empty((data.T, data.T))
         _gram_rows(Z, ZZ)
-        return _norms_from_pairs(data.G, [ZZ])
-    return _norms_from_pairs(data.G, _pair_sums(data, a)[1])
+        return _norms_from_pairs(data.dense_G, [ZZ])
+    return _norms_from_pairs(data.dense_G, _pair_sums(data, a)[1])
 
 
 def _check_alpha(alpha: Any, n: int, C: float | None) -> np.ndarray:
@@ -996,7 +1022,7 @@ def weights_from_dual(alpha: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any
     theta = check_vector(theta, "theta", size=data.M)
     Z = _task_sum_matrix(data, alpha * data.y)
     if data.factored:
-        return _factored_weights(data.G, theta, _factored_V(data.G, Z))
+        return _factored_weights(data.factors, theta, _factored_V(data.factors, Z))
     return theta[:, None, None] * np.einsum("mst,sd->mtd", data.G, Z)
 
 
@@ -1040,7 +1066,7 @@ def primal_objective(W: Any, theta: Any, X: Any, y: Any, tasks: Any, G: Any, C: 
     data = _prepare(X, y, tasks, G, "linear")
     p = _check_p(p)
     C = PARAMS["C"].validate(C)
-    M, T, d = data.M, data.T, data.X.shape[1]
+    M, T, d = data.M, data.T, data.features.shape[1]
     W = check_array(W, "W", shape=(M, T, d))
     theta = _check_theta_feasible(theta, M, p)
     reg = 0.0
@@ -1076,8 +1102,8 @@ class _LinearState:
     def __init__(self, data: _Data, alpha: np.ndarray, theta: np.ndarray) -> None:
         self.data = data
         self.alpha = alpha
-        self.sqn = np.einsum("ij,ij->i", data.X, data.X)
-        T, dim = data.T, data.X.shape[1]
+        self.sqn = np.einsum("ij,ij->i", data.features, data.features)
+        T, dim = data.T, data.features.shape[1]
         self.Z = np.empty((T, dim))
         self.ZZ = np.empty((T, T))
         self.Wsum = np.empty((T, dim))
@@ -1094,7 +1120,7 @@ class _LinearState:
         d = self.data
         _task_sums(d.X, d.tau, self.alpha * d.y, self.Z)
         _gram_rows(self.Z, self.ZZ)
-        self.s = _norms_from_pairs(d.G, [self.ZZ])
+        self.s = _norms_from_pairs(d.dense_G, [self.ZZ])
         self.sync()
 
     def update(self) -> None:
@@ -1152,12 +1178,12 @@ class _FactoredLinearState:
     """
 
     def __init__(self, data: _Data, alpha: np.ndarray, theta: np.ndarray) -> None:
-        F = data.G
+        F = data.factors
         self.data = data
         self.F = F
         self.alpha = alpha
-        self.sqn = np.einsum("ij,ij->i", data.X, data.X)
-        T, dim = data.T, data.X.shape[1]
+        self.sqn = np.einsum("ij,ij->i", data.features, data.features)
+        T, dim = data.T, data.features.shape[1]
         self._rows = np.repeat(np.arange(T), np.diff(F.indptr))
         self.Z = np.empty((T, dim))
         self.V = np.empty((F._R, dim))
@@ -1269,16 +1295,16 @@ class _KernelState:
         self.Gtheta = np.ascontiguousarray(np.einsum("m,mst->st", theta, d.G))
         self.Kt[:, :] = 0.0
         if d.shared:
-            _add_task_kernel(self.Kt, self.Gtheta, d.tau, d.Ks[0], 1.0)
+            _add_task_kernel(self.Kt, self.Gtheta, d.tau, d.kernels[0], 1.0)
         else:
             for m in range(d.M):
                 if theta[m] != 0.0:
-                    _add_task_kernel(self.Kt, d.G[m], d.tau, d.Ks[m], float(theta[m]))
+                    _add_task_kernel(self.Kt, d.dense_G[m], d.tau, d.kernels[m], float(theta[m]))
 
     def refresh(self) -> None:
         d = self.data
         self.KA, Bs = _pair_sums(d, self.alpha * d.y)
-        self.s = _norms_from_pairs(d.G, Bs)
+        self.s = _norms_from_pairs(d.dense_G, Bs)
         self.sync()
 
     def update(self) -> None:
@@ -1592,6 +1618,7 @@ def solve(
     theta0 = _check_theta0(theta0, M, fix_theta)
     theta = _start_theta(theta0, init, fix_theta, M, p)
     alpha = np.zeros(n) if init is None else np.clip(np.array(init.alpha, dtype=float), 0.0, C)
+    state: _FactoredLinearState | _LinearState | _KernelState
     if data.factored:
         state = _FactoredLinearState(data, alpha, theta)
     else:
@@ -1623,7 +1650,7 @@ def solve(
         theta=state.theta.copy(),
         alpha=state.alpha.copy(),
         W=state.weights(),
-        task_weights=None if data.Ks is not None else state.Wsum.copy(),
+        task_weights=None if isinstance(state, _KernelState) else state.Wsum.copy(),
         similarity=np.array(state.Gtheta),
         view_norms=state.s.copy(),
         p=p,

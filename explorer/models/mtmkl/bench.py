@@ -33,8 +33,11 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -142,7 +145,7 @@ def _per_epoch(n_trains: tuple[int, ...], kernel_max_n: int, epochs: int, progre
     return table
 
 
-def _cpu(fn) -> tuple[float, object]:
+def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seconds, value, _ = cpu_time_without_jit(fn)
@@ -153,8 +156,8 @@ def _warm_up() -> None:
     """Compile / load the kernels and import what the paths use, outside the timings."""
     d = hierarchy(seed=0, depth=2, d=5, n_train=2, n_test=1).data
     for G, structure in ((d["G"], "auto"), (list(d["G"]), "dense")):
-        _cpu(lambda G=G, structure=structure: mtmkl.solve(
-            d["X"], d["y"], d["tasks"], G, structure=structure, max_iter=3))
+        _cpu(functools.partial(mtmkl.solve, d["X"], d["y"], d["tasks"], G,
+                               structure=structure, max_iter=3))
 
 
 def _dense_fits(depth: int) -> bool:
