@@ -125,9 +125,11 @@ PARAMS = ParamSpecs(
     ParamSpec("C", 1.0, "loss weight", low=0.0),
     ParamSpec("method", "walrus", "exact Walrus block solver (the paper's), the Shark-style "
               "iterative block solver (the baseline), a primal interior-point method "
-              "(small d k, any C), or auto (ipm for small d k, else walrus; the CLI's, the "
+              "(small d k, any C), Walrus epochs inside Catalyst's accelerated proximal "
+              "point (catalyst), or auto (ipm for small d k, else walrus; the CLI's, the "
               "estimator's and the page's default: it certifies at any C)",
-              choices=("walrus", "iterative", "ipm", "auto"), user_default="auto"),
+              choices=("walrus", "iterative", "ipm", "catalyst", "auto"),
+              user_default="auto"),
     TOL,
     MAX_ITER,
     ParamSpec("seed", 0, "seed of the per-epoch sample order", low=0, low_inclusive=True,
@@ -190,6 +192,11 @@ _ACCEL_MIN_VIOLATORS = 10
 #: with ``beta_t = 1 - c / (t + c - 1)``, ``c = _AVG_DECAY``.
 _AVG_DECAY = 10.0
 _AVG_MAX_SKIP = 8
+#: ``method="catalyst"``: the prox weight ``kappa`` of Catalyst's outer steps (the
+#: proximal problems are WW-SVMs with ``C / (1 + kappa)``-like conditioning) and the
+#: Walrus epochs run on each of them before the extrapolation.
+_CATALYST_KAPPA = 9.0
+_CATALYST_INNER = 2
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -490,22 +497,25 @@ def solve_subproblem_iterative(
 # ---------------------------------------------------------------------------
 
 
-def _certificate(Wt: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C: float
+def _certificate(Wt: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C: float,
+                 Ut: np.ndarray | None = None
                  ) -> tuple[float, float, tuple[int, int, int], np.ndarray | None]:
-    """Primal at ``W``, dual at ``A`` (with ``W = W(A)``), the counts, and ``S = X W``.
+    """Primal at ``W``, dual at ``A`` (``W(A)^T`` is ``Ut``, by default ``Wt``), the
+    counts, and ``S = X W``.
 
     For sparse ``X`` (CSR; ``Wt`` the transposed view of a C-ordered ``d x k``
     array) the scores are formed one row at a time and ``S`` is ``None`` (not
     allocated; the free-block step computes it when it runs).
     """
     sqW = float(np.sum(Wt * Wt))
+    sqU = sqW if Ut is None else float(np.sum(Ut * Ut))
     if sp.issparse(X):
         hinge, asum, n_zero, n_free, n_c = K.hinge_and_counts_sparse(
             X.indptr, X.indices, X.data, y, Wt.T, A, C)
-        return 0.5 * sqW + C * hinge, asum - 0.5 * sqW, (n_zero, n_free, n_c), None
+        return 0.5 * sqW + C * hinge, asum - 0.5 * sqU, (n_zero, n_free, n_c), None
     S = np.ascontiguousarray(X @ Wt.T)
     hinge, asum, n_zero, n_free, n_c = K.hinge_and_counts(S, y, A, C)
-    return 0.5 * sqW + C * hinge, asum - 0.5 * sqW, (n_zero, n_free, n_c), S
+    return 0.5 * sqW + C * hinge, asum - 0.5 * sqU, (n_zero, n_free, n_c), S
 
 
 def _primal_at(Wt: np.ndarray, X: Any, y: np.ndarray, C: float) -> float:
@@ -814,6 +824,9 @@ def solve(
         if method == "ipm":
             return _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v,
                               bias)
+        if method == "catalyst":
+            return _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking,
+                                   stopping, ratio, init, callback, v, bias)
         return _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
                       stopping, ratio, init, callback, v, bias)
 
@@ -1071,6 +1084,127 @@ class _Run:
             self.Wt[:] = _weights(self.A, self.X, self.y).T
         primal, dual, counts, S = _certificate(self.Wt, self.A, self.X, self.y, self.C)
         return self.best.keep(primal, self.Wt), dual, counts, S
+
+
+class _Catalyst:
+    """The state of a ``method="catalyst"`` run (:func:`_solve_catalyst`).
+
+    Outer step ``t`` approximately solves the proximal problem
+    ``h_t(W) = P(W) + kappa/2 ||W - Z_t||_F^2`` by Walrus epochs on its dual. With
+    ``s = sqrt(1 + kappa)`` and the samples ``x_i / s``, ``h_t`` is, up to a constant, a
+    WW-SVM in ``V = s W`` whose margins are measured from ``s c_t``,
+    ``c_t = kappa Z_t / (1 + kappa)``: its dual has the same variables
+    ``alpha in [0, C]`` and ``V(alpha) = s c_t + W(alpha) / s``, so the compiled epochs
+    of :func:`_run_epoch` run on it unchanged (the block curvature becomes
+    ``||x_i||^2 / (1 + kappa)``). The primal iterate is ``W = V / s``, and
+    ``W(alpha) = (1 + kappa) W - kappa Z_t`` (the original problem's dual weights) comes
+    without a pass over the data. ``Vt`` and ``Wt`` have the layout of :class:`_Run`'s
+    ``Wt``.
+    """
+
+    def __init__(self, X: Any, y: np.ndarray, k: int, C: float, seed: int,
+                 shrinking: bool, init: WWSVMResult | None) -> None:
+        n, d = X.shape
+        self.X, self.y, self.C = X, y, C
+        self.kappa = _CATALYST_KAPPA
+        self.s = math.sqrt(1.0 + self.kappa)
+        q = 1.0 / (1.0 + self.kappa)
+        self.beta = (1.0 - math.sqrt(q)) / (1.0 + math.sqrt(q))
+        if sp.issparse(X):  # the scaled samples share X's index arrays
+            self.Xs = sp.csr_matrix((X.data / self.s, X.indices, X.indptr), shape=X.shape)
+        else:
+            self.Xs = X / self.s
+        self.sqn = _row_sq_norms(X) / (1.0 + self.kappa)
+        if init is None:
+            self.A = np.zeros((n, k))
+        else:
+            self.A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
+            self.A[np.arange(n), y] = 0.0
+        U = _weights(self.A, X, y)  # Z_0 = W(alpha_0): then V = s W(alpha_0)
+        self.Vt = self._layout(self.s * U, sp.issparse(X))
+        self.Zt = self._layout(U, sp.issparse(X))
+        self.Wt = np.empty_like(self.Vt)  # the primal iterate V / s, same layout
+        self.W_prev = self.Zt.copy()
+        self.P_prev = math.inf
+        self.order = np.arange(n, dtype=np.int64)
+        self.rng_state = np.array([seed], dtype=np.uint64)
+        self.skip = np.zeros(n, dtype=np.int64)
+        self.wait = np.zeros(n, dtype=np.int64)
+        self.cap = _SKIP_CAP if shrinking else 0
+        self.best = _Best()
+        self.restarts = 0
+
+    @staticmethod
+    def _layout(W: np.ndarray, sparse: bool) -> np.ndarray:
+        """``W^T`` (k x d): C-ordered, or for sparse ``X`` the view of a C-ordered d x k."""
+        return np.ascontiguousarray(W).T if sparse else np.ascontiguousarray(W.T)
+
+    def sweep(self) -> tuple[int, int]:
+        """One Walrus epoch on the dual of the current proximal problem."""
+        K.shuffle(self.order, self.rng_state)
+        return _run_epoch(self.Xs, self.y, self.sqn, self.Vt, self.A, self.order, self.C,
+                          True, _INNER_EPS, 1, self.skip, self.wait, self.cap)
+
+    def certify(self, resync: bool = False) -> tuple:
+        """``(best primal, dual, counts, primal of W)`` of the original problem: the
+        primal at the iterate ``W = V / s``, the dual at ``alpha``. ``resync`` first
+        recomputes ``V`` from ``alpha`` and ``Z_t`` exactly."""
+        kappa, s = self.kappa, self.s
+        if resync:
+            U = _weights(self.A, self.X, self.y)
+            self.Vt[:] = (s * kappa / (1.0 + kappa)) * self.Zt + U.T / s
+        np.multiply(self.Vt, 1.0 / s, out=self.Wt)
+        Ut = (1.0 + kappa) * self.Wt - kappa * self.Zt
+        primal, dual, counts, _ = _certificate(self.Wt, self.A, self.X, self.y, self.C, Ut)
+        return self.best.keep(primal, self.Wt), dual, counts, primal
+
+    def extrapolate(self, primal: float) -> None:
+        """The next prox centre ``Z = W_t + beta (W_t - W_{t-1})``; the momentum restarts
+        (``W_{t-1} = W_t``) when the primal at ``W_t`` rose (O'Donoghue & Candes 2015).
+        ``V`` moves with the centre so that ``alpha`` keeps its ``W(alpha)``."""
+        if primal > self.P_prev:
+            self.W_prev[:] = self.Wt
+            self.restarts += 1
+        Z_new = self.Wt + self.beta * (self.Wt - self.W_prev)
+        self.Vt += (self.s * self.kappa / (1.0 + self.kappa)) * (Z_new - self.Zt)
+        self.Zt[:] = Z_new
+        self.W_prev[:] = self.Wt
+        self.P_prev = primal
+
+
+def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, ratio,
+                    init, callback, v, bias) -> WWSVMResult:
+    """Walrus epochs inside Catalyst's accelerated proximal point (:class:`_Catalyst`),
+    ``_CATALYST_INNER`` epochs per outer step, certified on the original problem after
+    each outer step."""
+    cat = _Catalyst(X, y, int(classes.shape[0]), C, seed, shrinking, init)
+    mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+    first_gap, visited, n_cert = None, 0, 0
+    for epoch in range(1, max_iter + 1):
+        visited = cat.sweep()[1]
+        if epoch % _CATALYST_INNER and epoch < max_iter:
+            continue
+        n_cert += 1
+        resync = n_cert % _RESYNC_EVERY == 0 or epoch == max_iter
+        primal, dual, counts, p_iter = cat.certify(resync)
+        gap = max(primal - dual, 0.0)
+        first_gap = first_gap if first_gap is not None else (gap if gap > 0 else 1.0)
+        target = _target(stopping, tol, ratio, primal, first_gap)
+        if not resync and gap <= target:  # V exact before any decision to stop
+            primal, dual, counts, p_iter = cat.certify(resync=True)
+            gap = max(primal - dual, 0.0)
+            target = _target(stopping, tol, ratio, primal, first_gap)
+        if stopping == "gap_ratio":
+            mon.tol = target / max(1.0, abs(primal))
+        iterate = None if callback is None else dict(
+            zip(("W", "intercept"), _split_bias(cat.best.W.copy(), bias), strict=True),
+            alpha=cat.A.copy())
+        if mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
+                      n_free=counts[1], n_at_C=counts[2], gap_ratio=gap / first_gap,
+                      inner_steps=0, n_visited=visited, accel_gain=0.0):
+            break
+        cat.extrapolate(p_iter)
+    return _result(mon, "catalyst", v, cat.best.W, bias, cat.A, first_gap, classes, n_cert, 0)
 
 
 def _target(stopping: str, tol: float, ratio: float, primal: float, first_gap: float
