@@ -425,8 +425,9 @@ def _debian_real(path: Path, Cs: tuple[float, ...], progress) -> list[BenchTable
     tail.notes.append(
         "The final certificate [D_T, P_T] brackets the optimum, so at the first epoch that "
         "reached each relative gap the dual was at most P_T - D_t below it and the "
-        "certified primal candidate (the best of W(alpha) and the averaged W) at least "
-        "P_t - P_T above it; a large last column means the run waits for the primal. Wall "
+        "certified primal candidate (walrus: the best of W(alpha) and the averaged W; "
+        "catalyst: the best outer iterate) at least P_t - P_T above it; a large last "
+        "column means the run waits for the primal. Wall "
         "time from the history (the solver's clock; the machine may be shared).")
     return [table, tail]
 
