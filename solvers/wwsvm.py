@@ -1216,15 +1216,12 @@ class _Catalyst:
         # the average: W(alpha) is linear in alpha, so its dual costs O(n k + d k)
         self.n_avg += 1
         beta = 1.0 - _AVG_DECAY / (self.n_avg + _AVG_DECAY - 1.0)
-        asum = dual + 0.5 * float(np.sum(Ut * Ut))
-        for avg, new in ((self.A_avg, self.A), (self.Ut_avg, Ut)):
-            avg -= new
-            avg *= beta
-            avg += new
-        self.asum_avg = beta * self.asum_avg + (1.0 - beta) * asum
+        self.asum_avg = K.blend(self.A_avg, self.A, beta)
+        self.Ut_avg -= Ut
+        self.Ut_avg *= beta
+        self.Ut_avg += Ut
         if resync:  # exact: no drift of the incremental updates in the average
             self.Ut_avg[:] = _weights(self.A_avg, self.X, self.y).T
-            self.asum_avg = float(self.A_avg.sum())
         self._offer_dual(self.asum_avg - 0.5 * float(np.sum(self.Ut_avg * self.Ut_avg)),
                          self.A_avg)
         return self.best.keep(primal, self.Wt), self.dual_best, counts, primal
