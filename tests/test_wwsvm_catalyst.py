@@ -162,3 +162,39 @@ def test_paper_stopping_rule_and_reproducibility():
     a = wwsvm.solve(X, y, 3.0, method="catalyst", seed=4, tol=1e-8, max_iter=100_000)
     b = wwsvm.solve(X, y, 3.0, method="catalyst", seed=4, tol=1e-8, max_iter=100_000)
     np.testing.assert_array_equal(a.alpha, b.alpha)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_intercept_matches_cvxpy(sparse):
+    rng = np.random.default_rng(31)
+    n, d, k = 90, 4, 3
+    y = rng.integers(0, k, n)
+    X = rng.normal(size=(n, d)) + 2.0 * y[:, None] + 3.0  # offsets matter
+    Xin = sp.csr_matrix(X) if sparse else X
+    r = ref.solve(Xin, y, 4.0, fit_intercept=True, intercept_scaling=2.0)
+    s = wwsvm.solve(Xin, y, 4.0, method="catalyst", fit_intercept=True, intercept_scaling=2.0,
+                    tol=1e-9, max_iter=200_000)
+    assert s.converged and s.method == "catalyst"
+    assert s.dual - 1e-6 * abs(r.value) <= r.value <= s.primal + 1e-6 * abs(r.value)
+    np.testing.assert_allclose(s.intercept, r.intercept, atol=2e-3)
+    Xb = np.hstack([X, np.full((n, 1), 2.0)])
+    Wb = np.vstack([s.W, s.intercept / 2.0])
+    assert wwsvm.primal_objective(Wb, Xb, y, 4.0) == pytest.approx(s.primal, rel=1e-10)
+    assert wwsvm.dual_objective(s.alpha, Xb, y, 4.0) == pytest.approx(s.dual, rel=1e-10)
+
+
+def test_callback_sees_certified_iterates_and_can_stop():
+    X, y, C = _instance(6)
+    seen = []
+
+    def cb(state):
+        W, alpha = state.iterate["W"], state.iterate["alpha"]
+        seen.append((wwsvm.primal_objective(W, X, y, C), wwsvm.dual_objective(alpha, X, y, C),
+                     state.primal, state.dual))
+        return len(seen) < 3
+
+    res = wwsvm.solve(X, y, C, method="catalyst", tol=1e-12, max_iter=10_000, callback=cb)
+    assert res.stop_reason == "callback" and not res.converged and len(seen) == 3
+    for p_w, d_a, primal, dual in seen:  # the figures are those of the iterates shown
+        assert p_w == pytest.approx(primal, rel=1e-12)
+        assert d_a == pytest.approx(dual, rel=1e-9, abs=1e-9)
