@@ -67,8 +67,10 @@ a WW-SVM whose margins are measured from ``kappa Z_t / (1 + kappa)``, see
 prox centre ``Z_{t+1} = W_t + beta (W_t - W_{t-1})`` (reset when the primal at ``W_t``
 rose: O'Donoghue & Candes, *Adaptive restart for accelerated gradient schemes*, 2015).
 Every ``alpha`` in ``[0, C]`` is feasible for the original dual, so the certificate is
-the original problem's ``P(best W) - D(alpha)``, and ``W(alpha) = (1 + kappa) W_t -
-kappa Z_t`` costs no pass over the data.
+the original problem's ``P(best W_t) - D(best alpha)``, the dual candidates being
+``alpha_t`` and the polynomial-decay average of the outer steps' ``alpha`` (as for the
+averaged ``W`` below); ``W(alpha) = (1 + kappa) W_t - kappa Z_t`` costs no pass over the
+data, and the reported dual is recomputed from its ``alpha`` before any stop.
 
 Certificate: ``P(W) - D(alpha)`` is computed (one ``X @ W`` product; for sparse ``X``
 row by row, without forming the ``n x k`` scores) every epoch for
