@@ -16,7 +16,6 @@ Everything here is ``numba.njit(cache=True)`` and works on plain arrays:
 - :func:`epoch`: one pass of dual block coordinate descent over the samples;
   :func:`epoch_sparse` the same pass over the non-zeros of a CSR matrix
   (``indptr``, ``indices``, ``data``; 32- or 64-bit indices).
-- :func:`blend`: the running average of the dual variables (``method="catalyst"``).
 - :func:`hinge_and_counts`, :func:`free_pairs`, :func:`step_to_w`: the certificate
   and the pieces of the free-block (restricted Newton) acceleration;
   :func:`hinge_and_counts_sparse`, :func:`hinge_sparse` (:func:`hinge_scores` its dense
@@ -33,7 +32,6 @@ from numba import njit
 from .prox import clip_sum_root_sorted, sort_prefix
 
 __all__ = [
-    "blend",
     "epoch",
     "epoch_sparse",
     "free_pairs",
@@ -632,19 +630,6 @@ def step_to_w(X, y, ii, jj, delta, dWt):  # pragma: no cover - compiled
             xf = da * X[i, f]
             dWt[yi, f] += xf
             dWt[j, f] -= xf
-
-
-@njit(cache=True)
-def blend(avg, new, beta):  # pragma: no cover - compiled
-    # avg <- beta avg + (1 - beta) new in one pass over two (n, k) arrays; returns the
-    # sum of the new avg (the averaged dual's sum(alpha), exact at every call)
-    total = 0.0
-    for i in range(avg.shape[0]):
-        for j in range(avg.shape[1]):
-            x = beta * avg[i, j] + (1.0 - beta) * new[i, j]
-            avg[i, j] = x
-            total += x
-    return total
 
 
 @njit(cache=True)

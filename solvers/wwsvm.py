@@ -67,10 +67,9 @@ a WW-SVM whose margins are measured from ``kappa Z_t / (1 + kappa)``, see
 prox centre ``Z_{t+1} = W_t + beta (W_t - W_{t-1})`` (reset when the primal at ``W_t``
 rose: O'Donoghue & Candes, *Adaptive restart for accelerated gradient schemes*, 2015).
 Every ``alpha`` in ``[0, C]`` is feasible for the original dual, so the certificate is
-the original problem's ``P(best W_t) - D(best alpha)``, the dual candidates being
-``alpha_t`` and the polynomial-decay average of the outer steps' ``alpha`` (as for the
-averaged ``W`` below); ``W(alpha) = (1 + kappa) W_t - kappa Z_t`` costs no pass over the
-data, and the reported dual is recomputed from its ``alpha`` before any stop.
+the original problem's ``P(best W_t) - D(best alpha_t)``; ``W(alpha) = (1 + kappa) W_t -
+kappa Z_t`` costs no pass over the data, and the reported dual is recomputed from its
+``alpha`` before any stop.
 
 Certificate: ``P(W) - D(alpha)`` is computed (one ``X @ W`` product; for sparse ``X``
 row by row, without forming the ``n x k`` scores) every epoch for
@@ -1187,9 +1186,7 @@ class _Catalyst:
         self.cap = _SKIP_CAP if shrinking else 0
         self.best = _Best()
         self.restarts = 0
-        # the dual candidates: alpha_t and the polynomial-decay average of the outer
-        # steps' alpha (with its W(alpha), sum(alpha)); the best one is reported
-        self.A_avg, self.Ut_avg, self.asum_avg, self.n_avg = self.A.copy(), self.Zt.copy(), 0.0, 0
+        # D(alpha_t) is not monotone along the outer steps: the best one is reported
         self.dual_best, self.A_best = -math.inf, self.A.copy()
 
     @staticmethod
@@ -1204,9 +1201,9 @@ class _Catalyst:
                           True, _INNER_EPS, 1, self.skip, self.wait, self.cap)
 
     def certify(self, resync: bool = False) -> tuple:
-        """``(best primal, dual, counts, primal of W)`` of the original problem: the
-        primal at the iterate ``W = V / s``, the dual at ``alpha``. ``resync`` first
-        recomputes ``V`` from ``alpha`` and ``Z_t`` exactly."""
+        """``(best primal, best dual, counts, primal of W)`` of the original problem,
+        after offering the primal at the iterate ``W = V / s`` and the dual at
+        ``alpha``. ``resync`` first recomputes ``V`` from ``alpha`` and ``Z_t`` exactly."""
         kappa, s = self.kappa, self.s
         if resync:
             U = _weights(self.A, self.X, self.y)
@@ -1214,24 +1211,10 @@ class _Catalyst:
         np.multiply(self.Vt, 1.0 / s, out=self.Wt)
         Ut = (1.0 + kappa) * self.Wt - kappa * self.Zt
         primal, dual, counts, _ = _certificate(self.Wt, self.A, self.X, self.y, self.C, Ut)
-        self._offer_dual(dual, self.A)
-        # the average: W(alpha) is linear in alpha, so its dual costs O(n k + d k)
-        self.n_avg += 1
-        beta = 1.0 - _AVG_DECAY / (self.n_avg + _AVG_DECAY - 1.0)
-        self.asum_avg = K.blend(self.A_avg, self.A, beta)
-        self.Ut_avg -= Ut
-        self.Ut_avg *= beta
-        self.Ut_avg += Ut
-        if resync:  # exact: no drift of the incremental updates in the average
-            self.Ut_avg[:] = _weights(self.A_avg, self.X, self.y).T
-        self._offer_dual(self.asum_avg - 0.5 * float(np.sum(self.Ut_avg * self.Ut_avg)),
-                         self.A_avg)
-        return self.best.keep(primal, self.Wt), self.dual_best, counts, primal
-
-    def _offer_dual(self, dual: float, A: np.ndarray) -> None:
         if dual > self.dual_best:
             self.dual_best = dual
-            self.A_best[:] = A
+            self.A_best[:] = self.A
+        return self.best.keep(primal, self.Wt), self.dual_best, counts, primal
 
     def exact_dual(self) -> None:
         """Recompute the best dual value from its ``alpha`` (before any stop)."""
