@@ -110,10 +110,12 @@ def test_wwsvm_tail_rows_bracket_the_optimum():
 
     prob = blobs(seed=1, n=400, k=4, d=5, spread=1.0)
     res = wwsvm.solve(prob.data["X"], prob.data["y"], 1.0, tol=1e-7)
-    table = BenchTable("t", ["C", "g", "epoch", "time", "gap", "dual", "primal", "ratio"])
+    table = BenchTable("t", ["C", "method", "g", "epoch", "time", "gap", "dual", "primal",
+                             "ratio"])
     _tail_rows(table, 1.0, res)
-    assert [r[1] for r in table.rows] == [1e-3, 1e-4, 1e-5, 1e-6]
-    for _, g, epoch, _, gap, dual_lag, primal_lag, _ in table.rows:
+    assert [r[2] for r in table.rows] == [1e-3, 1e-4, 1e-5, 1e-6]
+    for _, method, g, epoch, _, gap, dual_lag, primal_lag, _ in table.rows:
+        assert method == res.method
         assert 1 <= epoch <= res.n_iter and gap <= g * max(1.0, abs(res.primal))
         assert dual_lag >= 0.0 and primal_lag >= 0.0
         assert dual_lag + primal_lag == pytest.approx(gap, rel=1e-9, abs=1e-9)
