@@ -190,7 +190,7 @@ class BenchTable:
 
     title: str
     columns: Sequence[str]
-    rows: list[Sequence[Any]] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def add(self, *row: Any) -> None:

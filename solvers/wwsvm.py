@@ -358,7 +358,7 @@ def weights_from_dual(alpha: Any, X: Any, y: Any) -> np.ndarray:
     return _weights(alpha, X, y)
 
 
-def _weights(alpha: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _weights(alpha: np.ndarray, X: Any, y: np.ndarray) -> np.ndarray:  # X dense or CSR
     if sp.issparse(X):  # CSR (validated): one pass over the rows, no n x k temporary
         W = np.empty((X.shape[1], alpha.shape[1]))
         K.weights_sparse(X.indptr, X.indices, X.data, y, np.ascontiguousarray(alpha), W)
@@ -515,7 +515,7 @@ def solve_subproblem_iterative(
 # ---------------------------------------------------------------------------
 
 
-def _certificate(Wt: np.ndarray, A: np.ndarray, X: np.ndarray, y: np.ndarray, C: float,
+def _certificate(Wt: np.ndarray, A: np.ndarray, X: Any, y: np.ndarray, C: float,
                  Ut: np.ndarray | None = None
                  ) -> tuple[float, float, tuple[int, int, int], np.ndarray | None]:
     """Primal at ``W``, dual at ``A`` (``W(A)^T`` is ``Ut``, by default ``Wt``), the
@@ -950,6 +950,11 @@ class _Best:
             self.W = W_src.T.copy()
         return self.primal
 
+    def current(self) -> np.ndarray:
+        """The best ``W`` (d x k); a certificate has been recorded."""
+        assert self.W is not None
+        return self.W
+
 
 class _Average:
     """The polynomial-decay average of the epochs' ``W(alpha)`` (Shamir & Zhang 2013),
@@ -986,7 +991,8 @@ class _CertSchedule:
 
     def __init__(self) -> None:
         self.next, self.count = 1, 0
-        self.last_epoch, self.last_gap, self.last_dual = 0, None, -math.inf
+        self.last_gap: float | None = None
+        self.last_epoch, self.last_dual = 0, -math.inf
 
     def due(self, epoch: int, max_iter: int) -> bool:
         return epoch >= self.next or epoch >= max_iter
@@ -1242,7 +1248,8 @@ def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, 
     each outer step."""
     cat = _Catalyst(X, y, int(classes.shape[0]), C, seed, shrinking, init)
     mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
-    first_gap, visited, n_cert = None, 0, 0
+    first_gap: float | None = None
+    visited, n_cert = 0, 0
     for epoch in range(1, max_iter + 1):
         visited = cat.sweep()[1]
         if epoch % _CATALYST_INNER and epoch < max_iter:
@@ -1260,15 +1267,15 @@ def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, 
         if stopping == "gap_ratio":
             mon.tol = target / max(1.0, abs(primal))
         iterate = None if callback is None else dict(
-            zip(("W", "intercept"), _split_bias(cat.best.W.copy(), bias), strict=True),
+            zip(("W", "intercept"), _split_bias(cat.best.current().copy(), bias), strict=True),
             alpha=cat.A_best.copy())
         if mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
                       n_free=counts[1], n_at_C=counts[2], gap_ratio=gap / first_gap,
                       inner_steps=0, n_visited=visited, accel_gain=0.0):
             break
         cat.extrapolate(p_iter)
-    return _result(mon, "catalyst", v, cat.best.W, bias, cat.A_best, first_gap, classes,
-                   n_cert, 0)
+    return _result(mon, "catalyst", v, cat.best.current(), bias, cat.A_best,
+                   1.0 if first_gap is None else first_gap, classes, n_cert, 0)
 
 
 def _target(stopping: str, tol: float, ratio: float, primal: float, first_gap: float
@@ -1283,7 +1290,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
     the averaged-W candidate and the free-block steps as scheduled by :class:`_Run`."""
     run = _Run(X, y, int(classes.shape[0]), C, method, seed, shrinking, accelerate, init)
     mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
-    sched, first_gap, inner_total = run.schedule, None, 0
+    sched, inner_total = run.schedule, 0
+    first_gap: float | None = None
     for epoch in range(1, max_iter + 1):
         inner, visited = run.sweep(epoch)
         inner_total += inner
@@ -1308,7 +1316,7 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         if stopping == "gap_ratio":  # the paper's rule as the Monitor's tolerance
             mon.tol = target / max(1.0, abs(primal))
         iterate = None if callback is None else dict(
-            zip(("W", "intercept"), _split_bias(run.best.W.copy(), bias), strict=True),
+            zip(("W", "intercept"), _split_bias(run.best.current().copy(), bias), strict=True),
             alpha=run.A.copy())
         if mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
                       n_free=counts[1], n_at_C=counts[2], gap_ratio=gap / first_gap,
@@ -1320,7 +1328,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
             break
         inner_total = 0
         sched.plan(epoch, gap, target, dual)
-    return _result(mon, method, v, run.best.W, bias, run.A, first_gap, classes, sched.count,
+    return _result(mon, method, v, run.best.current(), bias, run.A,
+                   1.0 if first_gap is None else first_gap, classes, sched.count,
                    run.accel.count)
 
 
@@ -1469,8 +1478,8 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
     mu = np.full((n, k - 1), 0.5 * C)
     m = n * (k - 1)
     mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
-    best = [math.inf, None]
-    first_gap = None
+    best = _Best()
+    first_gap: float | None = None
     alpha = full(lam)
     zero_rows = _row_sq_norms(X) == 0.0
     for it in range(1, max_iter + 1):
@@ -1485,9 +1494,8 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
             Sc = np.asarray(X @ Wc) if Sc is None else Sc
             H = np.maximum(0.0, 1.0 - (Sc[ar, y][:, None] - np.take_along_axis(Sc, J, 1)))
             primal = 0.5 * float(np.sum(Wc * Wc)) + C * float(H.sum())
-            if primal < best[0]:
-                best[0], best[1] = primal, Wc.copy()
-        primal = best[0]
+            best.keep(primal, Wc.T)
+        primal = best.primal
         gap = max(primal - dual, 0.0)
         if first_gap is None:
             first_gap = gap if gap > 0 else 1.0
@@ -1498,7 +1506,7 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
         n_zero, n_c = int(lo.sum()), int(hi.sum())
         if mon.record(
             it, primal, dual,
-            iterate=dict(zip(("W", "intercept"), _split_bias(best[1].copy(), bias),
+            iterate=dict(zip(("W", "intercept"), _split_bias(best.current().copy(), bias),
                              strict=True), alpha=alpha.copy()) if callback is not None else None,
             n_zero=n_zero, n_free=m - n_zero - n_c, n_at_C=n_c, gap_ratio=gap / first_gap,
             inner_steps=0, n_visited=n, accel_gain=0.0,
@@ -1536,7 +1544,8 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
         s_ = s_ + t * ds
         lam = lam + t * dlam
         mu = mu + t * dmu
-    return _result(mon, "ipm", v, best[1], bias, alpha, first_gap, classes, mon.n_iter, 0)
+    return _result(mon, "ipm", v, best.current(), bias, alpha,
+                   1.0 if first_gap is None else first_gap, classes, mon.n_iter, 0)
 
 
 # ------------------------------------------------------------------ the saved model
