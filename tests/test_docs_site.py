@@ -34,7 +34,7 @@ API_PAGES = {
     "explorer.registry": "registry", "explorer.datafiles": "datafiles",
     "explorer.sweep": "sweep", "explorer.docs": "docs", "solvers.reference": "reference",
     "explorer.datasource": "datasource", "solvers.scoring": "scoring",
-    "solvers.preprocess": "scoring",
+    "solvers.preprocess": "scoring", "explorer.readers": "readers",
 }
 MODELS = ("wwsvm", "caso", "robust_mtl", "triplet_screening", "mtmkl")
 PAGES = ("index", "getting_started", "gallery", "benchmarks", "release_notes",
