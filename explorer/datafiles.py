@@ -68,10 +68,11 @@ from .readers.base import _scalar, columns_text, gz_error, one_line
 from .readers.text import prescan_gz
 from .registry import Problem
 
-__all__ = ["FORMATS", "MAX_COLUMNS", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "NAMED_COLUMNS",
-           "READERS", "DataFileError", "FileRoles", "ReadRequest", "Reader", "Table",
-           "detect_format", "fitted_model", "load_problem", "problem_from_table",
-           "read_problem", "read_table", "roles", "split_table"]
+# The formats, their readers and the limits are documented in explorer.readers (and
+# importable from here too).
+__all__ = ["DataFileError", "FileRoles", "ReadRequest", "Reader", "Table", "detect_format",
+           "fitted_model", "load_problem", "problem_from_table", "read_problem",
+           "read_table", "roles", "split_table"]
 
 #: Sparse input is densified for a model without sparse support only below this many bytes.
 MAX_DENSE_BYTES = 256 * 1024**2
@@ -144,7 +145,7 @@ def detect_format(path: str | os.PathLike, fmt: str | None = None) -> str:
     Returns
     -------
     str
-        A key of :data:`FORMATS`.
+        A key of :data:`explorer.readers.FORMATS`.
 
     Raises
     ------

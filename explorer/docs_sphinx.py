@@ -228,7 +228,7 @@ def api_directives(modname: str) -> list[str]:
             kind = ("autoexception" if inspect.isclass(value)
                     and issubclass(value, BaseException) else
                     "autoclass" if inspect.isclass(value) else "autofunction")
-        elif name in documented and not lazy:
+        elif name in documented:  # its ``#:`` comment: automodule documents it
             continue
         else:
             kind = "autodata"

@@ -168,7 +168,7 @@ def _check_base() -> list[Row]:
 
 #: Every family's check, by family name (the order of :func:`verify`): ``base`` and
 #: ``prox``, then the families the kernel modules offer (by ``KNOWN_ANSWERS_RANK``, then
-#: by path). Built on first use (:func:`_checks`); a plain dict from then on.
+#: by path). Built on first use; a plain dict from then on.
 CHECKS: dict[str, Callable[[], list[Row]]]
 
 #: A kernel module's module-level declarations (statements at column 0 of its source).

@@ -62,8 +62,8 @@ thousands of pairs are free. Catalyst (Lin, Mairal & Harchaoui, *A universal cat
 for first-order optimization*, NeurIPS 2015) wraps the same Walrus epochs in an
 accelerated proximal point: outer step ``t`` runs a few epochs on the dual of
 ``P(W) + kappa/2 ||W - Z_t||_F^2`` (with the samples scaled by ``1 / sqrt(1 + kappa)``
-a WW-SVM whose margins are measured from ``kappa Z_t / (1 + kappa)``, see
-:class:`_Catalyst`), warm-started from the previous ``alpha``, then extrapolates the
+a WW-SVM whose margins are measured from ``kappa Z_t / (1 + kappa)``), warm-started
+from the previous ``alpha``, then extrapolates the
 prox centre ``Z_{t+1} = W_t + beta (W_t - W_{t-1})`` (reset when the primal at ``W_t``
 rose: O'Donoghue & Candes, *Adaptive restart for accelerated gradient schemes*, 2015).
 Every ``alpha`` in ``[0, C]`` is feasible for the original dual, so the certificate is
@@ -1243,7 +1243,7 @@ class _Catalyst:
 
 def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, ratio,
                     init, callback, v, bias) -> WWSVMResult:
-    """Walrus epochs inside Catalyst's accelerated proximal point (:class:`_Catalyst`),
+    """Walrus epochs inside Catalyst's accelerated proximal point (``_Catalyst``),
     ``_CATALYST_INNER`` epochs per outer step, certified on the original problem after
     each outer step."""
     cat = _Catalyst(X, y, int(classes.shape[0]), C, seed, shrinking, init)

@@ -14,19 +14,31 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import delimited, matlab, npz, parquet, svmlight
+from .base import (  # re-exported
+    MAX_COLUMNS as MAX_COLUMNS,
+)
 from .base import (
-    MAX_COLUMNS,
-    MAX_FILE_BYTES,
-    MAX_LINE_BYTES,
-    DataFileError,
-    Reader,
-    ReadRequest,
-    Table,
+    MAX_FILE_BYTES as MAX_FILE_BYTES,
+)
+from .base import (
+    MAX_LINE_BYTES as MAX_LINE_BYTES,
+)
+from .base import (
+    DataFileError as DataFileError,
+)
+from .base import (
+    Reader as Reader,
+)
+from .base import (
+    ReadRequest as ReadRequest,
+)
+from .base import (
+    Table as Table,
 )
 
-__all__ = ["FORMATS", "MAX_COLUMNS", "MAX_FILE_BYTES", "MAX_LINE_BYTES", "MODULES",
-           "NAMED_COLUMNS", "READERS", "TEXT_FORMATS", "DataFileError", "ReadRequest",
-           "Reader", "Table"]
+# DataFileError, ReadRequest, Reader and Table are documented with explorer.datafiles;
+# the limits MAX_FILE_BYTES, MAX_LINE_BYTES and MAX_COLUMNS are in explorer.readers.base.
+__all__ = ["FORMATS", "MODULES", "NAMED_COLUMNS", "READERS", "TEXT_FORMATS"]
 
 #: The format modules, in the order formats are listed and extensions are tried.
 MODULES: tuple[ModuleType, ...] = (delimited, svmlight, npz, parquet, matlab)

@@ -160,7 +160,8 @@ class ReadRequest:
 
 
 class Reader(Protocol):
-    """A format's reader: ``reader(path, fmt, request) -> Table`` (:data:`READERS`)."""
+    """A format's reader: ``reader(path, fmt, request) -> Table``
+    (:data:`explorer.readers.READERS`)."""
 
     def __call__(self, p: Path, fmt: str, req: ReadRequest, /) -> Table: ...
 
