@@ -315,15 +315,11 @@ def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",
     if also is not None and also.size:
         keep |= np.isin(sub.idx, also, assume_unique=True)
     if workset == "rebuild":
-        run.status[sub.idx] = np.where(keep, 0, 3).astype(np.int8)
-        run.work = run.data.compact(sub.idx[keep])
         run.work_src = None
+        run.own_status()[sub.idx] = np.where(keep, 0, 3).astype(np.int8)
+        run.work = run.data.compact(sub.idx[keep])
         return
-    # the previous working set is kept when it was built from these remaining triplets
-    # and no triplet entered or left it (the status says which were in it)
-    prev = run.work if run.work_src is sub else None
-    run.work = run.data.work_of(sub, keep, run.status, prev)
-    run.work_src = sub
+    run.work_from(sub, keep)
 
 
 def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: float,
@@ -342,6 +338,7 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
         run.keep_dual(M if alpha is None else alpha)
     iterate = None
     if cb:
+        run.sync_status()
         iterate = {"M": M.copy(), "status": run.status.copy()}
     return mon.record(
         it, run.best_P, run.best_D, iterate=iterate,

@@ -283,18 +283,19 @@ class _Data:
         pairs, la, lb = _compact_pairs(self.pa[idx], self.pb[idx], self.n_pairs)
         return _Sub(idx, pairs, la, lb, self.hn[idx], self._forms_of(pairs))
 
-    def work_of(self, sub: _Sub, keep: np.ndarray, status: np.ndarray,
+    def work_of(self, sub: _Sub, keep: np.ndarray, wst: np.ndarray,
                 prev: _Sub | None = None) -> _Sub:
         """The active set's working set: the triplets of ``sub`` with ``keep`` (boolean,
-        in ``sub``'s order), as :meth:`compact` gives them (same arrays), built from
-        ``sub``'s own pair ids in one branch-free pass over ``sub`` and one over what is
-        kept (:func:`.kernels._work_set`; no gathers from all triplets, no mark array
-        over all pairs). ``status`` (every triplet's) becomes 0 on those kept and 3 on
-        the others of ``sub``. ``prev``: the working set last built from ``sub`` with
-        this ``status``; it is returned as it is when no triplet entered or left it."""
+        in ``sub``'s order), as :meth:`compact` gives them (same arrays, the norms as
+        ``sub`` holds them), built from ``sub``'s own arrays in one branch-free pass over
+        ``sub`` and one over what is kept (:func:`.kernels._work_set`; no gathers from
+        all triplets, no mark array over all pairs). ``wst`` (``sub``'s statuses, in its
+        order) becomes 0 on those kept and 3 on the others. ``prev``: the working set
+        last built from ``sub`` with these statuses; it is returned as it is when no
+        triplet entered or left it."""
         keep = np.ascontiguousarray(keep, dtype=np.bool_)
-        changed, idx, la, lb, hn, used = _work_set(keep, sub.idx, sub.la, sub.lb, self.hn,
-                                                   sub.pairs.size, status)
+        changed, idx, la, lb, hn, used = _work_set(keep, sub.idx, sub.la, sub.lb, sub.hn,
+                                                   sub.pairs.size, wst)
         if changed == 0 and prev is not None:
             return prev
         pairs = sub.pairs[used]

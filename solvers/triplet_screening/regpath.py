@@ -233,23 +233,23 @@ def path(
     terminated = grid.stop
     prev: TripletResult | None = None
     alphas: list[np.ndarray | None] = [None, None]  # the dual method's last two iterates
-    for t, lam in enumerate(grid.lams):
-        if lam == grid.cut:
-            terminated = "lam_min"
-            break
-        start = _start(prob, lam, lmax_true, prev, log, alphas, warm_start, grid.given)
-        with single_threaded_blas():  # ~1 ms per lambda
+    with single_threaded_blas():  # once per path (the callback runs inside too)
+        for t, lam in enumerate(grid.lams):
+            if lam == grid.cut:
+                terminated = "lam_min"
+                break
+            start = _start(prob, lam, lmax_true, prev, log, alphas, warm_start, grid.given)
             res, ex = _run_solve(prob, lam, opts=opts, ps=ps,
                                  compare=specs if prev is not None else (), **start)
-        alphas = [alphas[1], ex.get("alpha")]
-        log.add(lam, res, ex)
-        if callback is not None and callback(t, lam, res) is False:
-            terminated = "callback"
-            break
-        if termination and prev is not None and _paper_rule_stops(prev, res):
-            terminated = "rule"
-            break
-        prev = res
+            alphas = [alphas[1], ex.get("alpha")]
+            log.add(lam, res, ex)
+            if callback is not None and callback(t, lam, res) is False:
+                terminated = "callback"
+                break
+            if termination and prev is not None and _paper_rule_stops(prev, res):
+                terminated = "rule"
+                break
+            prev = res
     return log.result(prob, lmax_true, terminated, time.perf_counter() - t_start, params={
         "loss": prob.loss, "gamma": prob.gamma, "k": prob.k, "ratio": ratio,
         "grid": "given" if grid.given else "geometric", "range_screening": range_screening,
