@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -262,6 +263,13 @@ class _Data:
     # geometry -------------------------------------------------------------
     def zeros(self) -> np.ndarray:
         return np.zeros(self.shape)
+
+    @cached_property
+    def no_status(self) -> np.ndarray:
+        """Every triplet's screening status 0, read-only (a solve's start, shared)."""
+        z = np.zeros(self.n_t, dtype=np.int8)
+        z.flags.writeable = False
+        return z
 
     def assemble(self, w: np.ndarray) -> np.ndarray:
         """``sum_p w_p F_p F_p^T`` over all pairs."""

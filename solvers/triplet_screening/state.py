@@ -114,8 +114,9 @@ class _Run:
         self.gamma = prob.gamma
         self.hinge = prob.hinge
         self.active_set = active_set
-        n_t = self.data.n_t
-        self.status = np.zeros(n_t, dtype=np.int8)  # 0 work, 1 L-hat, 2 R-hat, 3 inactive
+        #: 0 work, 1 L-hat, 2 R-hat, 3 inactive (shared and read-only until written:
+        #: :meth:`own_status`)
+        self.status = self.data.no_status
         self.HL = self.data.zeros()
         self.nL = 0
         self.nR = 0
