@@ -371,7 +371,7 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
         iterate = {"M": M.copy(), "status": run.status.copy()}
     return mon.record(
         it, run.best_P, run.best_D, iterate=iterate,
-        n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
+        n_L=run.nL, n_R=run.n_R, n_work=run.n_work(),
         n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
         reduced_primal=float(ev.P),
     )

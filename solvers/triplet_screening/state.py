@@ -127,6 +127,7 @@ class _Run:
             "iteration", "sphere", "rule", "radius", "new_L", "new_R", "total_L", "total_R",
             "seconds")}
         self.unscr = self.data.all_triplets(evaluation)
+        self._want: tuple[_Sub, np.ndarray] | None = None
         self.work = self.unscr
         #: the remaining subset the active set's working set was last built from by a
         #: refresh (:meth:`work_from`), None when it was not, and its triplets' statuses
@@ -182,21 +183,48 @@ class _Run:
         self._status_snaps: dict[int, np.ndarray] = {}
 
     # subsets ------------------------------------------------------------------
-    def work_from(self, sub: _Sub, keep: np.ndarray) -> None:
-        """The active set's working set: the triplets of the remaining subset ``sub``
-        with ``keep`` (:meth:`.pairs._Data.work_of`); the previous one is kept when it
-        was built from ``sub`` and no triplet entered or left it."""
+    @property
+    def work(self) -> _Sub:
+        """The triplets the steps run on: the remaining ones, or the active set's working
+        set (:meth:`work_from`, built here when first read)."""
+        self._build_work()
+        return self._work
+
+    def _build_work(self) -> None:
+        if self._want is None:
+            return
+        sub, keep = self._want
+        self._want = None
         if self.work_src is sub:
-            prev = self.work
+            prev = self._work
         else:
             prev, self.work_src = None, sub
             self._work_status = np.zeros(sub.idx.size, dtype=np.int8)
-        self.work = self.data.work_of(sub, keep, self._work_status, prev)
+        self._work = self.data.work_of(sub, keep, self._work_status, prev)
         self._pending = True
+
+    @work.setter
+    def work(self, sub: _Sub) -> None:
+        self._want = None
+        self._work = sub
+
+    def work_from(self, sub: _Sub, keep: np.ndarray) -> None:
+        """The active set's working set: the triplets of the remaining subset ``sub``
+        with ``keep`` (:meth:`.pairs._Data.work_of`; the previous one is kept when it
+        was built from ``sub`` and no triplet entered or left it), built when
+        :attr:`work` is first read: not at all when the solve stops at this refresh."""
+        self._want = (sub, keep)
+
+    def n_work(self) -> int:
+        """The working set's size (without building it)."""
+        if self._want is not None:
+            return int(np.count_nonzero(self._want[1]))
+        return int(self._work.idx.size)
 
     def sync_status(self) -> None:
         """Write the working-set statuses of :meth:`work_from` (0 in, 3 out) into
         :attr:`status`, before it is read or changed otherwise."""
+        self._build_work()
         if self._pending:
             self.own_status()[self.work_src.idx] = self._work_status
             self._pending = False
