@@ -330,12 +330,6 @@ class _Data:
         gp = sub.pairs[used]
         return _Sub(idx, gp, nla, nlb, hn, self._forms_of(gp))
 
-    def assemble_pairs(self, pairs: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """``sum_k w_k F_p F_p^T`` over the pairs ``p = pairs[k]`` (diagonal: ``F^T w``)
-        by the per-pair route, ``O(len(pairs) d^2)``: for a few pairs."""
-        F = np.ascontiguousarray(self.F[pairs])
-        return _wsum((F,), np.ascontiguousarray(w, dtype=float), self.forms.like)
-
     def _forms_of(self, pairs: np.ndarray) -> _Forms:
         """:class:`_Forms` of a subset of the pairs (their differences gathered only for
         the per-pair route)."""
