@@ -526,6 +526,7 @@ class Monitor:
         self.n_iter = 0
         self._reason: str | None = None
         self._reason_text = ""
+        self._warned = False
 
     # -- time -------------------------------------------------------------
 
@@ -676,11 +677,19 @@ class Monitor:
                     "increase the budget or tol.")
         return f"{self.name}: stopped at a floor with {where}: {self._reason_text}"
 
-    def finish(self) -> tuple[History, bool]:
-        """Build the :class:`History`; warn when the run stopped unconverged (not by callback)."""
+    def warn(self) -> None:
+        """Issue the :class:`ConvergenceWarning` of the stop reason when one is due, once
+        (:meth:`finish` calls it)."""
+        if self._warned:
+            return
+        self._warned = True
         text = self.warning_text()
         if text:
             warnings.warn(text, _convergence_warning(), stacklevel=_caller_stacklevel())
+
+    def finish(self) -> tuple[History, bool]:
+        """Build the :class:`History`; warn when the run stopped unconverged (not by callback)."""
+        self.warn()
         extras = {}
         for key, vals in self._extras.items():
             extras[key] = np.asarray(vals)
@@ -694,22 +703,29 @@ class Monitor:
         )
         return hist, self.converged
 
-    def result_fields(self) -> dict[str, Any]:
-        """The common :class:`Result` fields of the finished run (calls :meth:`finish`)."""
-        hist, converged = self.finish()
-        if len(hist) == 0:
+    def summary(self) -> dict[str, Any]:
+        """The common :class:`Result` fields of the finished run but ``history`` (warns as
+        :meth:`finish` does), for a solver that builds its history only when asked."""
+        self.warn()
+        rows = self._rows
+        if not rows["primal"]:
             raise RuntimeError(f"{self.name}: no iteration was recorded")
         return {
-            "primal": float(hist.primal[-1]),
-            "dual": float(hist.dual[-1]),
-            "gap": float(hist.gap[-1]),
+            "primal": float(rows["primal"][-1]),
+            "dual": float(rows["dual"][-1]),
+            "gap": float(rows["gap"][-1]),
             "n_iter": self.n_iter,
-            "converged": converged,
+            "converged": self.converged,
             "time": self.elapsed(),
-            "history": hist,
             "stop_reason": self.stop_reason,
             "compile_time": self.compile_time(),
         }
+
+    def result_fields(self) -> dict[str, Any]:
+        """The common :class:`Result` fields of the finished run (calls :meth:`finish`)."""
+        fields = self.summary()
+        fields["history"] = self.finish()[0]
+        return fields
 
 
 def _caller_stacklevel() -> int:

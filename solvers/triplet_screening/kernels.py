@@ -694,6 +694,31 @@ def _wsum(src, w, M):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _fold_changed(cnt, cnt_HL, F, HL, limit):  # pragma: no cover - compiled
+    # PathScreen.folded_L's update: when at most ``limit`` pair counts differ from those
+    # HL was folded from, HL + sum_p (cnt_p - cnt_HL_p) F_p F_p^T over those pairs (the
+    # per-pair route of _wsum on their gathered rows, in increasing pair order) and
+    # cnt_HL <- cnt; returns (True, the new HL), else (False, HL) untouched.
+    idx = np.empty(cnt.shape[0], dtype=np.int64)
+    n = 0
+    for p in range(cnt.shape[0]):
+        idx[n] = p
+        n += np.int64(cnt[p] != cnt_HL[p])
+    if n > limit:
+        return False, HL
+    if n == 0:
+        return True, HL.copy()
+    w = np.empty(n)
+    Fs = np.empty((n, F.shape[1]))
+    for k in range(n):
+        p = idx[k]
+        w[k] = cnt[p] - cnt_HL[p]
+        Fs[k] = F[p]
+        cnt_HL[p] = cnt[p]
+    return True, HL + _weighted_sum((Fs,), w, HL, True)
+
+
+@njit(cache=True)
 def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, rule, HL,
               lam):  # pragma: no cover - compiled
     # The reduced objective's parts at M over the triplets (la, lb) (local pair ids of
@@ -818,26 +843,27 @@ def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _work_set(keep, uidx, ula, ulb, hn, n_upairs, status):  # pragma: no cover - compiled
+def _work_set(keep, uidx, ula, ulb, uhn, n_upairs, wst):  # pragma: no cover - compiled
     # The active set's working set among a remaining subset (global indices uidx, pair
-    # ids ula, ulb local to its n_upairs pairs): the triplets with keep[k], their global
-    # indices, pair ids local to the pairs they use (numbered in increasing order, as
-    # :func:`_compact_pairs`) and norms hn[index]; status of the subset's triplets <- 0 in
-    # the working set, 3 out of it. One branch-free pass over the subset (status, and
-    # the positions kept: an unconditional store, the output position advanced by keep,
-    # as which triplets are kept follows no pattern a branch predictor could learn), then
-    # passes over what is kept only. Returns (number of triplets whose status changed,
-    # indices, local pair ids a, b, norms, the pairs in use as the subset's local ids).
+    # ids ula, ulb local to its n_upairs pairs, norms uhn): the triplets with keep[k],
+    # their global indices, pair ids local to the pairs they use (numbered in increasing
+    # order, as :func:`_compact_pairs`) and norms; the subset's own statuses wst <- 0 in
+    # the working set, 3 out of it. Only the subset's arrays are read (no gathers from
+    # all triplets, which miss the cache). One branch-free pass over the subset (status,
+    # and the positions kept: an unconditional store, the output position advanced by
+    # keep, as which triplets are kept follows no pattern a branch predictor could
+    # learn), then passes over what is kept only. Returns (number of triplets whose
+    # status changed, indices, local pair ids a, b, norms, the pairs in use as the
+    # subset's local ids).
     n = uidx.shape[0]
     pos = np.empty(n, dtype=np.int32)
     nk = np.uint64(0)
     changed = 0
     for k in range(n):
         kp = np.int32(keep[k])
-        g = np.uint64(uidx[k])
         s = np.int8(3 - 3 * kp)
-        changed += np.int64(status[g] != s)
-        status[g] = s
+        changed += np.int64(wst[k] != s)
+        wst[k] = s
         pos[nk] = np.int32(k)
         nk += np.uint64(kp)
     m = np.int64(nk)
@@ -848,13 +874,12 @@ def _work_set(keep, uidx, ula, ulb, hn, n_upairs, status):  # pragma: no cover -
     whn = np.empty(m)
     for t in range(m):
         k = np.uint64(pos[t])
-        g = np.uint64(uidx[k])
         a = ula[k]
         b = ulb[k]
-        widx[t] = g
+        widx[t] = uidx[k]
         wla[t] = a
         wlb[t] = b
-        whn[t] = hn[g]
+        whn[t] = uhn[k]
         mark[a] = 1
         mark[b] = 1
     used = np.empty(n_upairs, dtype=np.int64)

@@ -60,42 +60,71 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
         M, step = _dual_loop(run, M0, opts, ref, ps, mon, extras, alpha0)
     else:
         M, step = _pgd_loop(run, M0, opts, ref, step0, ps, mon, extras, carry)
-    fields = mon.result_fields()
+    fields = mon.summary()
     run.finish_dynamic(int(fields["n_iter"]))
     if ps is not None and run.backoff:
         ps.account(run.n_evals, run.n_refresh if run.active_set else 0)
     fields["time"] = max(fields["time"] - t_cmp, 0.0)
-    data = prob.data
-    if opts.want_alpha:
-        alpha = run.best_alpha()  # the dual point of the certificate: D(alpha) = dual
-        Ls = np.flatnonzero(run.status == 1)
-        Rs = np.flatnonzero(run.status == 2)
-    else:  # inside path(): the per-lambda arrays are not kept
-        alpha = np.empty(0)
-        Ls = Rs = np.empty(0, dtype=np.int64)
-    # ``primal`` is the full objective at M, so the data term is exact
-    loss_value = float(fields["primal"] - 0.5 * lam * np.vdot(M, M))
-    log = {k: np.asarray(v) for k, v in run.log.items()}
-    res = TripletResult(
-        M=M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
-        radius=float(sph.dgb_radius(fields["gap"], lam)), loss_value=loss_value,
-        n_triplets=data.n_t, screening_log=log, step=float(step),
-        triplet_visits=int(run.visits),
-        profile={**run.prof, "loss_pass_visits": float(run.loss_visits)},
-        notes=tuple(run.notes),
-        fingerprint=prob.fingerprint(), method=opts.method,
-        params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma, "k": prob.k,
-                "diagonal": prob.diagonal, **opts.params(), "n_triplets": data.n_t},
-        **fields,
-    )
-    extras["rate_final"] = (run.nL + run.nR) / data.n_t
-    # the data term's parts at M, exact (the first evaluation of a solve from there)
-    carry = None
-    if run.best_parts is not None:
-        A, asum, a2 = run.best_parts
-        carry = _Carry(res.M, A, loss_value, asum, a2)
-    object.__setattr__(res, "_carry", carry)
-    return res, extras
+    extras["rate_final"] = (run.nL + run.nR) / prob.data.n_t
+    solved = _Solved(prob, lam, M, float(step), opts, run, mon, fields)
+    return (solved.result() if opts.want_alpha else solved), extras
+
+
+class _Solved:
+    """A finished solve at one lambda: what :func:`.regpath.path` reads of it, and its
+    :class:`TripletResult`, built when asked (:meth:`result`: a path builds only its
+    last lambda's, and those its callback is given; other fields are the result's).
+    ``_carry``: the data term's parts at ``M``, exact (the first evaluation of a solve
+    from there), or None."""
+
+    def __init__(self, prob: TripletProblem, lam: float, M: np.ndarray, step: float,
+                 opts: _Opts, run: _Run, mon: Monitor, fields: dict) -> None:
+        self.lam, self.M, self.step = lam, M, step
+        self.primal, self.dual, self.gap = fields["primal"], fields["dual"], fields["gap"]
+        self.n_iter, self.time = fields["n_iter"], fields["time"]
+        self.converged = fields["converged"]
+        # ``primal`` is the full objective at M, so the data term is exact
+        self.loss_value = float(self.primal - 0.5 * lam * np.vdot(M, M))
+        self.triplet_visits = int(run.visits)
+        self.profile = {**run.prof, "loss_pass_visits": float(run.loss_visits)}
+        self.notes = tuple(run.notes)
+        self._carry = None
+        if run.best_parts is not None:
+            A, asum, a2 = run.best_parts
+            self._carry = _Carry(M, A, self.loss_value, asum, a2)
+        self._prob, self._opts, self._run, self._mon, self._fields = prob, opts, run, mon, fields
+        self._result: TripletResult | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.result(), name)
+
+    def result(self) -> TripletResult:
+        """The :class:`TripletResult` (built once)."""
+        if self._result is not None:
+            return self._result
+        prob, opts, run, lam = self._prob, self._opts, self._run, self.lam
+        if opts.want_alpha:
+            alpha = run.best_alpha()  # the dual point of the certificate: D(alpha) = dual
+            Ls = np.flatnonzero(run.status == 1)
+            Rs = np.flatnonzero(run.status == 2)
+        else:  # inside path(): the per-lambda arrays are not kept
+            alpha = np.empty(0)
+            Ls = Rs = np.empty(0, dtype=np.int64)
+        res = TripletResult(
+            M=self.M, alpha=alpha, screened_L=Ls, screened_R=Rs, lam=lam,
+            radius=float(sph.dgb_radius(self.gap, lam)), loss_value=self.loss_value,
+            n_triplets=prob.data.n_t,
+            screening_log={k: np.asarray(v) for k, v in run.log.items()}, step=self.step,
+            triplet_visits=self.triplet_visits, profile=self.profile, notes=self.notes,
+            fingerprint=prob.fingerprint(), method=opts.method,
+            params={"lam": lam, "loss": prob.loss, "gamma": prob.gamma, "k": prob.k,
+                    "diagonal": prob.diagonal, **opts.params(), "n_triplets": prob.data.n_t},
+            history=self._mon.finish()[0], **self._fields)
+        object.__setattr__(res, "_carry", self._carry)
+        self._result = res
+        return res
 
 
 def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
@@ -315,15 +344,11 @@ def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",
     if also is not None and also.size:
         keep |= np.isin(sub.idx, also, assume_unique=True)
     if workset == "rebuild":
-        run.status[sub.idx] = np.where(keep, 0, 3).astype(np.int8)
-        run.work = run.data.compact(sub.idx[keep])
         run.work_src = None
+        run.own_status()[sub.idx] = np.where(keep, 0, 3).astype(np.int8)
+        run.work = run.data.compact(sub.idx[keep])
         return
-    # the previous working set is kept when it was built from these remaining triplets
-    # and no triplet entered or left it (the status says which were in it)
-    prev = run.work if run.work_src is sub else None
-    run.work = run.data.work_of(sub, keep, run.status, prev)
-    run.work_src = sub
+    run.work_from(sub, keep)
 
 
 def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: float,
@@ -342,10 +367,11 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
         run.keep_dual(M if alpha is None else alpha)
     iterate = None
     if cb:
+        run.sync_status()
         iterate = {"M": M.copy(), "status": run.status.copy()}
     return mon.record(
         it, run.best_P, run.best_D, iterate=iterate,
-        n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
+        n_L=run.nL, n_R=run.n_R, n_work=run.n_work(),
         n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
         reduced_primal=float(ev.P),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -263,6 +264,13 @@ class _Data:
     def zeros(self) -> np.ndarray:
         return np.zeros(self.shape)
 
+    @cached_property
+    def no_status(self) -> np.ndarray:
+        """Every triplet's screening status 0, read-only (a solve's start, shared)."""
+        z = np.zeros(self.n_t, dtype=np.int8)
+        z.flags.writeable = False
+        return z
+
     def assemble(self, w: np.ndarray) -> np.ndarray:
         """``sum_p w_p F_p F_p^T`` over all pairs."""
         return self.forms.assemble(w)
@@ -283,18 +291,19 @@ class _Data:
         pairs, la, lb = _compact_pairs(self.pa[idx], self.pb[idx], self.n_pairs)
         return _Sub(idx, pairs, la, lb, self.hn[idx], self._forms_of(pairs))
 
-    def work_of(self, sub: _Sub, keep: np.ndarray, status: np.ndarray,
+    def work_of(self, sub: _Sub, keep: np.ndarray, wst: np.ndarray,
                 prev: _Sub | None = None) -> _Sub:
         """The active set's working set: the triplets of ``sub`` with ``keep`` (boolean,
-        in ``sub``'s order), as :meth:`compact` gives them (same arrays), built from
-        ``sub``'s own pair ids in one branch-free pass over ``sub`` and one over what is
-        kept (:func:`.kernels._work_set`; no gathers from all triplets, no mark array
-        over all pairs). ``status`` (every triplet's) becomes 0 on those kept and 3 on
-        the others of ``sub``. ``prev``: the working set last built from ``sub`` with
-        this ``status``; it is returned as it is when no triplet entered or left it."""
+        in ``sub``'s order), as :meth:`compact` gives them (same arrays, the norms as
+        ``sub`` holds them), built from ``sub``'s own arrays in one branch-free pass over
+        ``sub`` and one over what is kept (:func:`.kernels._work_set`; no gathers from
+        all triplets, no mark array over all pairs). ``wst`` (``sub``'s statuses, in its
+        order) becomes 0 on those kept and 3 on the others. ``prev``: the working set
+        last built from ``sub`` with these statuses; it is returned as it is when no
+        triplet entered or left it."""
         keep = np.ascontiguousarray(keep, dtype=np.bool_)
-        changed, idx, la, lb, hn, used = _work_set(keep, sub.idx, sub.la, sub.lb, self.hn,
-                                                   sub.pairs.size, status)
+        changed, idx, la, lb, hn, used = _work_set(keep, sub.idx, sub.la, sub.lb, sub.hn,
+                                                   sub.pairs.size, wst)
         if changed == 0 and prev is not None:
             return prev
         pairs = sub.pairs[used]
@@ -320,12 +329,6 @@ class _Data:
             return _Sub(idx, sub.pairs, la, lb, hn, sub.forms)
         gp = sub.pairs[used]
         return _Sub(idx, gp, nla, nlb, hn, self._forms_of(gp))
-
-    def assemble_pairs(self, pairs: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """``sum_k w_k F_p F_p^T`` over the pairs ``p = pairs[k]`` (diagonal: ``F^T w``)
-        by the per-pair route, ``O(len(pairs) d^2)``: for a few pairs."""
-        F = np.ascontiguousarray(self.F[pairs])
-        return _wsum((F,), np.ascontiguousarray(w, dtype=float), self.forms.like)
 
     def _forms_of(self, pairs: np.ndarray) -> _Forms:
         """:class:`_Forms` of a subset of the pairs (their differences gathered only for

@@ -63,6 +63,7 @@ import numpy as np
 
 from . import spheres as sph
 from .kernels import (
+    _fold_changed,
     _path_retest,
     _path_rule,
     _path_rule_blocks,
@@ -418,14 +419,10 @@ class PathScreen:
             return data.zeros()
         self._folds += 1
         if self._HL is not None and self._folds % FOLD_EVERY:
-            changed = np.flatnonzero(self.cnt != self._cnt_HL)
-            if changed.size <= data.n:
-                if changed.size:
-                    dH = data.assemble_pairs(changed,
-                                             self.cnt[changed] - self._cnt_HL[changed])
-                    self._HL = self._HL + dH
-                    self._cnt_HL[changed] = self.cnt[changed]
-                return self._HL.copy()
+            done, HL = _fold_changed(self.cnt, self._cnt_HL, data.F, self._HL, data.n)
+            if done:
+                self._HL = HL
+                return HL.copy()
         self._HL = data.assemble(self.cnt)
         self._cnt_HL[:] = self.cnt
         return self._HL.copy()

@@ -18,10 +18,10 @@ from ..validation import (
 )
 from . import spheres as sph
 from .api import _make_problem, _options
-from .loops import _run_solve
+from .loops import _run_solve, _Solved
 from .pathscreen import PathScreen
 from .problem import TripletProblem
-from .results import PathResult, TripletResult
+from .results import PathResult
 from .state import CHUNK, _Ref
 from .triplets import PARAMS, RULES, SPHERES
 from .tuning import Tuning
@@ -231,25 +231,25 @@ def path(
                     tuning=opts.tuning) if ("rrpb" in kinds and opts.rule == "sphere") else None
     log = _PathLog(kinds, specs)
     terminated = grid.stop
-    prev: TripletResult | None = None
+    prev: _Solved | None = None
     alphas: list[np.ndarray | None] = [None, None]  # the dual method's last two iterates
-    for t, lam in enumerate(grid.lams):
-        if lam == grid.cut:
-            terminated = "lam_min"
-            break
-        start = _start(prob, lam, lmax_true, prev, log, alphas, warm_start, grid.given)
-        with single_threaded_blas():  # ~1 ms per lambda
+    with single_threaded_blas():  # once per path (the callback runs inside too)
+        for t, lam in enumerate(grid.lams):
+            if lam == grid.cut:
+                terminated = "lam_min"
+                break
+            start = _start(prob, lam, lmax_true, prev, log, alphas, warm_start, grid.given)
             res, ex = _run_solve(prob, lam, opts=opts, ps=ps,
                                  compare=specs if prev is not None else (), **start)
-        alphas = [alphas[1], ex.get("alpha")]
-        log.add(lam, res, ex)
-        if callback is not None and callback(t, lam, res) is False:
-            terminated = "callback"
-            break
-        if termination and prev is not None and _paper_rule_stops(prev, res):
-            terminated = "rule"
-            break
-        prev = res
+            alphas = [alphas[1], ex.get("alpha")]
+            log.add(lam, res, ex)
+            if callback is not None and callback(t, lam, res.result()) is False:
+                terminated = "callback"
+                break
+            if termination and prev is not None and _paper_rule_stops(prev, res):
+                terminated = "rule"
+                break
+            prev = res
     return log.result(prob, lmax_true, terminated, time.perf_counter() - t_start, params={
         "loss": prob.loss, "gamma": prob.gamma, "k": prob.k, "ratio": ratio,
         "grid": "given" if grid.given else "geometric", "range_screening": range_screening,
@@ -300,7 +300,7 @@ def _grid(prob: TripletProblem, ratio: float, n_lambdas: int, lam_max: Any, lam_
                  given is not None), lmax_true
 
 
-def _start(prob: TripletProblem, lam: float, lmax_true: float, prev: TripletResult | None,
+def _start(prob: TripletProblem, lam: float, lmax_true: float, prev: _Solved | None,
            log: _PathLog, alphas: list, warm_start: str, given: bool) -> dict[str, Any]:
     """Where the solve at ``lam`` starts (:func:`.loops._run_solve`'s ``M0``, ``ref``,
     ``step0``, ``carry``, ``alpha0``): the exact solution above :func:`lambda_max` or 0 at
@@ -326,7 +326,7 @@ def _start(prob: TripletProblem, lam: float, lmax_true: float, prev: TripletResu
                 alpha0=alpha0)
 
 
-def _paper_rule_stops(prev: TripletResult, res: TripletResult) -> bool:
+def _paper_rule_stops(prev: _Solved, res: _Solved) -> bool:
     """The paper's termination rule between two consecutive lambdas:
     ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01`` (or no
     loss left)."""
@@ -347,9 +347,9 @@ class _PathLog:
         self.prof: dict[str, float] = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0,
                                        "screening": 0.0, "loss_pass_visits": 0.0}
         self.notes: list[str] = []
-        self.final: TripletResult | None = None
+        self.final: _Solved | None = None
 
-    def add(self, lam: float, res: TripletResult, ex: dict) -> None:
+    def add(self, lam: float, res: _Solved, ex: dict) -> None:
         """The solve at ``lam`` (``ex``: :func:`.loops._run_solve`'s extras)."""
         self.final = res
         for key, v in res.profile.items():
@@ -384,7 +384,7 @@ class _PathLog:
             compare_rates={k: np.asarray(v) for k, v in self.compare.items()},
             dynamic_rates=rates, triplet_visits=np.asarray(rows["visits"], dtype=np.int64),
             n_triplets=prob.n_triplets, lam_max=lam_max, terminated_by=terminated,
-            total_time=total, final=self.final,
+            total_time=total, final=None if self.final is None else self.final.result(),
             converged=np.asarray(rows["converged"], dtype=bool),
             profile={**self.prof, "triplets_visited": float(np.sum(rows["visits"]))},
             notes=self.notes, params=params)

@@ -114,8 +114,9 @@ class _Run:
         self.gamma = prob.gamma
         self.hinge = prob.hinge
         self.active_set = active_set
-        n_t = self.data.n_t
-        self.status = np.zeros(n_t, dtype=np.int8)  # 0 work, 1 L-hat, 2 R-hat, 3 inactive
+        #: 0 work, 1 L-hat, 2 R-hat, 3 inactive (shared and read-only until written:
+        #: :meth:`own_status`)
+        self.status = self.data.no_status
         self.HL = self.data.zeros()
         self.nL = 0
         self.nR = 0
@@ -126,10 +127,15 @@ class _Run:
             "iteration", "sphere", "rule", "radius", "new_L", "new_R", "total_L", "total_R",
             "seconds")}
         self.unscr = self.data.all_triplets(evaluation)
+        self._want: tuple[_Sub, np.ndarray] | None = None
         self.work = self.unscr
         #: the remaining subset the active set's working set was last built from by a
-        #: refresh (:func:`.loops._refresh`), None when it was not
+        #: refresh (:meth:`work_from`), None when it was not, and its triplets' statuses
+        #: in its order (0 in the working set, 3 out), written to :attr:`status` only
+        #: when that is read (:meth:`sync_status`)
         self.work_src: _Sub | None = None
+        self._work_status = np.empty(0, dtype=np.int8)
+        self._pending = False
         self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
         self.loss_visits = 0
@@ -177,8 +183,62 @@ class _Run:
         self._status_snaps: dict[int, np.ndarray] = {}
 
     # subsets ------------------------------------------------------------------
+    @property
+    def work(self) -> _Sub:
+        """The triplets the steps run on: the remaining ones, or the active set's working
+        set (:meth:`work_from`, built here when first read)."""
+        self._build_work()
+        return self._work
+
+    def _build_work(self) -> None:
+        if self._want is None:
+            return
+        sub, keep = self._want
+        self._want = None
+        if self.work_src is sub:
+            prev = self._work
+        else:
+            prev, self.work_src = None, sub
+            self._work_status = np.zeros(sub.idx.size, dtype=np.int8)
+        self._work = self.data.work_of(sub, keep, self._work_status, prev)
+        self._pending = True
+
+    @work.setter
+    def work(self, sub: _Sub) -> None:
+        self._want = None
+        self._work = sub
+
+    def work_from(self, sub: _Sub, keep: np.ndarray) -> None:
+        """The active set's working set: the triplets of the remaining subset ``sub``
+        with ``keep`` (:meth:`.pairs._Data.work_of`; the previous one is kept when it
+        was built from ``sub`` and no triplet entered or left it), built when
+        :attr:`work` is first read: not at all when the solve stops at this refresh."""
+        self._want = (sub, keep)
+
+    def n_work(self) -> int:
+        """The working set's size (without building it)."""
+        if self._want is not None:
+            return int(np.count_nonzero(self._want[1]))
+        return int(self._work.idx.size)
+
+    def sync_status(self) -> None:
+        """Write the working-set statuses of :meth:`work_from` (0 in, 3 out) into
+        :attr:`status`, before it is read or changed otherwise."""
+        self._build_work()
+        if self._pending:
+            self.own_status()[self.work_src.idx] = self._work_status
+            self._pending = False
+
+    def own_status(self) -> np.ndarray:
+        """:attr:`status`, writable: path screening's is shared, read-only, until a write
+        needs a copy."""
+        if not self.status.flags.writeable:
+            self.status = self.status.copy()
+        return self.status
+
     def rebuild(self, remaining: np.ndarray | None = None) -> None:
         """New subsets after screening (``remaining``: the unscreened triplets, if known)."""
+        self.sync_status()
         if remaining is None:
             remaining = np.flatnonzero((self.status == 0) | (self.status == 3))
         self.unscr = self.data.compact(remaining)
@@ -554,12 +614,13 @@ class _Run:
     def _commit(self, code: np.ndarray, sub: _Sub) -> int:
         """Apply screening codes over ``sub`` (the remaining triplets): status, L-hat fold,
         counts, the new remaining subset; returns the number screened."""
+        self.sync_status()
         self._status_changes()
         n = sub.idx.size
         cnt = np.zeros(sub.pairs.size)  # L-hat counts over the subset's pairs
         out = (np.empty(n, dtype=sub.idx.dtype), np.empty(n, dtype=sub.la.dtype),
                np.empty(n, dtype=sub.lb.dtype), np.empty(n, dtype=sub.hn.dtype))
-        nk, nl, nr = _apply_codes(code, sub.idx, sub.la, sub.lb, sub.hn, self.status, cnt,
+        nk, nl, nr = _apply_codes(code, sub.idx, sub.la, sub.lb, sub.hn, self.own_status(), cnt,
                                   *out)
         if nl:
             self.HL = self.HL + sub.assemble(cnt)
@@ -598,11 +659,13 @@ class _Run:
         carried along the path (:class:`.pathscreen.PathScreen`)."""
         t0 = time.thread_time()
         v0 = ps.visited
+        self.sync_status()
         self._status_changes()
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
         self.last_radius = float(ps.newest.radius)
         self.visits += ps.visited - v0
-        self.status = ps.status.copy()
+        self.status = ps.status.view()
+        self.status.flags.writeable = False
         self.HL = ps.folded_L()
         self.nL, self.nR = ps.nL, ps.nR
         for sp in ps.spheres(self.lam):
