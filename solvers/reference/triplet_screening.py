@@ -53,7 +53,8 @@ def solve(X: Any, y: Any, lam: float, *, triplets: Any = None, k: float = 10,
     if prob.hinge:
         data_term = cp.sum(cp.pos(u))
     else:
-        data_term = cp.sum(cp.huber(cp.pos(u), prob.gamma)) / (2.0 * prob.gamma)
+        # cvxpy takes a float threshold; its annotation says int
+        data_term = cp.sum(cp.huber(cp.pos(u), prob.gamma)) / (2.0 * prob.gamma)  # type: ignore[arg-type]
     objective = data_term + 0.5 * lam * cp.sum_squares(M)
     problem = cp.Problem(cp.Minimize(objective))
     value, elapsed = solve_problem(problem, solver=solver)

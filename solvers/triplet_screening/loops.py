@@ -127,7 +127,7 @@ class _Solved:
         return res
 
 
-def _first_screening(run: _Run, M: np.ndarray, ev: _Eval, gap: float, D: float,
+def _first_screening(run: _Run, M: np.ndarray, ev: _Eval | None, gap: float, D: float,
                      Aneg: np.ndarray | None, opts: _Opts, ref: _Ref | None,
                      ps: PathScreen | None, extras: dict, Ma: np.ndarray | None = None,
                      kinds: Sequence[str] | None = None) -> bool:
@@ -291,6 +291,7 @@ def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
                 # The working set hid triplets whose loss grew (the reduced objective
                 # fell while the full one rose): return to the best certified point
                 # and keep those triplets in the working set as well.
+                assert ev.margins is not None and run.best_M is not None  # asked; certified
                 grown = run.unscr.idx[ev.margins < 1.0]
                 M = run.best_M.copy()
                 ev = run.evaluate(M, run.unscr, margins=True)
@@ -340,6 +341,7 @@ def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",
     plus the triplets ``also`` (global indices) when given; ``workset``: how the working
     set is built (:data:`.state.WORKSETS`, the same arrays either way)."""
     sub = run.unscr
+    assert ev.margins is not None  # evaluated with margins=True
     keep = ev.margins < 1.0
     if also is not None and also.size:
         keep |= np.isin(sub.idx, also, assume_unique=True)

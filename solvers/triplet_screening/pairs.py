@@ -99,7 +99,8 @@ def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | N
                               dtype=np.int32)
     b = _Blocks(starts.astype(np.int64), ns.astype(np.int64), nd.astype(np.int64),
                 offs.astype(np.int64), offd.astype(np.int64), PA, PB, _NONE32, _NONE32)
-    return b if _blocks_match(*b.layout, np.ascontiguousarray(pa),
+    # numba's Dispatcher stub miscounts star-expanded arguments
+    return b if _blocks_match(*b.layout, np.ascontiguousarray(pa),  # type: ignore[call-arg]
                               np.ascontiguousarray(pb)) else None
 
 

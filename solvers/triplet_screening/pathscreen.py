@@ -194,7 +194,7 @@ class PathScreen:
                                         self.cnt, idx, la, lb, hn)
             self._last_cost = self.tuning.scan_weight * ev + self.tuning.pass_weight * data.n_t
         elif self._within(sp):
-            na, dl, dr, ev = _path_retest(
+            na, dl, dr, ev = _path_retest(  # type: ignore[call-arg]  # numba's stub
                 data.quad(sp.center), float(sp.radius), self.c, sph.RULE_SLACK, self.status,
                 self.cnt, *self._cand, self._dmax, idx, la, lb, hn)
             b = None   # pair ids global: compacted below
@@ -210,8 +210,8 @@ class PathScreen:
                     self.cnt, idx, la, lb, hn)
             if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
-                na, nl, nr, nu, nc = _path_rule_blocks(q, *b.layout, *args, self._used,
-                                                       np.float32(theta), *cb)
+                na, nl, nr, nu, nc = _path_rule_blocks(  # type: ignore[call-arg]  # numba's stub
+                    q, *b.layout, *args, self._used, np.float32(theta), *cb)
                 used = self._used[:nu].copy()
             else:
                 na, nl, nr, nc = _path_rule(q, data.pa, data.pb, *args, np.float32(theta),
@@ -287,6 +287,7 @@ class PathScreen:
             return 0.0
         d = self.data
         s = self._tsample
+        assert s is not None  # drawn when re-testing
         hq = q[d.pa[s]] - q[d.pb[s]]
         h = self.hn32[s].astype(float)
         rh = r * h

@@ -62,6 +62,7 @@ class TripletProblem:
         X, codes = _check_xy(X, y)
         self.loss, self.gamma, self.hinge = _check_loss(loss, gamma)
         self.diagonal = check_bool(diagonal, "diagonal")
+        self.k: float | None
         if triplets is None:
             self.k = _check_k(k)
             T = _build_triplets(X, codes, self.k)
@@ -72,7 +73,7 @@ class TripletProblem:
         self.codes = codes
         self.data = _Data(X, T, self.diagonal)
         self.n_triplets = self.data.n_t
-        self._fingerprint = None
+        self._fingerprint: tuple[int, int, str, bool] | None = None
         self._sum_plus: np.ndarray | None = None
         self._lam_max: float | None = None
 
@@ -208,7 +209,9 @@ class TripletProblem:
             check_choice(kind, "kinds", SPHERES)
             if kind == "rpb" and ref is None:
                 raise ValueError("rpb needs ref=(M0, lam0, eps)")
-            out[kind] = sph.make_sphere(kind, lam, M, grad=G, gap=gap, cdgb=cdgb, ref=ref)
+            sphere = sph.make_sphere(kind, lam, M, grad=G, gap=gap, cdgb=cdgb, ref=ref)
+            assert sphere is not None  # only rpb without ref makes none (refused above)
+            out[kind] = sphere
         return out
 
     def bounds(self, sphere: Sphere, rule: str = "sphere", *,
@@ -262,8 +265,8 @@ class TripletProblem:
                           ) -> np.ndarray:
         """Figure 6: fraction of triplets the RRPB range from reference ``s`` screens at
         each ``lam`` of ``grid`` (rows: grid, columns: references)."""
-        grid = np.asarray(lambdas if grid is None else grid, dtype=float)
-        out = np.zeros((grid.size, len(Ms)))
+        at = np.asarray(lambdas if grid is None else grid, dtype=float)
+        out = np.zeros((at.size, len(Ms)))
         for s, (M0, l0, e0) in enumerate(zip(Ms, lambdas, eps, strict=True)):
             rng = self.ranges(M0, l0, e0)
             for key in ("L_below", "R_below", "L_above", "R_above"):
@@ -272,10 +275,10 @@ class TripletProblem:
                 st, en = np.sort(st[ok]), np.sort(en[ok])
                 if key.endswith("below"):
                     # (st, l0]: count st < lam for grid lam <= l0
-                    cnt = np.searchsorted(st, grid, side="left")
-                    out[:, s] += np.where(grid <= l0, cnt, 0)
+                    cnt = np.searchsorted(st, at, side="left")
+                    out[:, s] += np.where(at <= l0, cnt, 0)
                 else:
                     # [l0, en): count en > lam for grid lam > l0 (lam == l0 counted below)
-                    cnt = en.size - np.searchsorted(en, grid, side="right")
-                    out[:, s] += np.where(grid > l0, cnt, 0)
+                    cnt = en.size - np.searchsorted(en, at, side="right")
+                    out[:, s] += np.where(at > l0, cnt, 0)
         return out / self.n_triplets

@@ -352,8 +352,8 @@ class _PathLog:
     def add(self, lam: float, res: _Solved, ex: dict) -> None:
         """The solve at ``lam`` (``ex``: :func:`.loops._run_solve`'s extras)."""
         self.final = res
-        for key, v in res.profile.items():
-            self.prof[key] += v
+        for key, seconds in res.profile.items():
+            self.prof[key] += seconds
         self.notes.extend(f"lam={lam:.4g}: {n}" for n in res.notes)
         for key, v in (("lambdas", lam), ("Ms", np.array(res.M)), ("primal", res.primal),
                        ("dual", res.dual), ("gap", res.gap), ("loss", res.loss_value),
@@ -387,4 +387,4 @@ class _PathLog:
             total_time=total, final=None if self.final is None else self.final.result(),
             converged=np.asarray(rows["converged"], dtype=bool),
             profile={**self.prof, "triplets_visited": float(np.sum(rows["visits"]))},
-            notes=self.notes, params=params)
+            notes=tuple(self.notes), params=params)

@@ -82,6 +82,7 @@ def _sdls_masks(data: _Data, sub: _Sub, pos: np.ndarray, sphere: Sphere, hq: np.
         qq = sub.quad(Qp)
         hq_plus = _diff(qq, sub.la[pos], sub.lb[pos])
     gidx = sub.idx[pos]
+    assert data.sq is not None and data.ab is not None  # full (not diagonal) metrics
     ga, gb_ = data.pa[gidx], data.pb[gidx]
     an2, bn2 = data.sq[ga], data.sq[gb_]
     ep, en = sph._h_eigs(an2, bn2, data.ab[gidx])

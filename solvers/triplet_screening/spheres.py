@@ -306,10 +306,10 @@ def make_sphere(kind: str, lam: float, M: np.ndarray, *, grad: np.ndarray | None
     RRPB without reference is taken at ``lam0 = lam`` (it then equals DGB); RPB
     without reference gives None.
     """
-    if kind == "gb":
-        return gb_sphere(M, grad, lam)
-    if kind == "pgb":
-        return pgb_sphere(M, grad, lam)
+    if kind in ("gb", "pgb"):
+        if grad is None:
+            raise ValueError(f"the {kind} sphere needs grad")
+        return (gb_sphere if kind == "gb" else pgb_sphere)(M, grad, lam)
     if kind == "dgb":
         return dgb_sphere(M, gap, lam)
     if kind == "cdgb":

@@ -190,6 +190,11 @@ class _Run:
         self._build_work()
         return self._work
 
+    @work.setter
+    def work(self, sub: _Sub) -> None:
+        self._want = None
+        self._work = sub
+
     def _build_work(self) -> None:
         if self._want is None:
             return
@@ -202,11 +207,6 @@ class _Run:
             self._work_status = np.zeros(sub.idx.size, dtype=np.int8)
         self._work = self.data.work_of(sub, keep, self._work_status, prev)
         self._pending = True
-
-    @work.setter
-    def work(self, sub: _Sub) -> None:
-        self._want = None
-        self._work = sub
 
     def work_from(self, sub: _Sub, keep: np.ndarray) -> None:
         """The active set's working set: the triplets of the remaining subset ``sub``
@@ -226,6 +226,7 @@ class _Run:
         :attr:`status`, before it is read or changed otherwise."""
         self._build_work()
         if self._pending:
+            assert self.work_src is not None  # set with the pending statuses
             self.own_status()[self.work_src.idx] = self._work_status
             self._pending = False
 
@@ -381,8 +382,10 @@ class _Run:
         q = self.data.quad(M)
         self.n_full_evals += 1
         self.visits += self.nL + self.nR
-        out = float(_extra_screened(q, self._Lcat[0], self._Lcat[1], self._Rcat[0],
-                                    self._Rcat[1], self.gamma, self.hinge))
+        Lcat, Rcat = self._Lcat, self._Rcat
+        assert Lcat is not None and Rcat is not None  # assembled above
+        out = float(_extra_screened(q, Lcat[0], Lcat[1], Rcat[0], Rcat[1], self.gamma,
+                                    self.hinge))
         self.prof["screening"] += time.thread_time() - t0
         return out
 
@@ -630,11 +633,12 @@ class _Run:
         if self.active_set:
             self.rebuild(out[0][:nk])
         else:
-            self.unscr = self.work = self.data.restrict(sub, *(a[:nk] for a in out),
+            idx, la, lb, hn = (a[:nk] for a in out)
+            self.unscr = self.work = self.data.restrict(sub, idx, la, lb, hn,
                                                         self.tuning.pair_compaction)
         return int(nl + nr)
 
-    def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval, gap: float,
+    def spheres_at(self, kinds: Sequence[str], M: np.ndarray, ev: _Eval | None, gap: float,
                    D: float, ref: _Ref | None, first: bool,
                    Ma: np.ndarray | None = None) -> list[Sphere]:
         """The spheres ``kinds`` at ``M`` (RRPB/RPB from ``ref`` only at the first round).
@@ -662,6 +666,7 @@ class _Run:
         self.sync_status()
         self._status_changes()
         ps.advance(self.lam, ref.M, ref.lam, ref.eps)
+        assert ps.newest is not None  # advance made one
         self.last_radius = float(ps.newest.radius)
         self.visits += ps.visited - v0
         self.status = ps.status.view()
@@ -722,7 +727,7 @@ class _Run:
         D = self.dual_value(ev)
         gap = _pad(ev.P - D, ev.P)
         out = {}
-        cache: dict[str, Sphere] = {}
+        cache: dict[str, Sphere | None] = {}
         for kind, rule in specs:
             if kind not in cache:
                 if kind == "cdgb":
@@ -733,8 +738,8 @@ class _Run:
                 elif kind in ("rpb", "rrpb") and ref is None:
                     cache[kind] = dgb_sphere(M, gap, self.lam) if kind == "rrpb" else None
                 else:
-                    sp = self.spheres_at([kind], M, ev, gap, D, ref, True)
-                    cache[kind] = sp[0] if sp else None
+                    made = self.spheres_at([kind], M, ev, gap, D, ref, True)
+                    cache[kind] = made[0] if made else None
             sp = cache[kind]
             if sp is None:
                 out[f"{kind}:{rule}"] = float("nan")
