@@ -1241,6 +1241,19 @@ class _Catalyst:
         self.P_prev = primal
 
 
+def _record(mon: Monitor, callback: Any, epoch: int, primal: float, dual: float,
+            best: _Best, bias: float, A: np.ndarray, counts: tuple[int, int, int],
+            gap_ratio: float, inner: int, visited: int, gain: float) -> bool:
+    """Record one certified epoch in ``mon`` (the iterate, best ``W`` and ``A``, only
+    for a callback); True when the run stops."""
+    iterate = None if callback is None else dict(
+        zip(("W", "intercept"), _split_bias(best.current().copy(), bias), strict=True),
+        alpha=A.copy())
+    return mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
+                      n_free=counts[1], n_at_C=counts[2], gap_ratio=gap_ratio,
+                      inner_steps=inner, n_visited=visited, accel_gain=gain)
+
+
 def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, ratio,
                     init, callback, v, bias) -> WWSVMResult:
     """Walrus epochs inside Catalyst's accelerated proximal point (``_Catalyst``),
@@ -1266,12 +1279,8 @@ def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, 
             gap = max(primal - dual, 0.0)
         if stopping == "gap_ratio":
             mon.tol = target / max(1.0, abs(primal))
-        iterate = None if callback is None else dict(
-            zip(("W", "intercept"), _split_bias(cat.best.current().copy(), bias), strict=True),
-            alpha=cat.A_best.copy())
-        if mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
-                      n_free=counts[1], n_at_C=counts[2], gap_ratio=gap / first_gap,
-                      inner_steps=0, n_visited=visited, accel_gain=0.0):
+        if _record(mon, callback, epoch, primal, dual, cat.best, bias, cat.A_best, counts,
+                   gap / first_gap, 0, visited, 0.0):
             break
         cat.extrapolate(p_iter)
     return _result(mon, "catalyst", v, cat.best.current(), bias, cat.A_best,
@@ -1315,13 +1324,8 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         run.inner_eps = min(_INNER_EPS, _INNER_EPS_FACTOR * gap / max(1.0, abs(primal)))
         if stopping == "gap_ratio":  # the paper's rule as the Monitor's tolerance
             mon.tol = target / max(1.0, abs(primal))
-        iterate = None if callback is None else dict(
-            zip(("W", "intercept"), _split_bias(run.best.current().copy(), bias), strict=True),
-            alpha=run.A.copy())
-        if mon.record(epoch, primal, dual, iterate=iterate, n_zero=counts[0],
-                      n_free=counts[1], n_at_C=counts[2], gap_ratio=gap / first_gap,
-                      inner_steps=inner_total, n_visited=visited, accel_gain=gain
-                      ) and exact_w:
+        if _record(mon, callback, epoch, primal, dual, run.best, bias, run.A, counts,
+                   gap / first_gap, inner_total, visited, gain) and exact_w:
             break
         if mon.stopped_by_callback:
             run.Wt[:] = _weights(run.A, X, y).T
