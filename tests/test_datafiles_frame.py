@@ -208,7 +208,7 @@ def test_csv_date_strings_are_refused(tmp_path):
 # -------------------------------------------------------------- huge indices
 
 
-def test_a_huge_svmlight_index_is_one_line_everywhere(tmp_path, capsys):
+def test_a_huge_svmlight_index_is_one_line_everywhere(tmp_path, capsys, monkeypatch):
     path = tmp_path / "big.svm"
     path.write_text(f"1 {2 * 10**12}:1\n2 1:1\n")
     with pytest.raises(DataFileError, match=r"big\.svm: a feature index \(or qid\) is too large"):
@@ -221,10 +221,15 @@ def test_a_huge_svmlight_index_is_one_line_everywhere(tmp_path, capsys):
     (tmp_path / "qid.svm").write_text(f"1 qid:{10**30} 1:2\n2 qid:1 1:1\n")
     with pytest.raises(DataFileError, match=r"qid\.svm: a feature index \(or qid\) is too"):
         read_table(tmp_path / "qid.svm")
+    from explorer import registry
     from explorer.ui import upload
 
+    store: dict = {}
+    monkeypatch.setattr(upload, "_store", lambda: store)
+    upload.set_upload("wwsvm", "big.svm", path.read_bytes())  # the page's upload
     with pytest.raises(DataFileError, match=r"big\.svm: a feature index \(or qid\) is too large"):
-        upload._read(upload.Upload("big.svm", path.read_bytes()))
+        upload.upload_source(registry.get("wwsvm"), {}).read()
+    upload.clear_upload("wwsvm")
 
 
 def test_a_foreign_reader_error_names_the_file(tmp_path, monkeypatch):

@@ -211,7 +211,8 @@ def test_panel_draws_heatmap_over_two_parameters():
 
     figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert any(t.get("type") == "heatmap" for f in figs for t in f["data"]), figs
-    assert any("12 rows" in m.value for m in at.caption), [m.value for m in at.caption]
+    n = 3 * len(registry.get("wwsvm").param("method").choices)  # 3 C values x every method
+    assert any(f"{n} rows of {n}" in m.value for m in at.caption), [m.value for m in at.caption]
 
 
 def test_split_tasks_partitions_every_task():
