@@ -212,6 +212,23 @@ def _task_decision(KA, G, tau, w, out):  # pragma: no cover
         out[j] += w * acc
 
 
+@njit(cache=True, inline="always")
+def _factor_row_dot(V, X, i, t, indptr, cols, vals, wcol):  # pragma: no cover
+    # x_i^T (U diag(wcol) V)[t] = sum_{q in row t} U[t, r_q] wcol[r_q] <V[r_q], x_i>
+    # (factors with a zero weight skipped): one sample's decision value in factor form
+    d = X.shape[1]
+    acc = 0.0
+    for q in range(indptr[t], indptr[t + 1]):
+        r = cols[q]
+        u = vals[q] * wcol[r]
+        if u != 0.0:
+            dot = 0.0
+            for j in range(d):
+                dot += V[r, j] * X[i, j]
+            acc += u * dot
+    return acc
+
+
 @njit(cache=True)
 def _epoch_factored(X, y, tau, sqn, indptr, cols, vals, wcol, qdiag, V, alpha, order,
                     C):  # pragma: no cover
@@ -224,15 +241,7 @@ def _epoch_factored(X, y, tau, sqn, indptr, cols, vals, wcol, qdiag, V, alpha, o
         qii = qdiag[t] * sqn[i]
         a_old = alpha[i]
         if qii > 0.0:
-            fi = 0.0
-            for k in range(indptr[t], indptr[t + 1]):
-                r = cols[k]
-                coef = vals[k] * wcol[r]
-                if coef != 0.0:
-                    acc = 0.0
-                    for j in range(d):
-                        acc += V[r, j] * X[i, j]
-                    fi += coef * acc
+            fi = _factor_row_dot(V, X, i, t, indptr, cols, vals, wcol)
             a_new = _box_step(a_old, 1.0 - y[i] * fi, qii, C)
         else:
             a_new = C
@@ -379,17 +388,7 @@ def _factor_qprod_rows(X, y, tau, indptr, cols, vals, wcol, v, idx, Vv, out):  #
                     Vv[r, j] += cu * X[i, j]
     for k in range(idx.shape[0]):
         i = idx[k]
-        t = tau[i]
-        acc = 0.0
-        for q in range(indptr[t], indptr[t + 1]):
-            r = cols[q]
-            u = vals[q] * wcol[r]
-            if u != 0.0:
-                dot = 0.0
-                for j in range(d):
-                    dot += Vv[r, j] * X[i, j]
-                acc += u * dot
-        out[k] = y[i] * acc
+        out[k] = y[i] * _factor_row_dot(Vv, X, i, tau[i], indptr, cols, vals, wcol)
 
 
 # ---------------------------------------------------------------------------
