@@ -67,9 +67,12 @@ from the previous ``alpha``, then extrapolates the
 prox centre ``Z_{t+1} = W_t + beta (W_t - W_{t-1})`` (reset when the primal at ``W_t``
 rose: O'Donoghue & Candes, *Adaptive restart for accelerated gradient schemes*, 2015).
 Every ``alpha`` in ``[0, C]`` is feasible for the original dual, so the certificate is
-the original problem's ``P(best W_t) - D(best alpha_t)``; ``W(alpha) = (1 + kappa) W_t -
+the original problem's ``P(best W) - D(best alpha_t)``; ``W(alpha) = (1 + kappa) W_t -
 kappa Z_t`` costs no pass over the data, and the reported dual is recomputed from its
-``alpha`` before any stop.
+``alpha`` before any stop. The primal candidates are the iterates ``W_t`` (evaluated
+at every outer step for the restart test) and the polynomial-decay average of the
+``W_t`` (below); the certificate follows the same schedule as Walrus's, counted in
+outer steps.
 
 Certificate: ``P(W) - D(alpha)`` is computed (one ``X @ W`` product; for sparse ``X``
 row by row, without forming the ``n x k`` scores) every epoch for
@@ -536,6 +539,15 @@ def _certificate(Wt: np.ndarray, A: np.ndarray, X: Any, y: np.ndarray, C: float,
     return 0.5 * sqW + C * hinge, asum - 0.5 * sqU, (n_zero, n_free, n_c), S
 
 
+def _pair_counts(A: np.ndarray, C: float) -> tuple[int, int, int]:
+    """``(at 0, free, at C)`` among the pairs ``j != y_i`` of ``A`` (whose ``A[i, y_i]``
+    are 0), as :func:`_certificate` counts them."""
+    n, k = A.shape
+    n_zero = int(np.count_nonzero(A <= 0.0)) - n
+    n_c = int(np.count_nonzero(A >= C))
+    return n_zero, n * (k - 1) - n_zero - n_c, n_c
+
+
 def _primal_at(Wt: np.ndarray, X: Any, y: np.ndarray, C: float) -> float:
     """``P(W)`` for ``Wt = W^T`` in the layout of :func:`_certificate`."""
     if sp.issparse(X):
@@ -754,8 +766,10 @@ def solve(
         ``P(W) + kappa/2 ||W - Z_t||_F^2`` per outer step, ``kappa`` from
         :func:`catalyst_kappa`, then ``Z_{t+1} = W_t + beta (W_t - W_{t-1})`` with
         ``beta = (1 - sqrt(q)) / (1 + sqrt(q))``, ``q = 1 / (1 + kappa)``, restarted
-        when the primal rises; certified on the original problem after every outer
-        step (``alpha`` stays in ``[0, C]``); ``accelerate`` does not apply.
+        when the primal rises; certified on the original problem (``alpha`` stays in
+        ``[0, C]``) on Walrus's certificate schedule counted in outer steps, with the
+        iterate ``W_t`` and the average of the ``W_t`` as primal candidates;
+        ``accelerate`` does not apply.
         ``"auto"``: ``"ipm"`` when ``d <= 32`` and ``d k <= 400``, else
         ``"walrus"`` (``result.method`` says which ran).
     tol : float
@@ -957,7 +971,8 @@ class _Best:
 
 
 class _Average:
-    """The polynomial-decay average of the epochs' ``W(alpha)`` (Shamir & Zhang 2013),
+    """The polynomial-decay average of the epochs' ``W(alpha)`` (Shamir & Zhang 2013;
+    for ``method="catalyst"``, of the outer steps' iterates ``W_t``),
     ``Wbar_t = beta_t Wbar_{t-1} + (1 - beta_t) W_t``, ``beta_t = 1 - c / (t + c - 1)``,
     a second primal candidate of the certificate. It is evaluated at every certificate
     while it wins, else at geometrically fewer (at most 1 in ``_AVG_MAX_SKIP``), and not
@@ -1184,6 +1199,7 @@ class _Catalyst:
         self.Zt = self._layout(U, sp.issparse(X))
         self.Wt = np.empty_like(self.Vt)  # the primal iterate V / s, same layout
         self.W_prev = self.Zt.copy()
+        self.scratch = np.empty_like(self.Zt)
         self.P_prev = math.inf
         self.order = np.arange(n, dtype=np.int64)
         self.rng_state = np.array([seed], dtype=np.uint64)
@@ -1191,6 +1207,7 @@ class _Catalyst:
         self.wait = np.zeros(n, dtype=np.int64)
         self.cap = _SKIP_CAP if shrinking else 0
         self.best = _Best()
+        self.average = _Average(self.Zt, sp.issparse(X))  # of the outer steps' W_t
         self.restarts = 0
         # D(alpha_t) is not monotone along the outer steps: the best one is reported
         self.dual_best, self.A_best = -math.inf, self.A.copy()
@@ -1206,21 +1223,33 @@ class _Catalyst:
         return _run_epoch(self.Xs, self.y, self.sqn, self.Vt, self.A, self.order, self.C,
                           True, _INNER_EPS, 1, self.skip, self.wait, self.cap)
 
-    def certify(self, resync: bool = False) -> tuple:
-        """``(best primal, best dual, counts, primal of W)`` of the original problem,
-        after offering the primal at the iterate ``W = V / s`` and the dual at
-        ``alpha``. ``resync`` first recomputes ``V`` from ``alpha`` and ``Z_t`` exactly."""
-        kappa, s = self.kappa, self.s
+    def iterate(self, outer: int, resync: bool = False) -> float:
+        """Set the iterate ``W_t = V / s`` of outer step ``outer``, fold it into the
+        average of the outer steps' iterates (:class:`_Average`) and return ``P(W_t)``
+        (offered as a primal candidate). ``resync`` first recomputes ``V`` from
+        ``alpha`` and ``Z_t`` exactly."""
         if resync:
             U = _weights(self.A, self.X, self.y)
-            self.Vt[:] = (s * kappa / (1.0 + kappa)) * self.Zt + U.T / s
-        np.multiply(self.Vt, 1.0 / s, out=self.Wt)
-        Ut = (1.0 + kappa) * self.Wt - kappa * self.Zt
-        primal, dual, counts, _ = _certificate(self.Wt, self.A, self.X, self.y, self.C, Ut)
+            self.Vt[:] = (self.s * self.kappa / (1.0 + self.kappa)) * self.Zt + U.T / self.s
+        np.multiply(self.Vt, 1.0 / self.s, out=self.Wt)
+        self.average.update(self.Wt, outer)
+        primal = _primal_at(self.Wt, self.X, self.y, self.C)
+        self.best.keep(primal, self.Wt)
+        return primal
+
+    def certify(self, outer: int, n_cert: int) -> tuple[float, float, tuple[int, int, int]]:
+        """``(best primal, best dual, counts)`` of the original problem at the iterate
+        of outer step ``outer`` (:meth:`iterate`), after offering the average's primal
+        (when due) and the dual at ``alpha``; ``n_cert`` counts the certificates."""
+        Ut = (1.0 + self.kappa) * self.Wt - self.kappa * self.Zt
+        dual = float(self.A.sum()) - 0.5 * float(np.sum(Ut * Ut))
+        counts = _pair_counts(self.A, self.C)
         if dual > self.dual_best:
             self.dual_best = dual
             self.A_best[:] = self.A
-        return self.best.keep(primal, self.Wt), self.dual_best, counts, primal
+        best = self.average.offer(outer, n_cert, self.best.primal, self.best, self.X,
+                                  self.y, self.C)
+        return best, self.dual_best, counts
 
     def exact_dual(self) -> None:
         """Recompute the best dual value from its ``alpha`` (before any stop)."""
@@ -1234,9 +1263,14 @@ class _Catalyst:
         if primal > self.P_prev:
             self.W_prev[:] = self.Wt
             self.restarts += 1
-        Z_new = self.Wt + self.beta * (self.Wt - self.W_prev)
-        self.Vt += (self.s * self.kappa / (1.0 + self.kappa)) * (Z_new - self.Zt)
-        self.Zt[:] = Z_new
+        Z_new, step = self.scratch, self.W_prev  # in place: no d x k temporaries
+        np.subtract(self.Wt, self.W_prev, out=Z_new)
+        Z_new *= self.beta
+        Z_new += self.Wt
+        np.subtract(Z_new, self.Zt, out=step)
+        step *= self.s * self.kappa / (1.0 + self.kappa)
+        self.Vt += step
+        self.scratch, self.Zt = self.Zt, Z_new
         self.W_prev[:] = self.Wt
         self.P_prev = primal
 
@@ -1257,19 +1291,28 @@ def _record(mon: Monitor, callback: Any, epoch: int, primal: float, dual: float,
 def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, ratio,
                     init, callback, v, bias) -> WWSVMResult:
     """Walrus epochs inside Catalyst's accelerated proximal point (``_Catalyst``),
-    ``_CATALYST_INNER`` epochs per outer step, certified on the original problem after
-    each outer step."""
+    ``_CATALYST_INNER`` epochs per outer step. Every outer step evaluates the primal at
+    its iterate (the restart test needs it); the certificate on the original problem
+    follows :class:`_CertSchedule` in outer steps."""
     cat = _Catalyst(X, y, int(classes.shape[0]), C, seed, shrinking, init)
     mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+    sched = _CertSchedule()
     first_gap: float | None = None
-    visited, n_cert = 0, 0
+    visited, outer = 0, 0
     for epoch in range(1, max_iter + 1):
         visited = cat.sweep()[1]
-        if epoch % _CATALYST_INNER and epoch < max_iter:
+        last = epoch == max_iter
+        if epoch % _CATALYST_INNER and not last:
             continue
-        n_cert += 1
-        resync = n_cert % _RESYNC_EVERY == 0 or epoch == max_iter
-        primal, dual, counts, p_iter = cat.certify(resync)
+        outer += 1
+        due = sched.due(outer, max_iter) or last
+        resync = due and ((sched.count + 1) % _RESYNC_EVERY == 0 or last)
+        p_iter = cat.iterate(outer, resync)
+        if not due:
+            cat.extrapolate(p_iter)
+            continue
+        sched.count += 1
+        primal, dual, counts = cat.certify(outer, sched.count)
         gap = max(primal - dual, 0.0)
         first_gap = first_gap if first_gap is not None else (gap if gap > 0 else 1.0)
         target = _target(stopping, tol, ratio, primal, first_gap)
@@ -1282,9 +1325,10 @@ def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, 
         if _record(mon, callback, epoch, primal, dual, cat.best, bias, cat.A_best, counts,
                    gap / first_gap, 0, visited, 0.0):
             break
+        sched.plan(outer, gap, target, dual)
         cat.extrapolate(p_iter)
     return _result(mon, "catalyst", v, cat.best.current(), bias, cat.A_best,
-                   1.0 if first_gap is None else first_gap, classes, n_cert, 0)
+                   1.0 if first_gap is None else first_gap, classes, sched.count, 0)
 
 
 def _target(stopping: str, tol: float, ratio: float, primal: float, first_gap: float

@@ -114,14 +114,15 @@ def test_proximal_change_of_variables(sparse):
         return cat.A.sum() - 0.5 * (1 + kappa) * np.sum(W * W) + 0.5 * kappa * np.sum(
             cat.Zt * cat.Zt)
 
-    for _ in range(4):
+    for outer in range(1, 5):
         before = inner_dual()
         for _ in range(3):
             cat.sweep()
             after = inner_dual()
             assert after >= before - 1e-12 * max(1.0, abs(before))
             before = after
-        primal, dual, counts, p_iter = cat.certify()
+        p_iter = cat.iterate(outer)
+        primal, dual, counts = cat.certify(outer, outer)
         U = wwsvm.weights_from_dual(cat.A, X, y)
         np.testing.assert_allclose(((1 + kappa) * cat.Wt - kappa * cat.Zt).T, U,
                                    atol=1e-10 * max(1.0, np.abs(U).max()))
@@ -131,6 +132,11 @@ def test_proximal_change_of_variables(sparse):
         assert p_iter == pytest.approx(wwsvm.primal_objective(cat.Wt.T, X, y, 2.0),
                                        rel=1e-12)
         assert sum(counts) == X.shape[0] * 3
+        assert counts == wwsvm._certificate(cat.Wt, cat.A, Xin, y, 2.0)[2]
+        # the best primal is a candidate's own value, at most the iterate's
+        assert primal <= p_iter
+        assert primal == pytest.approx(
+            wwsvm.primal_objective(cat.best.current(), X, y, 2.0), rel=1e-12)
         cat.extrapolate(p_iter)
 
 
