@@ -14,6 +14,7 @@ import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,12 +24,14 @@ __all__ = [
     "BenchTable",
     "best_of",
     "cpu_time_without_jit",
+    "debian_path",
     "load_average",
     "loglog_slope",
     "machine_info",
     "rel_diff",
     "school_path",
     "school_problem",
+    "shared_file",
     "time_to_target",
 ]
 
@@ -95,15 +98,29 @@ def time_to_target(history, target_rel_gap: float | None = None,
     return float(history.time[i]), int(history.iteration[i])
 
 
-def school_path() -> str | None:
-    """MALSAR's ``school.mat``: ``$DUALSCOPE_SCHOOL`` or ``../shared/data`` next to the
-    repository; ``None`` when absent (the real-data tables are then skipped)."""
-    from pathlib import Path
+#: The folder of the project's real data sets next to the repository (``../shared/data``);
+#: users give their own paths.
+SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
-    env = os.environ.get("DUALSCOPE_SCHOOL")
-    path = Path(env) if env else (Path(__file__).resolve().parents[1] / ".." / "shared"
-                                  / "data" / "school.mat")
+
+def shared_file(name: str, env: str) -> str | None:
+    """A real data file: ``$env`` when set, else ``name`` in :data:`SHARED_DATA`;
+    ``None`` when absent (the real-data tables are then skipped)."""
+    value = os.environ.get(env)
+    path = Path(value) if value else SHARED_DATA / name
     return str(path) if path.is_file() else None
+
+
+def school_path() -> str | None:
+    """MALSAR's ``school.mat``: ``$DUALSCOPE_SCHOOL`` or ``../shared/data``; ``None``
+    when absent."""
+    return shared_file("school.mat", "DUALSCOPE_SCHOOL")
+
+
+def debian_path() -> str | None:
+    """The Debian-sections train part (svmlight): ``$DUALSCOPE_DEBIAN_TRAIN`` or
+    ``../shared/data``; ``None`` when absent."""
+    return shared_file("debian_sections_train.svm.gz", "DUALSCOPE_DEBIAN_TRAIN")
 
 
 def school_problem(model: str, path: Any, *, seed: int = 0) -> Any:

@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from .benchkit import SHARED_DATA
+
 __all__ = ["bench_debian", "bench_formats", "bench_school", "main"]
 
-_SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 _READ_ONE = r"""
 import json, sys, time
@@ -299,7 +300,7 @@ def bench_debian(folder: str | os.PathLike, *, n_train: int = 2000, svd: int = 5
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m explorer.filebench", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="10,000 rows; School only")
-    ap.add_argument("--data", default=str(_SHARED), help="folder of school.mat and the "
+    ap.add_argument("--data", default=str(SHARED_DATA), help="folder of school.mat and the "
                                                          "Debian files")
     ap.add_argument("--json", help="write the tables as JSON")
     ap.add_argument("--skip", action="append", default=[],

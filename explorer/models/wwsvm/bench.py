@@ -36,7 +36,6 @@ gap reached).
 
 from __future__ import annotations
 
-import os
 import time
 import tracemalloc
 import warnings
@@ -51,6 +50,7 @@ from solvers.reference import wwsvm as ref
 from ...benchkit import (
     BenchReport,
     BenchTable,
+    debian_path,
     load_average,
     loglog_slope,
     rel_diff,
@@ -271,13 +271,6 @@ def _sparse_table() -> BenchTable:
     )
 
 
-def _debian_path() -> Path | None:
-    env = os.environ.get("DUALSCOPE_DEBIAN_TRAIN")
-    path = Path(env) if env else (Path(__file__).resolve().parents[3] / ".." / "shared"
-                                  / "data" / "debian_sections_train.svm.gz")
-    return path if path.is_file() else None
-
-
 def _text(quick: bool, progress) -> BenchTable:
     table = _sparse_table()
     n, d, k = (2000, 5000, 20) if quick else (20_000, 50_000, 20)
@@ -287,7 +280,7 @@ def _text(quick: bool, progress) -> BenchTable:
     progress(f"synthetic text-like n={n}, d={d}, k={k}, nnz={X[:n].nnz}")
     _sparse_rows(table, f"text-like n={n} d={d} k={k}", X[:n], y[:n], X[n:], y[n:], (1.0,),
                  progress, max_iter=5000, linearsvc=not quick)
-    path = None if quick else _debian_path()
+    path = None if quick else debian_path()
     if path is not None:
         X, y, Xt, yt = _load_debian(path)
         progress(f"Debian sections {X.shape}, nnz={X.nnz}, "
@@ -334,12 +327,12 @@ def _growth(quick: bool, progress) -> BenchTable:
     return table
 
 
-def _load_debian(path: Path):
+def _load_debian(path: str):
     """The Debian train part (CSR) and, when present, its test part in the same width."""
     from sklearn.datasets import load_svmlight_file
 
-    X, y = load_svmlight_file(str(path))
-    test = path.with_name(path.name.replace("_train", "_test"))
+    X, y = load_svmlight_file(path)
+    test = Path(path).with_name(Path(path).name.replace("_train", "_test"))
     Xt, yt = (load_svmlight_file(str(test), n_features=X.shape[1]) if test.is_file()
               else (None, None))
     return X.tocsr(), y, Xt, yt
@@ -366,7 +359,7 @@ def _tail_rows(table: BenchTable, C: float, res) -> None:
                   float(h.gap[i]), dual_lag, primal_lag, primal_lag / max(dual_lag, 1e-300))
 
 
-def _debian_real(path: Path, Cs: tuple[float, ...], progress) -> list[BenchTable]:
+def _debian_real(path: str, Cs: tuple[float, ...], progress) -> list[BenchTable]:
     """Walrus certified to 1e-6 against LinearSVC one-vs-rest on the Debian train part."""
     from sklearn.svm import LinearSVC
 
@@ -435,7 +428,7 @@ def _debian_real(path: Path, Cs: tuple[float, ...], progress) -> list[BenchTable
 def real(progress=print) -> BenchReport:
     """The real-data tables alone (``dualscope bench wwsvm --real``)."""
     report = BenchReport("wwsvm")
-    path = _debian_path()
+    path = debian_path()
     if path is None:
         table = _sparse_table()
         table.notes.append("Debian-sections file not found (set DUALSCOPE_DEBIAN_TRAIN).")
