@@ -56,6 +56,7 @@ __all__ = [
     "Monitor",
     "NumericalError",
     "Result",
+    "SlowProgress",
     "compile_seconds",
     "handover",
     "relative_gap",
@@ -726,6 +727,54 @@ class Monitor:
         fields = self.summary()
         fields["history"] = self.finish()[0]
         return fields
+
+
+class SlowProgress:
+    """A slow tail: the relative gap fell by less than the factor ``rate`` over the last
+    ``window`` iterations (compared with the newest recorded iteration at least
+    ``window`` before). ``method="auto"`` of a model leaves its first method for a
+    second one the first time this holds, and names the iteration (:attr:`at`).
+
+    Parameters
+    ----------
+    window : int
+        Iterations (or epochs) the progress is measured over.
+    rate : float
+        The factor the relative gap must have fallen by over ``window``.
+    active : bool
+        When False, :meth:`update` always answers False.
+
+    Examples
+    --------
+    >>> slow = SlowProgress(2, 0.5)
+    >>> [slow.update(it, rel) for it, rel in enumerate([1.0, 0.4, 0.3, 0.25], 1)]
+    [False, False, False, True]
+    >>> slow.at
+    4
+    """
+
+    def __init__(self, window: int, rate: float, active: bool = True) -> None:
+        self.window, self.rate, self.active = window, rate, active
+        self.slow = False
+        self.at = 0
+        #: the relative gap given last (a run may also read it, e.g. for inner tolerances)
+        self.last_rel = math.inf
+        self._points: list[tuple[int, float]] = []
+
+    def update(self, it: int, rel: float | None = None) -> bool:
+        """Record the relative gap ``rel`` at iteration ``it`` (default
+        :attr:`last_rel`) and return whether progress is slow; once it is, it stays
+        so (and nothing more is recorded)."""
+        if not self.active or self.slow:
+            return self.slow
+        rel = self.last_rel if rel is None else rel
+        self.last_rel = rel
+        self._points.append((it, rel))
+        old = next((r for i, r in reversed(self._points) if i <= it - self.window), None)
+        self.slow = old is not None and rel > self.rate * old
+        if self.slow:
+            self.at = it
+        return self.slow
 
 
 def _caller_stacklevel() -> int:

@@ -125,7 +125,7 @@ from ._mtmkl_kernels import (
     _task_sums,
     _task_sums_rows,
 )
-from .base import Monitor, Result, relative_gap
+from .base import Monitor, Result, SlowProgress, relative_gap
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .saved import SavedForm, array_specs, scores_per_task, sign_classes
 from .validation import (
@@ -1623,8 +1623,9 @@ def solve(
         state = _FactoredLinearState(data, alpha, theta)
     else:
         state = (_LinearState if data.Ks is None else _KernelState)(data, alpha, theta)
-    run = _Run(state, n, C, p, tol, np.random.default_rng(seed),
-               _Switch(method == "auto" and not fix_theta), newton=method in ("newton", "auto"))
+    switch = SlowProgress(_SWITCH_WINDOW, _SWITCH_RATE, method == "auto" and not fix_theta)
+    run = _Run(state, n, C, p, tol, np.random.default_rng(seed), switch,
+               newton=method in ("newton", "auto"))
     mon = Monitor("mtmkl", tol=tol, max_iter=max_iter, callback=callback)
     for it in range(1, max_iter + 1):
         exact = not fix_theta and (method in _EXACT or run.switch.update(it))
@@ -1639,7 +1640,7 @@ def solve(
             break
     ran = method
     if method == "auto":  # name what ran: E.1 alone, or E.1 then Algorithm 1's W-steps
-        ran = f"e1+newton@{run.switch.at}" if run.switch.switched else "e1"
+        ran = f"e1+newton@{run.switch.at}" if run.switch.slow else "e1"
     return MTMKLResult(
         **mon.result_fields(),
         method=ran,
@@ -1698,33 +1699,11 @@ def _start_theta(theta0: np.ndarray | None, init: Any, fix_theta: bool, M: int,
     return theta
 
 
-class _Switch:
-    """``method="auto"``: leave E.1 for exact W-steps once the relative gap fell by less
-    than :data:`_SWITCH_RATE` over the last :data:`_SWITCH_WINDOW` iterations."""
-
-    def __init__(self, active: bool) -> None:
-        self.active = active
-        self.switched = False
-        self.at = 0
-        self.rels: list[float] = []
-        self.last_rel = math.inf
-
-    def update(self, it: int) -> bool:
-        """Whether iteration ``it`` takes an exact W-step (the switch happened)."""
-        if self.active and not self.switched:
-            self.rels.append(self.last_rel)
-            self.switched = (len(self.rels) > _SWITCH_WINDOW
-                             and self.rels[-1] > _SWITCH_RATE * self.rels[-1 - _SWITCH_WINDOW])
-            if self.switched:
-                self.at = it
-        return self.switched
-
-
 class _Run:
     """One run's W-steps and theta-steps on ``state`` (E.1 and Algorithm 1)."""
 
     def __init__(self, state: Any, n: int, C: float, p: float, tol: float,
-                 rng: np.random.Generator, switch: _Switch, newton: bool = False) -> None:
+                 rng: np.random.Generator, switch: SlowProgress, newton: bool = False) -> None:
         self.state, self.n, self.C, self.p, self.tol, self.rng = state, n, C, p, tol, rng
         self.p_conj = _conjugate(p)
         self.switch = switch
@@ -1855,7 +1834,7 @@ class _Run:
         elif relative_gap(max(primal - dual, 0.0), primal) > self.tol:
             # a_m = ||W_m||^2_Q = theta_m^2 s_m
             o_old, self.o = self.o, primal
-            if always or self.switch.switched or self.o < o_old:
+            if always or self.switch.slow or self.o < o_old:
                 new = _theta_step(state.theta**2 * state.s, self.p)
                 if new is not None:
                     state.set_theta(new)
