@@ -104,7 +104,7 @@ SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
 def shared_file(name: str, env: str) -> str | None:
-    """A real data file: ``$env`` when set, else ``name`` in :data:`SHARED_DATA`;
+    """A real data file: ``$env`` when set, else ``name`` in ``SHARED_DATA``;
     ``None`` when absent (the real-data tables are then skipped)."""
     value = os.environ.get(env)
     path = Path(value) if value else SHARED_DATA / name

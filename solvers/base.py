@@ -733,7 +733,7 @@ class SlowProgress:
     """A slow tail: the relative gap fell by less than the factor ``rate`` over the last
     ``window`` iterations (compared with the newest recorded iteration at least
     ``window`` before). ``method="auto"`` of a model leaves its first method for a
-    second one the first time this holds, and names the iteration (:attr:`at`).
+    second one the first time this holds, and names the iteration (``at``).
 
     Parameters
     ----------
@@ -746,6 +746,7 @@ class SlowProgress:
 
     Examples
     --------
+    >>> from solvers.base import SlowProgress
     >>> slow = SlowProgress(2, 0.5)
     >>> [slow.update(it, rel) for it, rel in enumerate([1.0, 0.4, 0.3, 0.25], 1)]
     [False, False, False, True]

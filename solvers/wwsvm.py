@@ -56,9 +56,10 @@ iteration is certified by ``alpha = clip(lambda, 0, C)`` (the multipliers of the
 margin constraints), which is dual feasible. ``method="auto"`` picks it for small
 ``d k``.
 
-Sparse data at larger C (``method="catalyst"``): on text the dual ascent's tail is
-long because both ``W(alpha)`` and the dual approach their optimum slowly once tens of
-thousands of pairs are free. Catalyst (Lin, Mairal & Harchaoui, *A universal catalyst
+Slow tails (``method="catalyst"``; ``"auto"`` switches to it): on text and on
+overlapping dense classes the dual ascent's tail is long because both ``W(alpha)``
+and the dual approach their optimum slowly once more pairs are free than the
+free-block step takes (thousands on text). Catalyst (Lin, Mairal & Harchaoui, *A universal catalyst
 for first-order optimization*, NeurIPS 2015) wraps the same Walrus epochs in an
 accelerated proximal point: outer step ``t`` runs a few epochs on the dual of
 ``P(W) + kappa/2 ||W - Z_t||_F^2`` (with the samples scaled by ``1 / sqrt(1 + kappa)``
@@ -108,7 +109,7 @@ import scipy.sparse as sp
 
 from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
-from .base import IncompatibleWarmStart, Monitor, Result, handover
+from .base import IncompatibleWarmStart, Monitor, Result, SlowProgress, handover
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .saved import SavedForm, array_specs
 from .validation import (
@@ -145,8 +146,9 @@ PARAMS = ParamSpecs(
     ParamSpec("method", "walrus", "exact Walrus block solver (the paper's), the Shark-style "
               "iterative block solver (the baseline), a primal interior-point method "
               "(small d k, any C), Walrus epochs inside Catalyst's accelerated proximal "
-              "point (catalyst), or auto (ipm for small d k, else walrus; the CLI's, the "
-              "estimator's and the page's default: it certifies at any C)",
+              "point (catalyst), or auto (ipm for small d k, else walrus, continued by "
+              "catalyst once its tail is slow; the CLI's, the estimator's and the page's "
+              "default: it certifies at any C)",
               choices=("walrus", "iterative", "ipm", "catalyst", "auto"),
               user_default="auto"),
     TOL,
@@ -218,6 +220,12 @@ _AVG_MAX_SKIP = 8
 #: epochs run on each proximal problem before the extrapolation.
 _CATALYST_KAPPA = 9.0
 _CATALYST_INNER = 2
+#: ``method="auto"`` leaves Walrus for Catalyst (from its ``alpha``) at the first
+#: certificate where the free pairs are more than the free-block step takes and the
+#: relative gap fell by less than ``_SWITCH_RATE`` over the last ``_SWITCH_WINDOW``
+#: epochs (:class:`solvers.base.SlowProgress`).
+_SWITCH_WINDOW = 10
+_SWITCH_RATE = 0.5
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -771,7 +779,11 @@ def solve(
         iterate ``W_t`` and the average of the ``W_t`` as primal candidates;
         ``accelerate`` does not apply.
         ``"auto"``: ``"ipm"`` when ``d <= 32`` and ``d k <= 400``, else
-        ``"walrus"`` (``result.method`` says which ran).
+        ``"walrus"``, continued by ``"catalyst"`` from its ``alpha`` at the first
+        certificate where the free pairs are more than the free-block step takes and
+        the relative gap fell by less than half over the last 10 epochs
+        (``result.method`` says what ran: ``"ipm"``, ``"walrus"`` or
+        ``"walrus+catalyst@k"``, ``k`` the epoch of the switch).
     tol : float
         With ``stopping="relative_gap"``: stop when ``gap / max(1, |primal|) <= tol``.
     max_iter : int
@@ -853,7 +865,8 @@ def solve(
     if bias:
         X = _with_bias(X, bias)
     dims = X.shape[1] + (1 if bias else 0)
-    if method == "auto":
+    auto = method == "auto"
+    if auto:
         method = auto_method(dims, k)
     if method == "ipm" and dims * k > _IPM_MAX_DIM:
         raise ValueError(
@@ -866,8 +879,13 @@ def solve(
         if method == "catalyst":
             return _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking,
                                    stopping, ratio, init, callback, v, bias)
-        return _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
-                      stopping, ratio, init, callback, v, bias)
+        switch = SlowProgress(_SWITCH_WINDOW, _SWITCH_RATE) if auto else None
+        out = _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
+                     stopping, ratio, init, callback, v, bias, switch)
+        if isinstance(out, _Handoff):
+            return _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping,
+                                   ratio, None, callback, v, bias, after=out)
+        return out
 
 
 def solve_ipm(
@@ -1037,6 +1055,10 @@ class _Accel:
         self.inner_used = 4  # inner iterations of the last step (its cost model)
         self.max_dim = min(_ACCEL_MAX_DIM, int(_ACCEL_RANK_SLACK * d * (k - 1)) + 50)
 
+    def reaches(self, n_free: int) -> bool:
+        """Whether the free-block step can take ``n_free`` free pairs at all."""
+        return self.enabled and n_free <= self.max_dim
+
     def step(self, run: _Run, epoch: int, cert: tuple, gap: float, target: float,
              visited: int) -> tuple[tuple, float]:
         """Try a step when it is due; returns the (possibly new) certificate and the
@@ -1083,6 +1105,17 @@ class _Accel:
         return cert, gain
 
 
+def _start_alpha(init: WWSVMResult | None, n: int, k: int, y: np.ndarray, C: float
+                 ) -> np.ndarray:
+    """The starting dual: zeros, or a warm start's ``alpha`` clipped to ``[0, C]`` with
+    ``alpha[i, y_i] = 0``."""
+    if init is None:
+        return np.zeros((n, k))
+    A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
+    A[np.arange(n), y] = 0.0
+    return A
+
+
 class _Run:
     """The state of one dual BCD run (:func:`_solve`): the data, the dual ``A`` and
     ``Wt = W(A)^T`` (k x d; for sparse ``X`` a view of a C-ordered d x k array, the
@@ -1092,11 +1125,7 @@ class _Run:
                  shrinking: bool, accelerate: bool, init: WWSVMResult | None) -> None:
         n, d = X.shape
         self.X, self.y, self.C = X, y, C
-        if init is None:
-            self.A = np.zeros((n, k))
-        else:
-            self.A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
-            self.A[np.arange(n), y] = 0.0
+        self.A = _start_alpha(init, n, k, y, C)
         self.sqn = _row_sq_norms(X)
         W = _weights(self.A, X, y)
         self.Wt = np.ascontiguousarray(W).T if sp.issparse(X) else np.ascontiguousarray(W.T)
@@ -1175,7 +1204,7 @@ class _Catalyst:
     """
 
     def __init__(self, X: Any, y: np.ndarray, k: int, C: float, seed: int,
-                 shrinking: bool, init: WWSVMResult | None) -> None:
+                 shrinking: bool, A0: np.ndarray, best: _Best | None = None) -> None:
         n, d = X.shape
         self.X, self.y, self.C = X, y, C
         sqn = _row_sq_norms(X)
@@ -1189,11 +1218,7 @@ class _Catalyst:
         else:
             self.Xs = X / self.s
         self.sqn = sqn / (1.0 + self.kappa)
-        if init is None:
-            self.A = np.zeros((n, k))
-        else:
-            self.A = np.clip(np.array(init.alpha, dtype=float), 0.0, C)
-            self.A[np.arange(n), y] = 0.0
+        self.A = A0
         U = _weights(self.A, X, y)  # Z_0 = W(alpha_0): then V = s W(alpha_0)
         self.Vt = self._layout(self.s * U, sp.issparse(X))
         self.Zt = self._layout(U, sp.issparse(X))
@@ -1206,11 +1231,13 @@ class _Catalyst:
         self.skip = np.zeros(n, dtype=np.int64)
         self.wait = np.zeros(n, dtype=np.int64)
         self.cap = _SKIP_CAP if shrinking else 0
-        self.best = _Best()
+        self.best = _Best() if best is None else best
         self.average = _Average(self.Zt, sp.issparse(X))  # of the outer steps' W_t
         self.restarts = 0
-        # D(alpha_t) is not monotone along the outer steps: the best one is reported
-        self.dual_best, self.A_best = -math.inf, self.A.copy()
+        # D(alpha_t) is not monotone along the outer steps: the best one is reported,
+        # starting from the starting point's (a handed-over run's last dual)
+        self.dual_best = float(self.A.sum()) - 0.5 * float(np.sum(U * U))
+        self.A_best = self.A.copy()
 
     @staticmethod
     def _layout(W: np.ndarray, sparse: bool) -> np.ndarray:
@@ -1288,21 +1315,41 @@ def _record(mon: Monitor, callback: Any, epoch: int, primal: float, dual: float,
                       inner_steps=inner, n_visited=visited, accel_gain=gain)
 
 
+@dataclass
+class _Handoff:
+    """Where ``method="auto"``'s Walrus run hands over to Catalyst (:func:`_solve`):
+    its monitor, dual, best primal candidate, last epoch, first gap and certificates."""
+
+    mon: Monitor
+    A: np.ndarray
+    best: _Best
+    epoch: int
+    first_gap: float
+    n_cert: int
+
+
 def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, ratio,
-                    init, callback, v, bias) -> WWSVMResult:
+                    init, callback, v, bias, after: _Handoff | None = None) -> WWSVMResult:
     """Walrus epochs inside Catalyst's accelerated proximal point (``_Catalyst``),
     ``_CATALYST_INNER`` epochs per outer step. Every outer step evaluates the primal at
     its iterate (the restart test needs it); the certificate on the original problem
-    follows :class:`_CertSchedule` in outer steps."""
-    cat = _Catalyst(X, y, int(classes.shape[0]), C, seed, shrinking, init)
-    mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+    follows :class:`_CertSchedule` in outer steps. ``after``: continue a Walrus run
+    (its history, epochs, dual and best primal) instead of starting."""
+    k = int(classes.shape[0])
+    if after is None:
+        cat = _Catalyst(X, y, k, C, seed, shrinking, _start_alpha(init, X.shape[0], k, y, C))
+        mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
+        start, name, n_before, first_gap = 0, "catalyst", 0, None
+    else:
+        cat = _Catalyst(X, y, k, C, seed, shrinking, after.A, after.best)
+        mon, start, n_before = after.mon, after.epoch, after.n_cert
+        name, first_gap = f"walrus+catalyst@{after.epoch}", after.first_gap
     sched = _CertSchedule()
-    first_gap: float | None = None
     visited, outer = 0, 0
-    for epoch in range(1, max_iter + 1):
+    for epoch in range(start + 1, max_iter + 1):
         visited = cat.sweep()[1]
         last = epoch == max_iter
-        if epoch % _CATALYST_INNER and not last:
+        if (epoch - start) % _CATALYST_INNER and not last:
             continue
         outer += 1
         due = sched.due(outer, max_iter) or last
@@ -1327,8 +1374,8 @@ def _solve_catalyst(X, y, classes, C, tol, max_iter, seed, shrinking, stopping, 
             break
         sched.plan(outer, gap, target, dual)
         cat.extrapolate(p_iter)
-    return _result(mon, "catalyst", v, cat.best.current(), bias, cat.A_best,
-                   1.0 if first_gap is None else first_gap, classes, sched.count, 0)
+    return _result(mon, name, v, cat.best.current(), bias, cat.A_best,
+                   1.0 if first_gap is None else first_gap, classes, n_before + sched.count, 0)
 
 
 def _target(stopping: str, tol: float, ratio: float, primal: float, first_gap: float
@@ -1338,9 +1385,13 @@ def _target(stopping: str, tol: float, ratio: float, primal: float, first_gap: f
 
 
 def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate, stopping,
-           ratio, init, callback, v, bias) -> WWSVMResult:
+           ratio, init, callback, v, bias, switch: SlowProgress | None = None
+           ) -> WWSVMResult | _Handoff:
     """Dual block coordinate descent (the supplement's algorithm) with the certificate,
-    the averaged-W candidate and the free-block steps as scheduled by :class:`_Run`."""
+    the averaged-W candidate and the free-block steps as scheduled by :class:`_Run`.
+    With ``switch`` (``method="auto"``): hand over to Catalyst (a :class:`_Handoff`) at
+    the first certificate where the free pairs are beyond the free-block step's reach
+    and the relative gap's progress is slow."""
     run = _Run(X, y, int(classes.shape[0]), C, method, seed, shrinking, accelerate, init)
     mon = Monitor("wwsvm", tol=tol, max_iter=max_iter, callback=callback)
     sched, inner_total = run.schedule, 0
@@ -1374,6 +1425,9 @@ def _solve(X, y, classes, C, method, tol, max_iter, seed, shrinking, accelerate,
         if mon.stopped_by_callback:
             run.Wt[:] = _weights(run.A, X, y).T
             break
+        if switch is not None and not run.accel.reaches(counts[1]) and switch.update(
+                epoch, gap / max(1.0, abs(primal))):
+            return _Handoff(mon, run.A, run.best, epoch, first_gap, sched.count)
         inner_total = 0
         sched.plan(epoch, gap, target, dual)
     return _result(mon, method, v, run.best.current(), bias, run.A,

@@ -107,7 +107,7 @@ def test_proximal_change_of_variables(sparse):
     ``sum alpha - (1 + kappa)/2 ||W||^2 + kappa/2 ||Z||^2`` (BCD is exact ascent)."""
     X, y = _sparse_instance(3)
     Xin = sp.csr_matrix(X) if sparse else X
-    cat = wwsvm._Catalyst(Xin, y, 4, 2.0, 0, True, None)
+    cat = wwsvm._Catalyst(Xin, y, 4, 2.0, 0, True, np.zeros((X.shape[0], 4)))
     kappa = cat.kappa
 
     def inner_dual():
@@ -230,3 +230,66 @@ def test_debian_subset_against_cvxpy(debian_subset, C):
         assert res.dual <= opt + 1e-7 * opt and opt <= res.primal + 1e-7 * opt
         assert res.primal == pytest.approx(opt, rel=1e-7)
         assert wwsvm.primal_objective(res.W, X, y, C) == pytest.approx(res.primal, rel=1e-12)
+
+
+def _overlapping(seed, n=240, d=36, k=4):
+    """Random labels in 36 dimensions: beyond ``ipm``'s size, Walrus's tail is slow."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_auto_switches_to_catalyst_on_a_slow_tail(seed):
+    """``auto`` runs Walrus, hands its alpha to Catalyst at a slow tail, names the epoch,
+    and stays a certified run: every history row a true bound, the gap never growing,
+    the optimum cvxpy's."""
+    X, y = _overlapping(seed)
+    C = [1.0, 10.0, 3.0, 0.3][seed]
+    res = wwsvm.solve(X, y, C, method="auto", tol=1e-8, max_iter=200_000)
+    assert res.converged and res.params["method"] == "auto"
+    assert res.method.startswith("walrus+catalyst@")
+    at = int(res.method.rsplit("@", 1)[1])
+    h = res.history
+    assert at in h.iteration and h.iteration[-1] > at
+    assert np.all(np.diff(h.iteration) > 0)
+    opt = ref.solve(X, y, C).value
+    scale = max(1.0, abs(opt))
+    assert res.primal == pytest.approx(opt, rel=1e-7)
+    assert np.all(h.dual <= opt + 1e-7 * scale) and np.all(h.primal >= opt - 1e-7 * scale)
+    assert np.all(np.diff(h.gap) <= 1e-10 * scale)
+    assert wwsvm.primal_objective(res.W, X, y, C) == pytest.approx(res.primal, rel=1e-12)
+    assert wwsvm.dual_objective(res.alpha, X, y, C) == pytest.approx(res.dual, rel=1e-12)
+    # the epochs before the switch are Walrus's own, bit for bit
+    with pytest.warns(ConvergenceWarning):
+        walrus = wwsvm.solve(X, y, C, method="walrus", tol=1e-8, max_iter=at)
+    np.testing.assert_array_equal(walrus.history.gap, h.gap[h.iteration <= at])
+
+
+def test_auto_stays_with_walrus_when_its_tail_is_fast():
+    rng = np.random.default_rng(0)
+    k, d = 5, 40
+    y = np.arange(400) % k
+    X = 6.0 * rng.normal(size=(k, d))[y] + rng.normal(size=(400, d))
+    res = wwsvm.solve(X, y, 1.0, method="auto", tol=1e-8)
+    assert res.converged and res.method == "walrus"
+
+
+def test_auto_switch_keeps_max_iter_callback_and_warm_start():
+    X, y = _overlapping(1)
+    with pytest.warns(ConvergenceWarning):
+        short = wwsvm.solve(X, y, 10.0, method="auto", tol=1e-12, max_iter=60)
+    assert short.method.startswith("walrus+catalyst@") and short.n_iter == 60
+    assert short.stop_reason == "max_iter"
+    seen = []
+    stopped = wwsvm.solve(X, y, 10.0, method="auto", tol=1e-12, max_iter=10_000,
+                          callback=lambda st: seen.append(st.iteration) or st.iteration < 40)
+    assert stopped.stop_reason == "callback" and stopped.method.startswith("walrus+catalyst")
+    assert seen[-1] >= 40 and stopped.n_iter == seen[-1]
+    cold = wwsvm.solve(X, y, 10.0, method="auto", tol=1e-9, max_iter=200_000)
+    prev = wwsvm.solve(X, y, 3.0, method="auto", tol=1e-9, max_iter=200_000)
+    warm = wwsvm.solve(X, y, 10.0, method="auto", tol=1e-9, max_iter=200_000, init=prev)
+    assert cold.converged and warm.converged
+    assert warm.primal == pytest.approx(cold.primal, rel=2e-9)
