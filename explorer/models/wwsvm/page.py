@@ -34,8 +34,10 @@ EXPLANATION = (
     "uncertified), so *method* defaults to **auto** (here, in the CLI and in "
     "`WestonWatkinsSVC`): the primal interior-point "
     "method (**ipm**) when d·k is small (d ≤ 32, d·k ≤ 400), where a few dozen Newton "
-    "iterations certify any C, and Walrus otherwise; pick **walrus** to watch the paper's "
-    "sweeps (the comparison tab runs them)."
+    "iterations certify any C, and otherwise Walrus, continued by **catalyst** (the same "
+    "sweeps inside an accelerated proximal point) once its tail is slow, named "
+    "walrus+catalyst@k; pick **walrus** to watch the paper's sweeps (the comparison tab "
+    "runs them)."
 )
 
 #: This page's defaults: the user-facing ones (``method="auto"``, from the solver's spec).
