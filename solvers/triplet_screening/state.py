@@ -571,16 +571,12 @@ class _Run:
         if nl or nr:
             self.regions.append(sp)
         self.last_radius = min(self.last_radius, float(sp.radius))
-        lg = self.log
-        lg["iteration"].append(iteration)
-        lg["sphere"].append(label)
-        lg["rule"].append(rule)
-        lg["radius"].append(sp.radius)
-        lg["new_L"].append(int(nl))
-        lg["new_R"].append(int(nr))
-        lg["total_L"].append(totL)
-        lg["total_R"].append(totR)
-        lg["seconds"].append(seconds)
+        self._log(iteration, label, rule, sp.radius, int(nl), int(nr), totL, totR, seconds)
+
+    def _log(self, *row: Any) -> None:
+        """Append a row to the screening log (its columns in :attr:`log`'s order)."""
+        for column, v in zip(self.log.values(), row, strict=True):
+            column.append(v)
 
     def keep_dual(self, point: Any) -> None:
         """Remember the dual point of the best dual value: ``M`` (the KKT map at ``M`` on
@@ -677,17 +673,9 @@ class _Run:
             self.regions.append(sp)
         self._Lcat = None
         self.unscr = self.work = ps.sub
-        lg = self.log
-        lg["iteration"].append(0)
-        lg["sphere"].append("rrpb-range")
-        lg["rule"].append("sphere")
-        lg["radius"].append(float("nan"))
-        lg["new_L"].append(int(self.nL))
-        lg["new_R"].append(int(self.nR))
-        lg["total_L"].append(self.nL)
-        lg["total_R"].append(self.nR)
         dt = time.thread_time() - t0
-        lg["seconds"].append(dt)
+        self._log(0, "rrpb-range", "sphere", float("nan"), int(self.nL), int(self.nR),
+                  self.nL, self.nR, dt)
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
 
