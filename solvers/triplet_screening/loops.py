@@ -460,10 +460,9 @@ class _DualAPG:
     for :func:`_drive`.
 
     Starts from ``alpha0`` (over all triplets, clipped to the box) when given, else
-    from the KKT map of ``M0``. On a path the previous lambda's dual iterate is the
-    better start: the KKT map of the hinge is 0/1, while the optimum has fractional
-    values on the triplets at margin 1 (wine, k = 10, hinge, RRPB path: 69,000 against
-    140,000 iterations, and no lambda left at ``max_iter``). The iterations run in one
+    from the KKT map of ``M0``: on a path the previous lambda's dual iterate is the
+    better start (the KKT map of the hinge is 0/1, while the optimum has fractional
+    values on the triplets at margin 1). The iterations run in one
     compiled loop (:func:`.burst.run_dual_burst`: the step, the certificate and the
     history row); Python certifies an iterate outside a screening sphere, and every
     iteration when :func:`.burst.hands_back_each`. The spheres' dual-point centre is
