@@ -557,7 +557,7 @@ def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual
         times = t0 + (rows[:, 5] - c0) / span * (t1 - t0)
         stop = mon.record_rows(
             np.arange(it, it + rows.shape[0]), times, rows[:, 0], rows[:, 1], rows[:, 2],
-            reason == STOP, n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
+            reason == STOP, n_L=run.nL, n_R=run.nR, n_work=int(run.work.idx.size),
             n_unscreened=int(run.unscr.idx.size), exact=True, step=rows[:, 4].copy(),
             reduced_primal=rows[:, 3].copy())
         if stop:
@@ -761,11 +761,9 @@ BACKTRACK, MAX_BACKTRACKS = 2.0, 60
 def hands_back_each(opts: _Opts) -> bool:
     """Whether a compiled loop hands every iteration back to Python after its step (and
     the dual's evaluation): a callback sees each, the linear rule's halfspace comes from
-    the step's projection (the dual's split), and ``opts.compiled=False`` has Python
-    certify and decide each iteration, and with an active set make the working set's own
-    test (the reference the compiled certificates and decisions are tested against; the
-    steps themselves are written once, compiled, and tested against
-    :class:`solvers.pgd.PGD` and :class:`solvers.apg.APG`)."""
+    the step's projection, and ``opts.compiled=False`` has Python certify and decide
+    each iteration (the reference the compiled certificates and decisions are tested
+    against, bit for bit)."""
     return not opts.compiled or opts.callback is not None or opts.rule != "sphere"
 
 

@@ -166,7 +166,7 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval | None, gap: float, D: 
         for k in range(before, len(run.log["new_L"])):
             name = run.log["sphere"][k]
             extras["by_sphere"][name] = (run.log["new_L"][k] + run.log["new_R"][k]) / n_t
-    extras["rate_path"] = (run.nL + run.n_R) / n_t
+    extras["rate_path"] = (run.nL + run.nR) / n_t
     return changed > 0
 
 
@@ -174,14 +174,18 @@ def _drive(run: _Run, mon: Monitor, opts: _Opts, ref: _Ref | None, extras: dict,
            m: _Primal | _DualAPG) -> tuple[np.ndarray, float]:
     """The loop around a method's compiled iterations, written once for both methods.
 
-    ``m`` starts (:meth:`_Primal.start`: the first certificate and the screening at
-    iteration 0), then runs its iterations (``m.advance(it)``: compiled calls that
-    return the last iteration done and what the driver does with it: nothing (MAXED),
-    stop (STOP), certify it here (PENDING: :func:`_record`) or run its dynamic round
-    (ROUND: certified in compiled code)). After a certified iteration where a round can
-    pay, this layer runs the round (:meth:`._Run.dynamic_screening`) and ``m`` restarts
-    on the smaller problem (``m.rescreened``). Returns the best certified iterate
-    (lowest full primal seen) and the last step size."""
+    The method ``m`` makes iteration 0 (``m.start()``: the first evaluation, certificate
+    and screening) and runs its iterations in compiled calls (``m.advance(it)``: what
+    the driver does next (:mod:`.burst`'s codes), the last iteration done, whether a
+    round can pay). This layer records the certificates (:func:`_record`) of the
+    iterations handed back to be certified here (PENDING: ``m.certify()``) and runs the
+    dynamic rounds (:meth:`._Run.dynamic_screening`) after them and after those certified
+    in compiled code (ROUND), ``m`` restarting on the smaller problem
+    (``m.rescreened``). Between calls ``m`` holds the iterate ``M``, its evaluation
+    ``ev``, its certificate's reduced gap ``gap_r`` and dual value ``D``, the linear
+    rule's halfspace ``H``, ``step``, the certificate's dual point ``dual_point`` and
+    CDGB's centre ``Ma`` (None: the KKT map at ``M``). Returns the best certified
+    iterate (lowest full primal seen) and the last step size."""
     cb = opts.callback is not None
     P_full, D, exact = m.start()
     stop = _record(run, mon, 0, m.M, m.ev, P_full, D, exact, m.step, cb, m.dual_point)
@@ -205,7 +209,7 @@ def _drive(run: _Run, mon: Monitor, opts: _Opts, ref: _Ref | None, extras: dict,
         if removed is not None:
             if removed:
                 m.rescreened(exact)
-            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+            extras["dynamic"].append((run.nL + run.nR) / run.data.n_t)
     m.finish()
     assert run.best_M is not None  # iteration 0 is certified
     return run.best_M, m.step
@@ -230,19 +234,12 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
 class _Primal:
     """Section 5's projected gradient (the step of :class:`solvers.pgd.PGD`) for
-    :func:`_drive`.
-
-    The steps run only in compiled code (:mod:`.burst`): without an active set, runs of
-    iterations with no screening event in between in one call (:func:`.burst.run_burst`)
-    and a step with a fused round armed in another (:func:`.burst.run_step`); with an
-    active set, the steps between two refreshes (:func:`.burst.run_working_steps`). The
-    working set is refreshed and the iterate certified every ``screen_every`` steps, and
-    with ``refresh="converged"`` also after a step where the working set's own problem
-    meets ``tol`` while that pays (:meth:`._Run.work_converged`,
-    :meth:`._Run.early_refresh_steps`). Python certifies the fused rounds' iterations,
-    an iterate outside a screening sphere, and every iteration when
-    :func:`.burst.hands_back_each`.
-    """
+    :func:`_drive`: runs of iterations in :func:`.burst.run_burst`, a step with a fused
+    round armed in :func:`.burst.run_step`; with an active set, the steps between two
+    refreshes in :func:`.burst.run_working_steps`, the working set refreshed and the
+    iterate certified every ``screen_every`` steps, and with ``refresh="converged"``
+    also after a step where the working set's own problem meets ``tol`` while that pays
+    (:meth:`._Run.work_converged`, :meth:`._Run.early_refresh_steps`)."""
 
     Ma = None  # the spheres' dual-point centre: none but the KKT map at M
     dual_point = None  # the certificate's dual point: the KKT map at M
@@ -350,7 +347,7 @@ class _Primal:
             self.s, self.M = s, s.x
             if committed:  # the reduced objective changed (its value at M did not)
                 self.s = start_step(self.M, step_eval(s), s.step)
-                self.extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
+                self.extras["dynamic"].append((run.nL + run.nR) / run.data.n_t)
         else:  # PENDING: the step of iteration `it` is done: certify it here
             can_pay = run.dynamic_on and run.can_pay(it)
         self.ev = step_eval(self.s)
@@ -449,7 +446,7 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
         iterate = {"M": M.copy(), "status": run.status.copy()}
     return mon.record(
         it, run.best_P, run.best_D, iterate=iterate,
-        n_L=run.nL, n_R=run.n_R, n_work=run.n_work(),
+        n_L=run.nL, n_R=run.nR, n_work=run.n_work(),
         n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
         reduced_primal=float(ev.P),
     )
@@ -457,17 +454,11 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
 
 class _DualAPG:
     """Accelerated projected gradient on the dual (the step of :class:`solvers.apg.APG`)
-    for :func:`_drive`.
-
-    Starts from ``alpha0`` (over all triplets, clipped to the box) when given, else
-    from the KKT map of ``M0``: on a path the previous lambda's dual iterate is the
-    better start (the KKT map of the hinge is 0/1, while the optimum has fractional
-    values on the triplets at margin 1). The iterations run in one
-    compiled loop (:func:`.burst.run_dual_burst`: the step, the certificate and the
-    history row); Python certifies an iterate outside a screening sphere, and every
-    iteration when :func:`.burst.hands_back_each`. The spheres' dual-point centre is
-    the primal point ``M = A(alpha)_+ / lam`` of the iterate (CDGB's centre).
-    """
+    for :func:`_drive`, its iterations in :func:`.burst.run_dual_burst`. Starts from
+    ``alpha0`` (over all triplets, clipped to the box) when given, else from the KKT map
+    of ``M0``: on a path the previous lambda's dual iterate is the better start (the
+    KKT map of the hinge is 0/1, the optimum fractional at margin 1). CDGB's centre is
+    the iterate's primal point ``M = A(alpha)_+ / lam``."""
 
     H: np.ndarray | None
 
