@@ -1,33 +1,16 @@
 """The iterations of the triplet model's two methods, written once, compiled.
 
-Section 5's projected gradient (:func:`.loops._pgd_loop`) steps only here: the step of
-:class:`solvers.pgd.PGD` (:func:`_gll_step`: its compiled :func:`~solvers.pgd.step_products`,
-:func:`~solvers.pgd.accepts` and :func:`~solvers.pgd.bb_step`, the projection of
-:mod:`solvers.prox`, the evaluation :func:`.kernels._evaluate`; the same steps bit for
-bit, tested), run by :func:`_pgd_burst` (iterations with their certificates: the dual
-value :func:`.spheres.dual_value`, the certificate of :func:`.loops._record` and the
-history row of :meth:`solvers.base.Monitor.record`, :func:`solvers.base.certified_row`),
-:func:`_one_step` (a step whose first trial point's loss pass also screens with an armed
-fused round, :meth:`._Run.arm_fused`) and :func:`_working_steps` (the active set's steps
-between refreshes). :func:`_pgd_burst` returns to Python before an iteration at which a
-fused round could be armed, after an iteration after which another dynamic round may be
-due (:meth:`._Run.dynamic_screening`), after the step to an iterate outside a screening
-sphere (its full objective needs the screened triplets), after every step when
-:func:`hands_back_each`, with a non-finite objective, at convergence and at ``max_iter``.
-Python then certifies those iterations itself (the same certificates, bit for bit,
-tested); the history's per-iteration times come from the CPU's cycle counter, scaled to
-the call's measured time. The numba cache is keyed on every solver source
+The projected gradient's step (Section 5; :class:`solvers.pgd.PGD`'s, bit for bit,
+tested) is :func:`_gll_step`, run by :func:`_pgd_burst` (iterations with their
+certificates and history rows), :func:`_one_step` (a step whose first trial point's loss
+pass also screens with an armed fused round) and :func:`_working_steps` (the active
+set's steps between refreshes). The dual method's step (:class:`solvers.apg.APG`'s,
+tested) with the dual's split ``A(alpha)``, its certificate and history row is
+:func:`_dual_burst`. A burst hands back to Python (:func:`.loops._drive`) the
+iterations Python must certify or screen after (see the reason codes below); the
+history's per-iteration times come from the CPU's cycle counter, scaled to the call's
+measured time. The numba cache is keyed on every solver source
 (:mod:`solvers._jitcache`): the loops inline code and constants from seven modules.
-
-The dual method (the hinge's default, :func:`.loops._dual_loop`) runs every iteration
-in :func:`_dual_burst`: the step of :class:`solvers.apg.APG` (its compiled box passes,
-the doubling line search, the step growing back by ``shrink``, the adaptive restart),
-the dual's split ``A(alpha)``, ``A_+``, ``A_-`` and sums (:func:`.kernels._dual_sums`),
-the certificate at ``M = A(alpha)_+ / lam`` and the history row. It hands back to Python
-the iterations after which a dynamic round is due and worth running (or the back-off's
-first skip, which Python notes), an iterate outside a screening sphere after its
-evaluation, every iteration after its evaluation when :func:`hands_back_each`, and the
-engine's errors.
 """
 
 from __future__ import annotations
@@ -61,7 +44,11 @@ from .triplets import _GLL_MEMORY, _iters_left
 
 __all__: list[str] = []
 
-# why a burst returned
+#: Why a burst returned: a fused round may be armed for the next step (ARM); a step done
+#: whose certificate is Python's (PENDING: an iterate outside a screening sphere, or every
+#: step when :func:`hands_back_each`); converged or stopped (STOP); a full chunk or
+#: ``max_iter`` (MAXED); a non-finite objective (NONFINITE); a certified iteration after
+#: which a dynamic round is due (ROUND).
 ARM, PENDING, STOP, MAXED, NONFINITE, ROUND = 0, 1, 2, 3, 4, 5
 #: ... or did not: a certified iteration that goes on (:func:`_record_row`)
 GO = -1
@@ -335,7 +322,7 @@ def _gll_step(t, s, sigma, max_halvings, tally, fz):  # pragma: no cover - compi
 
 
 @njit(cache=True)
-def _one_step(t, s, sigma, max_halvings, tally, fz):  # pragma: no cover - compiled
+def _one_step(t, s, sigma, max_halvings, fz, tally):  # pragma: no cover - compiled
     # _gll_step as one compiled call (an armed fused round, or a step's rest after one)
     return _gll_step(t, s, sigma, max_halvings, tally, fz)
 
@@ -483,24 +470,26 @@ def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
                 float(t.fused_shrink), bool(each))
 
 
-def _tally() -> np.ndarray:
-    return np.zeros(LOSS + 1)
-
-
-def _hand_back(run: _Run, sub, n_evals: int) -> None:
-    """The run's work counters after a compiled call's ``n_evals`` evaluations over ``sub``."""
-    n = sub.idx.size
-    run.visits += n * int(n_evals)
-    run.loss_visits += n * int(n_evals)
-    run.n_evals += int(n_evals)
-
-
-def _profile(run: _Run, tally: np.ndarray, tt: float, span: int) -> None:
-    """The run's profile: a compiled call's thread time ``tt`` split by the cycles of its
-    eigendecompositions, pair forms and loss passes (``span``: its cycles in all)."""
-    span = max(span, 1)
+def _call(run: _Run, sub, fn, *args, mon: Monitor | None = None) -> tuple[Any, np.ndarray,
+                                                                         tuple]:
+    """``fn(*args, tally)`` (a compiled loop over the triplets ``sub``), its tally and
+    its clock ``(t0, c0, t1, c1)`` (the monitor's clock, 0 without ``mon``, and the
+    cycle counter around the call); the run's work counters (its evaluations and
+    splits over ``sub``) and profile (the call's thread time split by the cycles of
+    its eigendecompositions, pair forms and loss passes) updated."""
+    tally = np.zeros(LOSS + 1)
+    t0, c0, tt = mon.elapsed() if mon else 0.0, _cycles_now(), time.thread_time()
+    out = fn(*args, tally)
+    tt = time.thread_time() - tt
+    clock = (t0, c0, mon.elapsed() if mon else 0.0, _cycles_now())
+    span = max(clock[3] - c0, 1)
     for key, slot in (("eig", EIG), ("pair_forms", FORMS), ("loss_pass", LOSS)):
         run.prof[key] += tt * min(tally[slot] / span, 1.0)
+    n = sub.idx.size * int(tally[EVALS] + tally[SPLITS])
+    run.visits += n
+    run.loss_visits += n
+    run.n_evals += int(tally[EVALS])
+    return out, tally, clock
 
 
 def run_working_steps(run: _Run, s: _Step, n_steps: int, tol: float, n_test: int,
@@ -509,17 +498,12 @@ def run_working_steps(run: _Run, s: _Step, n_steps: int, tol: float, n_test: int
     working set (``run.work``; ``it``: the first one's number) in one compiled call
     (:func:`_working_steps`), ending early after one of the first ``n_test`` steps (not
     the last) where the working set's own gap meets ``tol`` (:meth:`._Run.work_converged`;
-    ``tol < 0``: no test). Returns ``(state, steps taken, ended by the test)``, the run's
-    counters and profile updated; raises :func:`solvers.pgd.nonfinite`'s error on a
-    non-finite objective."""
+    ``tol < 0``: no test). Returns ``(state, steps taken, ended by the test)``; raises
+    :func:`solvers.pgd.nonfinite`'s error on a non-finite objective."""
     sub = run.work
-    tally = _tally()
-    tt, c0 = time.thread_time(), _cycles_now()
-    done, conv, s, finite = _working_steps(_terms(run, sub), s, SIGMA, MAX_HALVINGS,
-                                           int(n_steps), float(tol), int(n_test), tally)
-    tt, span = time.thread_time() - tt, _cycles_now() - c0
-    _hand_back(run, sub, tally[EVALS])
-    _profile(run, tally, tt, span)
+    (done, conv, s, finite), _, _ = _call(run, sub, _working_steps, _terms(run, sub), s,
+                                          SIGMA, MAX_HALVINGS, int(n_steps), float(tol),
+                                          int(n_test))
     if not finite:
         raise nonfinite(it + int(done) - 1, s.step)
     return s, int(done), bool(conv)
@@ -538,45 +522,28 @@ def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
     r0, r_max = (0.0, -np.inf) if armed is None else armed
     fz = _Fuse(float(r0), float(r_max), sub.hn, 1.0 - run.gamma, RULE_SLACK,
                np.empty(sub.idx.size if armed else 0, dtype=np.int8))
-    tally = _tally()
-    tt, c0 = time.thread_time(), _cycles_now()
-    s, finite, hit, r, centre, mid = _one_step(_terms(run, sub), s, SIGMA, MAX_HALVINGS,
-                                               tally, fz)
-    n_first = int(tally[EVALS])
-    _hand_back(run, sub, n_first)
+    (s, finite, hit, r, centre, mid), _, _ = _call(run, sub, _one_step, _terms(run, sub), s,
+                                                   SIGMA, MAX_HALVINGS, fz)
     committed = bool(hit) and run.commit_fused(centre, float(r), fz.code, sub, it)
     if mid:  # the rest of the step, on the (possibly) new remaining set
         sub = run.unscr
-        s, finite, _, _, _, _ = _one_step(_terms(run, sub), s, SIGMA, MAX_HALVINGS - 1,
-                                          tally, fz._replace(r_max=-np.inf))
-        _hand_back(run, sub, int(tally[EVALS]) - n_first)
-    _profile(run, tally, time.thread_time() - tt, _cycles_now() - c0)
+        (s, finite, *_), _, _ = _call(run, sub, _one_step, _terms(run, sub), s, SIGMA,
+                                      MAX_HALVINGS - 1, fz._replace(r_max=-np.inf))
     if not finite:
         raise nonfinite(it, s.step)
     return s, committed
 
 
-def _timed(mon: Monitor, fn, *args) -> tuple[Any, tuple]:
-    """``fn(*args)`` and its clock ``(t0, c0, thread time, t1, c1)``: the monitor's clock
-    and the cycle counter around the call."""
-    t0, c0 = mon.elapsed(), _cycles_now()
-    tt = time.thread_time()
-    out = fn(*args)
-    tt = time.thread_time() - tt
-    return out, (t0, c0, tt, mon.elapsed(), _cycles_now())
-
-
 def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual_point,
-                clock: tuple, tally: np.ndarray) -> tuple[int, int]:
+                clock: tuple) -> tuple[int, int]:
     """What a burst's iterations ``it, it + 1, ...`` (the rows of ``book``,
-    :func:`_record_row`'s) did to the run and the monitor: the profile
-    (:func:`_profile`; ``clock`` as :func:`_timed` gives it), the best certified iterate
+    :func:`_record_row`'s) did to the run and the monitor: the best certified iterate
     and the dual point ``dual_point`` of a new best dual value (:meth:`._Run.keep_dual`),
-    the history rows (their times from the cycle counter). Returns ``(reason, or STOP
-    when the monitor stops; the next iteration)``."""
-    t0, c0, tt, t1, c1 = clock
+    the history rows (their times from the cycle counter; ``clock`` as :func:`_call`
+    gives it). Returns ``(reason, or STOP when the monitor stops; the next
+    iteration)``."""
+    t0, c0, t1, c1 = clock
     span = max(c1 - c0, 1)
-    _profile(run, tally, tt, span)
     best = book.best
     n_rec, got_M, got_D = (int(v) for v in book.n)
     if got_M:
@@ -590,7 +557,7 @@ def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual
         times = t0 + (rows[:, 5] - c0) / span * (t1 - t0)
         stop = mon.record_rows(
             np.arange(it, it + rows.shape[0]), times, rows[:, 0], rows[:, 1], rows[:, 2],
-            reason == STOP, n_L=run.nL, n_R=run.n_R, n_work=int(run.work.idx.size),
+            reason == STOP, n_L=run.nL, n_R=run.nR, n_work=int(run.work.idx.size),
             n_unscreened=int(run.unscr.idx.size), exact=True, step=rows[:, 4].copy(),
             reduced_primal=rows[:, 3].copy())
         if stop:
@@ -613,13 +580,11 @@ def run_burst(run: _Run, s: _Step, mon: Monitor, opts: _Opts, it: int, gap_r: fl
     arm = _arm(run, opts, sub, fused, rounds, run._pay_min, hands_back_each(opts))
     it_max = min(opts.max_iter, it + opts.chunk - 1)
     book = _book(run, it_max - it + 1, s.x.shape, s.x.size)
-    tally = _tally()
-    out, clock = _timed(mon, _pgd_burst, _terms(run, sub), s, SIGMA, MAX_HALVINGS,
-                        _cage(run), opts.tol, book, float(gap_r), it, it_max, arm, tally)
-    reason, s, gap_r, D = out
-    _hand_back(run, sub, tally[EVALS])
+    (reason, s, gap_r, D), tally, clock = _call(
+        run, sub, _pgd_burst, _terms(run, sub), s, SIGMA, MAX_HALVINGS, _cage(run), opts.tol,
+        book, float(gap_r), it, it_max, arm, mon=mon)
     reason, nxt = _bring_back(run, mon, it, int(reason), book, book.dual.reshape(s.x.shape),
-                              clock, tally)
+                              clock)
     if reason == NONFINITE:
         raise nonfinite(it + int(tally[STEPS]) - 1, s.step)
     return reason, nxt, s, float(gap_r), float(D)
@@ -796,11 +761,9 @@ BACKTRACK, MAX_BACKTRACKS = 2.0, 60
 def hands_back_each(opts: _Opts) -> bool:
     """Whether a compiled loop hands every iteration back to Python after its step (and
     the dual's evaluation): a callback sees each, the linear rule's halfspace comes from
-    the step's projection (the dual's split), and ``opts.compiled=False`` has Python
-    certify and decide each iteration, and with an active set make the working set's own
-    test (the reference the compiled certificates and decisions are tested against; the
-    steps themselves are written once, compiled, and tested against
-    :class:`solvers.pgd.PGD` and :class:`solvers.apg.APG`)."""
+    the step's projection, and ``opts.compiled=False`` has Python certify and decide
+    each iteration (the reference the compiled certificates and decisions are tested
+    against, bit for bit)."""
     return not opts.compiled or opts.callback is not None or opts.rule != "sphere"
 
 
@@ -821,11 +784,9 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
                hands_back_each(opts))
     it_max = min(opts.max_iter, it + opts.chunk - 1)
     book = _book(run, it_max - it + 1, run.HL.shape, sub.idx.size)
-    tally = _tally()
-    out, clock = _timed(mon, _dual_burst, _terms(run, sub), d, float(run.tuning.dual_shrink),
-                        BACKTRACK, MAX_BACKTRACKS, _cage(run), opts.tol, book, it, it_max,
-                        arm, tally)
-    reason, d, evp, A_e, G_e, M, gap_r, D = out
+    (reason, d, evp, A_e, G_e, M, gap_r, D), tally, clock = _call(
+        run, sub, _dual_burst, _terms(run, sub), d, float(run.tuning.dual_shrink), BACKTRACK,
+        MAX_BACKTRACKS, _cage(run), opts.tol, book, it, it_max, arm, mon=mon)
     k = it + int(tally[STEPS]) - 1  # the iteration of the last step
     if reason == LSFAIL:
         raise NumericalError(f"APG: line search failed after {MAX_BACKTRACKS} doublings "
@@ -833,14 +794,7 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
     if reason == DOMAIN:
         raise NumericalError(f"APG: objective not finite at the feasible iterate "
                              f"(iteration {k})")
-    # the run: counters, profile (thread time split by the cycles of each part)
-    n = sub.idx.size
-    n_cert = int(tally[EVALS])
-    run.visits += n * (int(tally[SPLITS]) + n_cert)
-    run.loss_visits += n * (int(tally[SPLITS]) + n_cert)
-    run.n_evals += n_cert
-    reason, nxt = _bring_back(run, mon, it, int(reason), book, (sub.idx, book.dual), clock,
-                              tally)
+    reason, nxt = _bring_back(run, mon, it, int(reason), book, (sub.idx, book.dual), clock)
     loss, s1e, s2e, mm, mh = evp
     ev = run._make_eval(float(loss), float(s1e), float(s2e), A_e, G_e, float(mm), float(mh))
     return reason, nxt, d, M, ev, float(gap_r), float(D)

@@ -14,6 +14,7 @@ from . import spheres as sph
 from .burst import (
     ARM,
     MAXED,
+    PENDING,
     ROUND,
     STOP,
     _Dual,
@@ -165,174 +166,246 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval | None, gap: float, D: 
         for k in range(before, len(run.log["new_L"])):
             name = run.log["sphere"][k]
             extras["by_sphere"][name] = (run.log["new_L"][k] + run.log["new_R"][k]) / n_t
-    extras["rate_path"] = (run.nL + run.n_R) / n_t
+    extras["rate_path"] = (run.nL + run.nR) / n_t
     return changed > 0
 
 
-def _certify(run: _Run, M: np.ndarray, ev: _Eval) -> tuple[float, float, float, bool]:
-    """``(full primal, dual, reduced gap (padded), exact)`` at ``M``."""
-    D = run.dual_value(ev)
-    P_full, exact = run.full_primal(M, ev.P)
-    return P_full, D, _pad(ev.P - D, ev.P), exact
+def _drive(run: _Run, mon: Monitor, opts: _Opts, ref: _Ref | None, extras: dict,
+           m: _Primal | _DualAPG) -> tuple[np.ndarray, float]:
+    """The loop around a method's compiled iterations, written once for both methods.
+
+    The method ``m`` makes iteration 0 (``m.start()``: the first evaluation, certificate
+    and screening) and runs its iterations in compiled calls (``m.advance(it)``: what
+    the driver does next (:mod:`.burst`'s codes), the last iteration done, whether a
+    round can pay). This layer records the certificates (:func:`_record`) of the
+    iterations handed back to be certified here (PENDING: ``m.certify()``) and runs the
+    dynamic rounds (:meth:`._Run.dynamic_screening`) after them and after those certified
+    in compiled code (ROUND), ``m`` restarting on the smaller problem
+    (``m.rescreened``). Between calls ``m`` holds the iterate ``M``, its evaluation
+    ``ev``, its certificate's reduced gap ``gap_r`` and dual value ``D``, the linear
+    rule's halfspace ``H``, ``step``, the certificate's dual point ``dual_point`` and
+    CDGB's centre ``Ma`` (None: the KKT map at ``M``). Returns the best certified
+    iterate (lowest full primal seen) and the last step size."""
+    cb = opts.callback is not None
+    P_full, D, exact = m.start()
+    stop = _record(run, mon, 0, m.M, m.ev, P_full, D, exact, m.step, cb, m.dual_point)
+    it = 0
+    while not stop and it < opts.max_iter:
+        what, it, can_pay = m.advance(it + 1)
+        if what == STOP:
+            break
+        if what == MAXED:
+            continue
+        if what == PENDING:
+            P_full, D, exact = m.certify()
+            if _record(run, mon, it, m.M, m.ev, P_full, D, exact, m.step, cb, m.dual_point):
+                break
+        else:  # ROUND: certified in compiled code at an exact iterate
+            D, exact = m.D, True
+        if not can_pay:
+            continue
+        removed = run.dynamic_screening(opts, it, m.M, m.ev, m.gap_r, D, ref, m.H, Ma=m.Ma,
+                                        kinds=m.kinds)
+        if removed is not None:
+            if removed:
+                m.rescreened(exact)
+            extras["dynamic"].append((run.nL + run.nR) / run.data.n_t)
+    m.finish()
+    assert run.best_M is not None  # iteration 0 is certified
+    return run.best_M, m.step
 
 
 def _pgd_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
               step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict,
-              carry: _Carry | None = None):
-    """Section 5's projected gradient (the step of :class:`solvers.pgd.PGD`) with
-    screening.
+              carry: _Carry | None = None) -> tuple[np.ndarray, float]:
+    """Section 5's projected gradient with screening (:class:`_Primal` in :func:`_drive`)."""
+    return _drive(run, mon, opts, ref, extras,
+                  _Primal(run, M0, opts, ref, step0, ps, mon, extras, carry))
 
-    The steps run only in compiled code (:mod:`.burst`): without an active set, runs of
-    iterations with no screening event in between in one call (:func:`.burst.run_burst`)
-    and a step with a fused round armed in another (:func:`.burst.run_step`); with an
-    active set, the steps between two refreshes (:func:`.burst.run_working_steps`). The
-    working set is refreshed and the iterate certified every ``screen_every`` steps, and
-    with ``refresh="converged"`` also after a step where the working set's own problem
-    meets ``tol`` while that pays (:meth:`._Run.work_converged`,
-    :meth:`._Run.early_refresh_steps`). This layer owns the first certificate, the
-    screening rounds, the refreshes, the iterations it certifies itself (the fused
-    rounds', an iterate outside a screening sphere, and every iteration when
-    :func:`.burst.hands_back_each`) and their history records. Returns the best
-    certified iterate (lowest full primal seen) and the last step.
-    """
-    lam = run.lam
-    cb = opts.callback is not None
-    M = M0.copy()
-    aset = opts.active_set
-    # iteration 0 ------------------------------------------------------------
-    step = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) else 1.0 / lam
-    # RRPB with the sphere rule needs only the reference: path screening first, then
-    # the first evaluation (and the spheres that need it) on the reduced problem, whose
-    # optimum is the full one's (no pass over all triplets). On a path the previous
-    # lambda's last evaluation at M0 is that first evaluation (``carry``): M0 lies in
-    # the RRPB sphere, so the screened triplets are on their fixed pieces there
-    # (:meth:`._Run.carried_eval`).
-    pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
-                       and opts.rule == "sphere") else []
-    if pre:
-        _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
-    ev = None if carry is None else run.carried_eval(M, carry)
-    if ev is None:
-        ev = run.evaluate(M, run.unscr, margins=aset)
-    if aset:
-        _refresh(run, ev, opts.workset)
-    P_full, D, gap_r, exact = _certify(run, M, ev)
-    rest = [k for k in opts.screening if k not in pre]
-    if rest and run.backoff and max(P_full - D, 0.0) <= opts.tol * max(1.0, abs(P_full)):
-        # the starting point meets tol (as at lam_max, where a path starts from the
-        # exact solution): no iteration follows to profit from screening
-        rest = []
-        run.notes.append("screening skipped: the starting point already meets tol")
-    if rest:
-        # halfspace of the linear rule at iteration 0: from a trial gradient step
-        Aneg = None
-        if opts.rule == "linear":
-            A_try = M - step * ev.G
-            Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
-        if _first_screening(run, M, ev, gap_r, D, Aneg, opts, ref, ps, extras,
-                            kinds=rest) and not run.still_exact(M, exact):
+
+def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
+               ps: PathScreen | None, mon: Monitor, extras: dict,
+               alpha0: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Accelerated projected gradient on the dual with screening (:class:`_DualAPG` in
+    :func:`_drive`); the last dual iterate over all triplets goes to ``extras["alpha"]``."""
+    return _drive(run, mon, opts, ref, extras,
+                  _DualAPG(run, M0, opts, ref, ps, mon, extras, alpha0))
+
+
+class _Primal:
+    """Section 5's projected gradient (the step of :class:`solvers.pgd.PGD`) for
+    :func:`_drive`: runs of iterations in :func:`.burst.run_burst`, a step with a fused
+    round armed in :func:`.burst.run_step`; with an active set, the steps between two
+    refreshes in :func:`.burst.run_working_steps`, the working set refreshed and the
+    iterate certified every ``screen_every`` steps, and with ``refresh="converged"``
+    also after a step where the working set's own problem meets ``tol`` while that pays
+    (:meth:`._Run.work_converged`, :meth:`._Run.early_refresh_steps`)."""
+
+    Ma = None  # the spheres' dual-point centre: none but the KKT map at M
+    dual_point = None  # the certificate's dual point: the KKT map at M
+
+    def __init__(self, run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
+                 step0: float | None, ps: PathScreen | None, mon: Monitor, extras: dict,
+                 carry: _Carry | None) -> None:
+        self.run, self.opts, self.ref, self.ps, self.mon, self.extras = \
+            run, opts, ref, ps, mon, extras
+        self.M, self.carry = M0.copy(), carry
+        self.step0 = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) \
+            else 1.0 / run.lam
+        self.aset = opts.active_set
+        # Adaptive dynamic screening with RRPB (DGB inside a solve) runs fused with the
+        # loss pass of a step's first trial point (run_step); the other spheres keep
+        # their rounds.
+        self.fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
+                      and not self.aset)
+        self.kinds = tuple(k for k in opts.screening if k != "rrpb") if self.fused \
+            else opts.screening
+        self.each = hands_back_each(opts)
+        self.linear = opts.rule == "linear"
+        self.confirm = self.aset and opts.refresh == "converged"
+        self.since = 0
+        self.H: np.ndarray | None = None
+
+    @property
+    def step(self) -> float:
+        return self.s.step
+
+    def start(self) -> tuple[float, float, bool]:
+        """Iteration 0: the first evaluation and certificate, path and starting-point
+        screening. Returns ``(full primal, dual, exact)``."""
+        run, opts, ref, ps, extras, M = self.run, self.opts, self.ref, self.ps, self.extras, \
+            self.M
+        aset, step = self.aset, self.step0
+        # RRPB with the sphere rule needs only the reference: path screening first, then
+        # the first evaluation (and the spheres that need it) on the reduced problem,
+        # whose optimum is the full one's (no pass over all triplets). On a path the
+        # previous lambda's last evaluation at M0 is that first evaluation (``carry``):
+        # M0 lies in the RRPB sphere, so the screened triplets are on their fixed pieces
+        # there (:meth:`._Run.carried_eval`).
+        pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
+                           and opts.rule == "sphere") else []
+        if pre:
+            _first_screening(run, M, None, 0.0, 0.0, None, opts, ref, ps, extras, kinds=pre)
+        ev = None if self.carry is None else run.carried_eval(M, self.carry)
+        if ev is None:
             ev = run.evaluate(M, run.unscr, margins=aset)
-            if aset:
-                _refresh(run, ev, opts.workset)
-            P_full, D, gap_r, exact = _certify(run, M, ev)
-    if _record(run, mon, 0, M, ev, P_full, D, exact, step, cb):
-        return run.best_M, step
-    s = start_step(M, ev, step)
-    # Adaptive dynamic screening with RRPB (DGB inside a solve) runs fused with the loss
-    # pass of a step's first trial point (run_step); the other spheres keep their rounds.
-    fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
-             and not aset)
-    kinds = tuple(k for k in opts.screening if k != "rrpb") if fused else opts.screening
-    each = hands_back_each(opts)
-    linear = opts.rule == "linear"
-
-    def dynamic_round(it, M, ev, gap_r, D, Aneg, exact):
-        """The dynamic screening round after iteration ``it`` (when one is due); ``ev``
-        is the evaluation at ``M``, ``exact`` whether it is the full objective's."""
-        nonlocal s
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Aneg, kinds=kinds)
-        if removed is not None:
-            if removed:
-                if not run.still_exact(M, exact):
-                    ev = run.evaluate(M, run.unscr, margins=aset)
-                    if aset:
-                        _refresh(run, ev, opts.workset)
-                s = start_step(M, ev, s.step)
-            extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
-
-    confirm = aset and opts.refresh == "converged"
-    since = 0
-    it = 0
-    while it < opts.max_iter:
-        it += 1
         if aset:
-            # the steps up to the next refresh in one compiled call, which ends early
-            # when the working set's own test passes (the refresh then comes now); one
-            # step a call when Python makes that test (hands_back_each)
-            n = 1 if each else min(opts.screen_every - since, opts.max_iter - it + 1)
-            n_test = run.early_refresh_steps(opts.screen_every) - since \
-                if (confirm and not each) else 0
-            s, done, conv = run_working_steps(run, s, n, opts.tol if n_test else -1.0,
-                                              n_test, it)
-            it += done - 1
-            since += done
-            M, ev = s.x, step_eval(s)
+            _refresh(run, ev, opts.workset)
+        self.ev = ev
+        P_full, D, exact = self.certify()
+        rest = [k for k in opts.screening if k not in pre]
+        if rest and run.backoff and max(P_full - D, 0.0) <= opts.tol * max(1.0, abs(P_full)):
+            # the starting point meets tol (as at lam_max, where a path starts from the
+            # exact solution): no iteration follows to profit from screening
+            rest = []
+            run.notes.append("screening skipped: the starting point already meets tol")
+        if rest:
+            # halfspace of the linear rule at iteration 0: from a trial gradient step
+            Aneg = None
+            if self.linear:
+                A_try = M - step * ev.G
+                Aneg = sph.halfspace_from(A_try, run.proj(A_try)[1])
+            if _first_screening(run, M, ev, self.gap_r, D, Aneg, opts, ref, ps, extras,
+                                kinds=rest) and not run.still_exact(M, exact):
+                self.ev = run.evaluate(M, run.unscr, margins=aset)
+                if aset:
+                    _refresh(run, self.ev, opts.workset)
+                P_full, D, exact = self.certify()
+        self.s = start_step(M, self.ev, step)
+        return P_full, D, exact
+
+    def certify(self) -> tuple[float, float, bool]:
+        """``(full primal, dual, exact)`` at ``M``; the reduced gap (padded) kept."""
+        run, ev = self.run, self.ev
+        self.D = run.dual_value(ev)
+        P_full, exact = run.full_primal(self.M, ev.P)
+        self.gap_r = _pad(ev.P - self.D, ev.P)
+        return P_full, self.D, exact
+
+    def advance(self, it: int) -> tuple[int, int, bool]:
+        """Iterations from ``it`` on: ``(what for the driver, last iteration done, can a
+        dynamic round pay?)``."""
+        if self.aset:
+            return self._working(it)
+        run, opts = self.run, self.opts
+        # runs of iterations where nothing else happens in the compiled loop
+        reason, nxt, s, self.gap_r, self.D = run_burst(run, self.s, self.mon, opts, it,
+                                                       self.gap_r, self.fused,
+                                                       bool(self.kinds))
+        self.s, self.M = s, s.x
+        if reason == STOP:
+            return STOP, it, False
+        if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
+            self.ev, self.H = step_eval(s), None
+            return reason, nxt - 1, True
+        it = nxt
+        if reason == ARM:  # a fused round may be armed for this iteration's step
+            pays = run.can_pay(it)
+            can_pay = run.dynamic_on and pays
+            s, committed = run_step(run, s, it,
+                                    run.arm_fused(self.M, self.gap_r, it) if pays else None)
+            self.s, self.M = s, s.x
+            if committed:  # the reduced objective changed (its value at M did not)
+                self.s = start_step(self.M, step_eval(s), s.step)
+                self.extras["dynamic"].append((run.nL + run.nR) / run.data.n_t)
+        else:  # PENDING: the step of iteration `it` is done: certify it here
             can_pay = run.dynamic_on and run.can_pay(it)
-            due = since >= opts.screen_every or it == opts.max_iter
-            if confirm and each and not due and \
-                    since <= run.early_refresh_steps(opts.screen_every):
-                conv = run.work_converged(ev, opts.tol)
-            if not (due or conv):
-                continue
-            since = 0
-            step = s.step
+        self.ev = step_eval(self.s)
+        self.H = sph.halfspace_from(self.s.Z, self.s.N) if self.linear else None
+        return PENDING, it, can_pay
+
+    def _working(self, it: int) -> tuple[int, int, bool]:
+        """The active set's steps up to the next refresh in one compiled call, which
+        ends early when the working set's own test passes (the refresh then comes now);
+        one step a call when Python makes that test (hands_back_each)."""
+        run, opts, each, confirm = self.run, self.opts, self.each, self.confirm
+        n = 1 if each else min(opts.screen_every - self.since, opts.max_iter - it + 1)
+        n_test = run.early_refresh_steps(opts.screen_every) - self.since \
+            if (confirm and not each) else 0
+        s, done, conv = run_working_steps(run, self.s, n, opts.tol if n_test else -1.0,
+                                          n_test, it)
+        self.s = s
+        it += done - 1
+        self.since += done
+        M, ev = s.x, step_eval(s)
+        can_pay = run.dynamic_on and run.can_pay(it)
+        due = self.since >= opts.screen_every or it == opts.max_iter
+        if confirm and each and not due and \
+                self.since <= run.early_refresh_steps(opts.screen_every):
+            conv = run.work_converged(ev, opts.tol)
+        if not (due or conv):
+            return MAXED, it, False
+        self.since = 0
+        step = s.step
+        ev = run.evaluate(M, run.unscr, margins=True)
+        if run.full_primal(M, ev.P)[0] > run.best_P:
+            # The working set hid triplets whose loss grew (the reduced objective fell
+            # while the full one rose): return to the best certified point and keep
+            # those triplets in the working set as well.
+            assert ev.margins is not None and run.best_M is not None  # asked; certified
+            grown = run.unscr.idx[ev.margins < 1.0]
+            M = run.best_M.copy()
             ev = run.evaluate(M, run.unscr, margins=True)
-            if run.full_primal(M, ev.P)[0] > run.best_P:
-                # The working set hid triplets whose loss grew (the reduced objective
-                # fell while the full one rose): return to the best certified point
-                # and keep those triplets in the working set as well.
-                assert ev.margins is not None and run.best_M is not None  # asked; certified
-                grown = run.unscr.idx[ev.margins < 1.0]
-                M = run.best_M.copy()
-                ev = run.evaluate(M, run.unscr, margins=True)
-                _refresh(run, ev, opts.workset, also=grown)
-                step *= 0.5
-            else:
-                _refresh(run, ev, opts.workset)
-            Aneg = sph.halfspace_from(s.Z, s.N) if linear else None
-            s = start_step(M, ev, step)
+            _refresh(run, ev, opts.workset, also=grown)
+            step *= 0.5
         else:
-            # runs of iterations where nothing else happens in the compiled loop
-            reason, nxt, s, gap_r, D = run_burst(run, s, mon, opts, it, gap_r, fused,
-                                                 bool(kinds))
-            M = s.x
-            if reason == STOP:
-                break
-            if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
-                it = nxt - 1
-                if reason == ROUND:
-                    dynamic_round(it, M, step_eval(s), gap_r, D, None, True)
-                continue
-            it = nxt
-            if reason == ARM:  # a fused round may be armed for this iteration's step
-                pays = run.can_pay(it)
-                can_pay = run.dynamic_on and pays
-                s, committed = run_step(run, s, it,
-                                        run.arm_fused(M, gap_r, it) if pays else None)
-                M = s.x
-                if committed:  # the reduced objective changed (its value at M did not)
-                    s = start_step(M, step_eval(s), s.step)
-                    extras["dynamic"].append((run.nL + run.n_R) / run.data.n_t)
-            else:  # PENDING: the step of iteration `it` is done: certify it here
-                can_pay = run.dynamic_on and run.can_pay(it)
-            ev = step_eval(s)
-            Aneg = sph.halfspace_from(s.Z, s.N) if linear else None
-        P_full, D, gap_r, exact = _certify(run, M, ev)
-        if _record(run, mon, it, M, ev, P_full, D, exact, s.step, cb):
-            break
-        if can_pay:
-            dynamic_round(it, M, ev, gap_r, D, Aneg, exact)
-    return run.best_M, s.step
+            _refresh(run, ev, opts.workset)
+        self.H = sph.halfspace_from(s.Z, s.N) if self.linear else None
+        self.s, self.M, self.ev = start_step(M, ev, step), M, ev
+        return PENDING, it, can_pay
+
+    def rescreened(self, exact: bool) -> None:
+        """After a round removed triplets at ``M`` (evaluated exactly there: ``exact``):
+        the evaluation anew unless still exact, a fresh window."""
+        run, M, ev = self.run, self.M, self.ev
+        if not run.still_exact(M, exact):
+            ev = run.evaluate(M, run.unscr, margins=self.aset)
+            if self.aset:
+                _refresh(run, ev, self.opts.workset)
+        self.s = start_step(M, ev, self.s.step)
+
+    def finish(self) -> None:
+        pass
 
 
 def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",
@@ -373,112 +446,123 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
         iterate = {"M": M.copy(), "status": run.status.copy()}
     return mon.record(
         it, run.best_P, run.best_D, iterate=iterate,
-        n_L=run.nL, n_R=run.n_R, n_work=run.n_work(),
+        n_L=run.nL, n_R=run.nR, n_work=run.n_work(),
         n_unscreened=int(run.unscr.idx.size), exact=bool(exact), step=float(step),
         reduced_primal=float(ev.P),
     )
 
 
-def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
-               ps: PathScreen | None, mon: Monitor, extras: dict,
-               alpha0: np.ndarray | None = None):
-    """Accelerated projected gradient on the dual with screening.
+class _DualAPG:
+    """Accelerated projected gradient on the dual (the step of :class:`solvers.apg.APG`)
+    for :func:`_drive`, its iterations in :func:`.burst.run_dual_burst`. Starts from
+    ``alpha0`` (over all triplets, clipped to the box) when given, else from the KKT map
+    of ``M0``: on a path the previous lambda's dual iterate is the better start (the
+    KKT map of the hinge is 0/1, the optimum fractional at margin 1). CDGB's centre is
+    the iterate's primal point ``M = A(alpha)_+ / lam``."""
 
-    Starts from ``alpha0`` (over all triplets, clipped to the box) when given, else
-    from the KKT map of ``M0``. On a path the previous lambda's dual iterate is the
-    better start: the KKT map of the hinge is 0/1, while the optimum has fractional
-    values on the triplets at margin 1 (wine, k = 10, hinge, RRPB path: 69,000 against
-    140,000 iterations, and no lambda left at ``max_iter``). The iterations run in one
-    compiled loop (:func:`.burst.run_dual_burst`: the step of :class:`solvers.apg.APG`,
-    the certificate and the history row); this layer owns the first certificate, the
-    screening rounds, the iterations it certifies itself (an iterate outside a screening
-    sphere, and every iteration when :func:`.burst.hands_back_each`: a callback, the
-    linear rule or ``opts.compiled=False``) and the history records of those. Returns
-    the best certified iterate and the last step; the last dual iterate over all
-    triplets (L-hat at 1, R-hat at 0) goes to ``extras["alpha"]``."""
-    lam = run.lam
-    gamma = run.gamma
-    data = run.data
-    cb = opts.callback is not None
+    H: np.ndarray | None
 
-    def start(alpha, sub, L):
-        """The dual state at ``alpha`` over ``sub`` (no momentum), with its split
-        ``A(alpha) = sum_t alpha_t H_t + H_L``, ``A_+``, ``A_-`` and sums."""
+    def __init__(self, run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
+                 ps: PathScreen | None, mon: Monitor, extras: dict,
+                 alpha0: np.ndarray | None) -> None:
+        self.run, self.opts, self.ref, self.ps, self.mon, self.extras = \
+            run, opts, ref, ps, mon, extras
+        self.M0, self.alpha0, self.kinds = M0, alpha0, opts.screening
+
+    @property
+    def step(self) -> float:
+        return 1.0 / self.d.L
+
+    @property
+    def Ma(self) -> np.ndarray:
+        return self.M
+
+    @property
+    def dual_point(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.sub.idx, self.d.x
+
+    def _begin(self, alpha: np.ndarray, L: float) -> None:
+        """The dual state at ``alpha`` over ``self.sub`` (no momentum), with its split
+        ``A(alpha) = sum_t alpha_t H_t + H_L``, ``A_+``, ``A_-`` and sums, and its primal
+        point ``M`` evaluated."""
+        run, sub = self.run, self.sub
+        alpha = np.ascontiguousarray(alpha, dtype=float)
         run.visits += alpha.size
         run.loss_visits += alpha.size
         A = sub.assemble(sub.pair_weights(alpha)) + run.HL
         Ap, Am = (np.ascontiguousarray(B, dtype=float) for B in run.proj(A))
         sums = tuple(float(v) for v in _dual_sums(alpha, Ap))
-        return _Dual(alpha, alpha, 1.0, 1.0, float(L), 0.0, 0, True,
-                     np.ascontiguousarray(A, dtype=float), Ap, Am, sums)
+        self.d = _Dual(alpha, alpha, 1.0, 1.0, float(L), 0.0, 0, True,
+                       np.ascontiguousarray(A, dtype=float), Ap, Am, sums)
+        self.M = self.d.xP / run.lam
+        self.ev = run.evaluate(self.M, run.unscr)
 
-    def certify(d, done=None):
-        """The certificate at the iterate of ``d``; ``done = (M, ev)`` when its primal
-        point is already evaluated (the compiled loop's)."""
-        if done is None:
-            M = d.xP / lam
-            ev = run.evaluate(M, run.unscr)
+    def start(self) -> tuple[float, float, bool]:
+        """Iteration 0: the start, its certificate and the screening there."""
+        run, opts = self.run, self.opts
+        self.sub = sub = run.work
+        hn2 = run.data.hn[sub.idx] ** 2
+        L0 = max(run.gamma + float(hn2.mean()) / run.lam if hn2.size else 1.0, 1e-12)
+        if self.alpha0 is None:
+            alpha = kkt_alpha(_diff(sub.quad(self.M0), sub.la, sub.lb), run.gamma, run.hinge)
         else:
-            M, ev = done
-        s1, s2, ap2 = d.xs
-        D = sph.dual_value(s1 + run.nL, s2 + run.nL, ap2, gamma, lam)
-        P_full, exact = run.full_primal(M, ev.P)
-        return (M, ev, P_full, float(D), _pad(ev.P - D, ev.P),
-                sph.halfspace_from(d.xA, d.xN), exact)
-
-    sub = run.work
-    hn2 = data.hn[sub.idx] ** 2
-    L0 = max(gamma + float(hn2.mean()) / lam if hn2.size else 1.0, 1e-12)
-    if alpha0 is None:
-        alpha = kkt_alpha(_diff(sub.quad(M0), sub.la, sub.lb), gamma, run.hinge)
-    else:
-        alpha = np.clip(np.asarray(alpha0, dtype=float)[sub.idx], 0.0, 1.0)
-    d = start(np.ascontiguousarray(alpha, dtype=float), sub, L0)
-    M, ev, P_full, D, gap_r, Pneg, exact = certify(d)
-    if opts.screening:
+            alpha = np.clip(np.asarray(self.alpha0, dtype=float)[sub.idx], 0.0, 1.0)
+        self._begin(alpha, L0)
+        P_full, D, exact = self.certify()
         # the dual point is the iterate alpha: M_lam(alpha) = M (CDGB's centre)
-        if _first_screening(run, M, ev, gap_r, D, Pneg, opts, ref, ps, extras, Ma=M):
-            keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
-            sub = run.work
-            d = start(np.ascontiguousarray(d.x[keep]), sub, d.L)
-            M, ev, P_full, D, gap_r, Pneg, exact = certify(d)
+        if opts.screening and _first_screening(run, self.M, self.ev, self.gap_r, D, self.H,
+                                               opts, self.ref, self.ps, self.extras,
+                                               Ma=self.M):
+            keep = self._narrow()
+            self._begin(self.d.x[keep], self.d.L)
+            P_full, D, exact = self.certify()
+        return P_full, D, exact
 
-    def last_alpha():
-        full = np.zeros(data.n_t)
-        full[sub.idx] = d.x
-        full[run.status == 1] = 1.0
-        extras["alpha"] = full
+    def certify(self) -> tuple[float, float, bool]:
+        """``(full primal, dual, exact)`` at the iterate (its primal point ``M``
+        evaluated); the reduced gap (padded) and the linear rule's halfspace kept."""
+        run, d, ev = self.run, self.d, self.ev
+        s1, s2, ap2 = d.xs
+        self.D = float(sph.dual_value(s1 + run.nL, s2 + run.nL, ap2, run.gamma, run.lam))
+        P_full, exact = run.full_primal(self.M, ev.P)
+        self.gap_r = _pad(ev.P - self.D, ev.P)
+        self.H = sph.halfspace_from(d.xA, d.xN)
+        return P_full, self.D, exact
 
-    if _record(run, mon, 0, M, ev, P_full, D, exact, 1.0 / d.L, cb, (sub.idx, d.x)):
-        last_alpha()
-        return run.best_M, 1.0 / d.L
-    it = 0
-    while it < opts.max_iter:
-        it += 1
-        reason, nxt, d, M, ev, gap_r, D = run_dual_burst(run, d, mon, opts, it, sub)
+    def advance(self, it: int) -> tuple[int, int, bool]:
+        """Iterations from ``it`` on in one compiled call: ``(what for the driver, last
+        iteration done, True)``."""
+        reason, nxt, self.d, M, ev, gap_r, D = run_dual_burst(self.run, self.d, self.mon,
+                                                              self.opts, it, self.sub)
         if reason == STOP:
-            break
+            return STOP, it, False
         if reason == MAXED:  # a full chunk or max_iter
-            it = nxt - 1
-            continue
+            return MAXED, nxt - 1, False
+        self.M, self.ev = M, ev
         if reason == ROUND:  # iteration nxt - 1 is done; its dynamic round is due
-            it = nxt - 1
-            Pneg = sph.halfspace_from(d.xA, d.xN)
-        else:  # PENDING: the step and evaluation of iteration nxt are done
-            it = nxt
-            M, ev, P_full, D, gap_r, Pneg, exact = certify(d, (M, ev))
-            if _record(run, mon, it, M, ev, P_full, D, exact, 1.0 / d.L, cb,
-                       (sub.idx, d.x)):
-                break
-        removed = run.dynamic_screening(opts, it, M, ev, gap_r, D, ref, Pneg, Ma=M)
-        if removed is not None:
-            if removed:
-                keep = np.isin(sub.idx, run.work.idx, assume_unique=True)
-                sub = run.work
-                # the momentum and L kept across the (smaller) problem; the split anew
-                d = d._replace(x=np.ascontiguousarray(d.x[keep]),
-                               x_prev=np.ascontiguousarray(d.x_prev[keep]), beta=0.0,
-                               n_bt=0, have_x=False)
-            extras["dynamic"].append((run.nL + run.n_R) / data.n_t)
-    last_alpha()
-    return run.best_M, 1.0 / d.L
+            self.gap_r, self.D = gap_r, D
+            self.H = sph.halfspace_from(self.d.xA, self.d.xN)
+            return ROUND, nxt - 1, True
+        return PENDING, nxt, True  # the step and evaluation of iteration nxt are done
+
+    def _narrow(self) -> np.ndarray:
+        """After screening: the remaining triplets' mask over the old ``sub``."""
+        keep = np.isin(self.sub.idx, self.run.work.idx, assume_unique=True)
+        self.sub = self.run.work
+        return keep
+
+    def rescreened(self, exact: bool) -> None:
+        """After a round removed triplets: the momentum and L kept across the (smaller)
+        problem; the split anew."""
+        keep, d = self._narrow(), self.d
+        self.d = d._replace(x=np.ascontiguousarray(d.x[keep]),
+                            x_prev=np.ascontiguousarray(d.x_prev[keep]), beta=0.0, n_bt=0,
+                            have_x=False)
+
+    def finish(self) -> None:
+        """The last dual iterate over all triplets (L-hat at 1, R-hat at 0) to
+        ``extras["alpha"]``."""
+        full = np.zeros(self.run.data.n_t)
+        full[self.sub.idx] = self.d.x
+        full[self.run.status == 1] = 1.0
+        self.extras["alpha"] = full

@@ -7,49 +7,29 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
 
 * **per lambda** (default): the sphere rule with the newest reference's sphere on
   every triplet, in one sequential pass fused with the status update and the
-  compaction of the remaining triplets (:func:`.kernels._path_rule`). When the
-  triplets are stored in anchor blocks (one anchor, rows of same-class ``j`` sharing
-  one list of other-class ``l``: how :func:`.triplets.triplets` builds them) the pass
-  runs block by block (:func:`.kernels._path_rule_blocks`): the rule runs as one flat
-  SIMD loop over each block's margins, row and column sums give the pair counts and
-  the pairs still in use, and the compaction follows per row (rows screened whole
-  skipped) with the pair ids already local to the pairs in use; same results, bit for
-  bit, as the pair-id pass followed by :func:`.kernels._compact_pairs`. The L-hat pair
-  counts change only for the triplets that enter or leave L-hat, so the folded
-  ``H_L = sum_p cnt_p F_p F_p^T`` costs ``O(n d^2 + P d)`` (pairs without a count
-  skipped).
+  compaction of the remaining triplets (:func:`.kernels._path_rule`); on triplets
+  stored in anchor blocks (:func:`.triplets.triplets` builds them so) block by block
+  (:func:`.kernels._path_rule_blocks`, the same results bit for bit). The folded
+  ``H_L = sum_p cnt_p F_p F_p^T`` is updated over the pairs whose L-hat counts changed.
   On problems of at least ``Tuning.retest_min`` triplets the full pass runs only now
-  and then (``retest=True``, the default): it also keeps, for each triplet it screens, how far the
-  sphere may move before the rule could change (its slack radius), and the next
-  lambdas re-test only the candidates whose slack radius the sphere's movement since
-  that pass (centre shift plus radius growth, a running maximum) can have used up
-  (:func:`.kernels._path_retest`; the bound is written out in
-  :meth:`PathScreen._within`); same statuses, pair counts and remaining triplets as
+  and then (``retest=True``): it keeps, for each triplet it screens, how far the sphere
+  may move before the rule could change (its slack radius), and the next lambdas
+  re-test only the candidates whose slack radius the sphere's movement since that pass
+  can have used up (:func:`.kernels._path_retest`; the bound is written out in
+  :meth:`PathScreen._within`); the same statuses, pair counts and remaining triplets as
   the full pass at every lambda.
-* **range-based** (``incremental=True``, the paper's section 4 made incremental):
+* **range-based** (``range_screening=True``, the paper's section 4 made incremental):
   Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
   ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
   triplets still in the problem and those whose interval expired
   (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
 
-What the pass must beat: without it the solve at ``lam`` runs on all triplets, whose
-loss pass goes by anchor blocks (:func:`.kernels._block_loss_pass`, 0.2-0.9 of a pair-id
-pass: :meth:`.pairs._Sub.pass_visits`), while the triplets it leaves go by pair ids; so
-its gain (:meth:`PathScreen.gain`) is what a loss pass costs now less what it costs over
-the remainder, and it needs to remove about half (digits PCA 20, k = 20) to four fifths
-(wine, all triplets) of the triplets before a loss pass gets cheaper at all.
-
-The solve's first evaluation at the reference needs no pass: the previous lambda's
-last evaluation there is the new reduced problem's (:class:`.state._Carry`).
-
-Why per lambda is the default: on wine with all triplets and on digits (PCA 20,
-k = 20) the anchor-block pass costs about a quarter to a third of the pair-id pass with
-its pair compaction; the range-based scan, although it evaluates only about half of the
-triplets per lambda on a 0.9-ratio path (the intervals mostly end within one step),
-makes each visit several times dearer (its scattered state: thresholds, references,
-their counts) and screened only 1-2 triplets more out of about a million. So the
-range-based scan is an option (``path(..., range_screening=True)``); the bench's path
-table compares them. The cost model's weights are :class:`.tuning.Tuning`'s.
+A pass runs when it pays (:meth:`PathScreen.skip`): its gain (:meth:`PathScreen.gain`)
+is what a loss pass over all triplets costs (by anchor blocks when they are stored so,
+:meth:`.pairs._Sub.pass_visits`) less what it costs over the remainder (by pair ids),
+against the cost model of :class:`.tuning.Tuning`. The solve's first evaluation at the
+reference needs no pass: the previous lambda's last evaluation there is the new reduced
+problem's (:class:`.state._Carry`).
 
 Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
 reference (the newest one, or for the range-based scan the one that screened it), a
@@ -84,10 +64,8 @@ def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
                  now: float, pair_weight: float = DEFAULT.pair_weight) -> float:
     """Loss-pass visits saved by removing ``removed`` of ``n`` triplets (on ``n_pairs``
     pairs in dimension ``d``) from ``evals`` evaluations: their loss passes and the
-    forms of the pairs they alone used, estimated as half their share of the pairs
-    (measured along whole paths with path screening at every lambda: 1.1-1.7 visits
-    per screened triplet and evaluation; this gives 1.02-1.36, more on sets whose
-    pairs serve fewer triplets). ``now``: what a loss pass over the ``n`` costs
+    forms of the pairs they alone used, estimated as half their share of the pairs.
+    ``now``: what a loss pass over the ``n`` costs
     (:meth:`.pairs._Sub.pass_visits`: ``n``, or less when they are all in anchor
     blocks), the remaining ones going by pair ids (so removing few can save nothing).
     ``pair_weight``: :attr:`.Tuning.pair_weight`."""

@@ -86,9 +86,6 @@ class _Regions:
         self.cn[self.n] = sph.fnorm(sp.center)
         self.n += 1
 
-    def __len__(self) -> int:
-        return self.n
-
     def contains_all(self, M: np.ndarray) -> bool:
         """``||M - Q_k|| <= r_k`` for every sphere (rounding allowance as ``Sphere.contains``)."""
         if self.n == 0:
@@ -236,25 +233,6 @@ class _Run:
         if not self.status.flags.writeable:
             self.status = self.status.copy()
         return self.status
-
-    def rebuild(self, remaining: np.ndarray | None = None) -> None:
-        """New subsets after screening (``remaining``: the unscreened triplets, if known)."""
-        self.sync_status()
-        if remaining is None:
-            remaining = np.flatnonzero((self.status == 0) | (self.status == 3))
-        self.unscr = self.data.compact(remaining)
-        if self.active_set:
-            self.work = self.data.compact(remaining[self.status[remaining] == 0])
-        else:
-            self.work = self.unscr
-
-    @property
-    def n_L(self) -> int:
-        return self.nL
-
-    @property
-    def n_R(self) -> int:
-        return self.nR
 
     # evaluation ---------------------------------------------------------------
     def evaluate(self, M: np.ndarray, sub: _Sub, *, margins: bool = False) -> _Eval:
@@ -424,15 +402,12 @@ class _Run:
     def dynamic_round(self, n_before: int, n_spheres: int, saved: float,
                       iteration: int) -> None:
         """Back-off rule of dynamic screening, from what the rounds achieved so far. A
-        round pays when the loss-pass work it saves (``saved`` visits a loss pass, the
-        removed triplets unless the pass went by anchor blocks before, x the iterations
-        still expected at this lambda, :meth:`iters_left`) exceeds its cost
-        (:meth:`_round_cost`), all counted in loss-pass visits, so the decisions (and
-        the iterates) do not depend on the machine's load. Two rounds in a row that do
-        not pay stop these rounds for this lambda; a lambda on which they did not pay
-        in total skips them on the next lambdas (:meth:`finish_dynamic`; all noted in
-        the result). The fused DGB rounds are not under this back-off: they have their
-        own pay test (:meth:`arm_fused`, :meth:`commit_fused`)."""
+        round pays when the loss-pass visits it saves (``saved`` a pass, times the
+        iterations still expected, :meth:`iters_left`) exceed its cost
+        (:meth:`_round_cost`): counts, not clocks. Two rounds in a row that do not pay
+        stop these rounds for this lambda (noted); :meth:`finish_dynamic` carries the
+        verdict to the next lambdas. The fused DGB rounds have their own pay test
+        (:meth:`arm_fused`, :meth:`commit_fused`)."""
         gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
@@ -539,7 +514,7 @@ class _Run:
         if n == 0 or not spheres:
             return 0
         code = np.zeros(n, dtype=np.int8)  # 0 still a candidate, 1 L-hat, 2 R-hat
-        totL, totR = self.nL, self.n_R
+        totL, totR = self.nL, self.nR
         for k, sp in enumerate(spheres):
             t0 = time.thread_time()
             self.visits += n
@@ -561,7 +536,7 @@ class _Run:
             totR += nr
             self._log_round(sp, labels[k] if labels else sp.kind, rule, iteration, nl, nr,
                             totL, totR, time.thread_time() - t0)
-        if totL == self.nL and totR == self.n_R:
+        if totL == self.nL and totR == self.nR:
             return 0
         return self._commit(code, sub)
 
@@ -571,16 +546,12 @@ class _Run:
         if nl or nr:
             self.regions.append(sp)
         self.last_radius = min(self.last_radius, float(sp.radius))
-        lg = self.log
-        lg["iteration"].append(iteration)
-        lg["sphere"].append(label)
-        lg["rule"].append(rule)
-        lg["radius"].append(sp.radius)
-        lg["new_L"].append(int(nl))
-        lg["new_R"].append(int(nr))
-        lg["total_L"].append(totL)
-        lg["total_R"].append(totR)
-        lg["seconds"].append(seconds)
+        self._log(iteration, label, rule, sp.radius, int(nl), int(nr), totL, totR, seconds)
+
+    def _log(self, *row: Any) -> None:
+        """Append a row to the screening log (its columns in :attr:`log`'s order)."""
+        for column, v in zip(self.log.values(), row, strict=True):
+            column.append(v)
 
     def keep_dual(self, point: Any) -> None:
         """Remember the dual point of the best dual value: ``M`` (the KKT map at ``M`` on
@@ -630,8 +601,11 @@ class _Run:
         self.nL += int(nl)
         self.nR += int(nr)
         self._Lcat = None
-        if self.active_set:
-            self.rebuild(out[0][:nk])
+        if self.active_set:  # the remaining triplets, and the working set among them
+            self.sync_status()
+            kept = out[0][:nk]
+            self.unscr = self.data.compact(kept)
+            self.work = self.data.compact(kept[self.status[kept] == 0])
         else:
             idx, la, lb, hn = (a[:nk] for a in out)
             self.unscr = self.work = self.data.restrict(sub, idx, la, lb, hn,
@@ -677,17 +651,9 @@ class _Run:
             self.regions.append(sp)
         self._Lcat = None
         self.unscr = self.work = ps.sub
-        lg = self.log
-        lg["iteration"].append(0)
-        lg["sphere"].append("rrpb-range")
-        lg["rule"].append("sphere")
-        lg["radius"].append(float("nan"))
-        lg["new_L"].append(int(self.nL))
-        lg["new_R"].append(int(self.nR))
-        lg["total_L"].append(self.nL)
-        lg["total_R"].append(self.nR)
         dt = time.thread_time() - t0
-        lg["seconds"].append(dt)
+        self._log(0, "rrpb-range", "sphere", float("nan"), int(self.nL), int(self.nR),
+                  self.nL, self.nR, dt)
         self.prof["screening"] += dt
         return int(self.nL + self.nR)
 
@@ -750,12 +716,8 @@ class _Run:
 
 
 #: How the active set's working set is updated at a refresh (``_workset``):
-#: ``"incremental"`` (:meth:`.pairs._Data.work_of`: built from the remaining subset's own
-#: pair ids, kept as it is when no triplet entered or left it) or ``"rebuild"`` (gathered
-#: from all triplets and its pairs compacted anew at every refresh,
-#: :meth:`.pairs._Data.compact`). Both give the same arrays, so the same iterates bit for
-#: bit; ``"rebuild"`` is kept for the benchmark's before/after and the test that they
-#: agree.
+#: ``"incremental"`` (:meth:`.pairs._Data.work_of`) or ``"rebuild"`` (gathered from all
+#: triplets at every refresh, :meth:`.pairs._Data.compact`); the same arrays either way.
 WORKSETS = ("incremental", "rebuild")
 #: Most iterations one compiled call runs by default (``_chunk``; its history rows are
 #: preallocated).
@@ -765,16 +727,10 @@ CHUNK = 2048
 @dataclass
 class _Opts:
     """The options of one solve or of every lambda of a path, validated once
-    (:func:`.api._options`). Besides :data:`.triplets.PARAMS`' (``screening`` ...
-    ``refresh``; ``adaptive`` is ``dynamic == "adaptive"``), the private ones, which
-    select implementations and cost weights, never the optimum: ``retest`` (path
-    screening re-tests only what the sphere's movement can reach, else a full pass at
-    every lambda: :class:`.pathscreen.PathScreen`), ``workset`` (:data:`WORKSETS`),
-    ``compiled`` (runs of iterations in one compiled call, :mod:`.burst`; ``False``:
-    every iteration handed back after its step, always compiled, for Python to certify
-    and decide its rounds, :func:`.burst.hands_back_each`; the same iterates), ``chunk``
-    (most iterations per
-    compiled call) and ``tuning`` (the cost model's weights, :class:`.Tuning`)."""
+    (:func:`.api._options`): :data:`.triplets.PARAMS`' (``adaptive`` is ``dynamic ==
+    "adaptive"``) and the private ones of :func:`.api.solve` (``_retest``, ``_workset``,
+    ``_compiled``, ``_chunk``, ``_tuning``), which select implementations and cost
+    weights, never the optimum."""
 
     screening: tuple[str, ...]
     rule: str
@@ -787,10 +743,7 @@ class _Opts:
     want_alpha: bool = True
     backoff: bool = True
     adaptive: bool = True
-    #: the loss pass over all triplets (PARAMS "evaluation": "triplets" or "sorted")
     evaluation: str = "triplets"
-    #: the active set's refresh schedule (PARAMS "refresh": "every10" or "converged",
-    #: also when the working set is solved; :func:`.loops._pgd_loop`)
     refresh: str = "every10"
     retest: bool = True
     workset: str = "incremental"
