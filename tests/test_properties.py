@@ -506,7 +506,8 @@ def mtmkl_data(draw):
 
 
 @settings(max_examples=max(10, settings().max_examples * 2 // 5))  # the slowest solve
-@given(data=st.data(), inputs=mtmkl_data(), method=st.sampled_from(["e1", "alternating"]))
+@given(data=st.data(), inputs=mtmkl_data(),
+       method=st.sampled_from(["e1", "alternating", "ipm"]))
 def test_mtmkl_solve_contract(data, inputs, method):
     X, y, tasks, G = inputs
     T, M, n = G[0].shape[0], len(G), len(y)
