@@ -91,10 +91,12 @@ a weight tends to 0, as Algorithm 1's does.
 ``method="auto"``: Algorithm E.1 until its progress per epoch falls below a
 measured rate (the relative gap fell by less than half over the last 10 epochs),
 then the W-steps of ``method="newton"`` (above) from that point, a theta-step
-after each. The result's ``method`` names what ran (``"e1"``, or ``"e1+newton@k"``
-when the switch happened at iteration ``k``); ``params["method"]`` keeps
-``"auto"``. Why E.1's tail is slow on unscaled real data (School, penguins-like
-data): with theta held at E.1's own weights the coordinate epochs alone need
+after each; a Newton W-step still short of its tolerance after 50 epochs is finished,
+with every later W-step, by ``method="ipm"``'s where that applies (below). The
+result's ``method`` names what ran (``"e1"``, ``"e1+newton@k"`` when the switch
+happened at iteration ``k``, then ``"+ipm@j"`` from iteration ``j``);
+``params["method"]`` keeps ``"auto"``. Why E.1's tail is slow on unscaled real data
+(School, penguins-like data): with theta held at E.1's own weights the coordinate epochs alone need
 thousands of epochs between relative gaps 1e-6 and 1e-8 (the free face of
 ``Y K~_theta Y`` is badly conditioned), so the tail is the dual coordinate
 ascent's linear rate close to 1, not the theta-step (whose fixed-point iteration
@@ -180,7 +182,8 @@ PARAMS = ParamSpecs(
     ParamSpec("kernel", "linear", '"linear" (phi_m(x) = x) or precomputed PSD kernel(s)',
               kind="object"),
     ParamSpec("method", "e1", "Algorithm E.1 (interleaved), Algorithm 1 (exact W-step), "
-              "auto (E.1 until its progress per epoch stalls, then newton's W-steps; "
+              "auto (E.1 until its progress per epoch stalls, then newton's W-steps, "
+              "then ipm's where a Newton W-step crawls; "
               "the CLI's, estimator's and page's default: E.1 alone can stall on real "
               "data), newton (Algorithm 1 with a projected truncated-Newton W-step), or "
               "ipm (Algorithm 1 with exact W-steps by a primal interior-point method in the "
@@ -231,6 +234,9 @@ _EXACT = ("alternating", "newton", "ipm")
 #: have that size), the interior-point iterations per W-step, the fraction of the step
 #: to the boundary, and the W-step's relative gap as a fraction of ``tol``.
 _IPM_MAX_DIM = 1000
+#: ``method="auto"``: a Newton W-step still short of its tolerance after this many
+#: epochs is finished, with every later W-step, by ``method="ipm"``'s (where it applies).
+_IPM_AFTER_EPOCHS = 50
 _IPM_MAX_ITER = 200
 _IPM_STEP = 0.99
 _IPM_INNER = 0.1
@@ -1693,7 +1699,8 @@ def solve(
         whose W-step rounds are an epoch over a working set and a projected
         truncated-Newton step on the free coordinates. ``"auto"``: E.1 until
         the relative gap falls by less than half over 10 epochs, then the
-        W-steps of ``"newton"``; ``result.method`` names what ran. ``"ipm"``
+        W-steps of ``"newton"``, and ``"ipm"``'s once a Newton W-step needs more
+        than 50 epochs (where it applies); ``result.method`` names what ran. ``"ipm"``
         (``kernel="linear"``, ``d sum_m rank(G_m) <= 1000``): Algorithm 1 whose
         W-step is an interior-point method on the feature-space primal (above).
     structure : {"auto", "dense"}
@@ -1769,11 +1776,15 @@ def solve(
     switch = SlowProgress(_SWITCH_WINDOW, _SWITCH_RATE, method == "auto" and not fix_theta)
     run = _Run(state, n, C, p, tol, np.random.default_rng(seed), switch,
                newton=method in ("newton", "auto"),
-               features=_ipm_features(data) if method == "ipm" else None)
+               features=_ipm_features(data) if method == "ipm" else None,
+               escalate=method == "auto" and not fix_theta)
+    ipm_at = 0
     mon = Monitor("mtmkl", tol=tol, max_iter=max_iter, callback=callback)
     for it in range(1, max_iter + 1):
         exact = not fix_theta and (method in _EXACT or run.switch.update(it))
         moved = run.w_step(exact)
+        if run.features is not None and not ipm_at:
+            ipm_at = it
         primal, dual, stepped = run.theta_step(fix_theta, method in _EXACT, mon, it)
         if mon.record(
             it, primal, dual, iterate=None if callback is None else _iterate(state, data),
@@ -1785,6 +1796,7 @@ def solve(
     ran = method
     if method == "auto":  # name what ran: E.1 alone, or E.1 then Algorithm 1's W-steps
         ran = f"e1+newton@{run.switch.at}" if run.switch.slow else "e1"
+        ran += f"+ipm@{ipm_at}" if ipm_at else ""
     return MTMKLResult(
         **mon.result_fields(),
         method=ran,
@@ -1848,12 +1860,14 @@ class _Run:
 
     def __init__(self, state: Any, n: int, C: float, p: float, tol: float,
                  rng: np.random.Generator, switch: SlowProgress, newton: bool = False,
-                 features: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 features: tuple[np.ndarray, np.ndarray] | None = None,
+                 escalate: bool = False) -> None:
         self.state, self.n, self.C, self.p, self.tol, self.rng = state, n, C, p, tol, rng
         self.p_conj = _conjugate(p)
         self.switch = switch
         self.newton = newton
         self.features = features  # method="ipm": (Psi, view) of _feature_blocks
+        self.escalate = escalate  # method="auto": may take ipm's W-steps (once)
         self.epochs = 0
         self.o, _, _ = _figures(state, C, self.p_conj)  # E.1 line 5: o = nC at alpha = 0
 
@@ -1932,14 +1946,7 @@ class _Run:
         solved by :func:`_svm_ipm` to ``_IPM_INNER x tol``. Returns the coordinates
         moved."""
         if self.features is not None:
-            Psi, view = self.features
-            state = self.state
-            B = (state.data.y[:, None] * Psi) * np.sqrt(state.theta)[view]
-            alpha, _ = _svm_ipm(B, self.C, _IPM_INNER * self.tol)
-            moved = int(np.count_nonzero(alpha != state.alpha))
-            state.alpha[:] = alpha
-            state.refresh()
-            return moved
+            return self._ipm_w_step()
         if not exact:
             return self._epoch()
         inner_tol = max(0.1 * self.tol,
@@ -1953,7 +1960,9 @@ class _Run:
             if partial:
                 held = np.zeros_like(self.state.Wsum)
                 n_held = self._hold(np.arange(self.n), rows, held)
-            for _ in range(_INNER_MAX_EPOCHS):
+            for done in range(_INNER_MAX_EPOCHS):
+                if done == _IPM_AFTER_EPOCHS and self._take_ipm():
+                    return moved + self._ipm_w_step()
                 moved += self._epoch(rows, exact=False)
                 if partial:
                     gap, free, kept = self._scan_rows(rows, held, n_held)
@@ -1975,6 +1984,31 @@ class _Run:
             _face_step(self.state, self.C, _FACE_MAX_CG)
             if self._inner_gap() <= inner_tol:
                 break
+        return moved
+
+    def _take_ipm(self) -> bool:
+        """``method="auto"``: take ``method="ipm"``'s W-steps from now on, where it
+        applies (asked once)."""
+        if not self.escalate:
+            return False
+        self.escalate = False
+        try:
+            self.features = _ipm_features(self.state.data)
+        except ValueError:  # a precomputed kernel, or a feature space beyond its limit
+            return False
+        return True
+
+    def _ipm_w_step(self) -> int:
+        """The fixed-theta SVM solved by :func:`_svm_ipm` in the feature space
+        (``features``) to ``_IPM_INNER x tol``; returns the coordinates moved."""
+        assert self.features is not None
+        Psi, view = self.features
+        state = self.state
+        B = (state.data.y[:, None] * Psi) * np.sqrt(state.theta)[view]
+        alpha, _ = _svm_ipm(B, self.C, _IPM_INNER * self.tol)
+        moved = int(np.count_nonzero(alpha != state.alpha))
+        state.alpha[:] = alpha
+        state.refresh()
         return moved
 
     def theta_step(self, fix_theta: bool, always: bool, mon: Monitor, it: int
