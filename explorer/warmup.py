@@ -72,8 +72,13 @@ def warm_entry(entry: ModelEntry, *, quiet: bool = True) -> float:
         with warnings.catch_warnings() if quiet else contextlib.nullcontext():
             if quiet:
                 warnings.simplefilter("ignore")
-            entry.solve(problem, tol=1e-3, max_iter=entry.max_iter, init=None,
-                        callback=enough, **params)
+            try:
+                entry.solve(problem, tol=1e-3, max_iter=entry.max_iter, init=None,
+                            callback=enough, **params)
+            except ValueError:
+                # a method that refuses this dataset (MT-MKL's ipm beyond its size)
+                # compiles nothing: nothing to warm
+                continue
             # without a callback too: solvers run their compiled loops (the triplet
             # model's bursts) only then, as the dashboard's comparisons and paths do. A
             # compiled loop compiles whole at its first call, so a loose tolerance
