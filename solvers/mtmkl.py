@@ -121,8 +121,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 
 from ._blas import with_blas_policy
+from ._ipm import IPM_STEP, ipm_direction, ipm_max_step
 from ._mtmkl_kernels import (
     _add_task_kernel,
     _decision_linear,
@@ -231,14 +233,13 @@ _SWITCH_RATE = 0.5
 #: The methods that take an (almost) exact W-step before every theta-step (Algorithm 1).
 _EXACT = ("alternating", "newton", "ipm")
 #: ``method="ipm"``: largest feature dimension ``d sum_m rank(G_m)`` (its Newton systems
-#: have that size), the interior-point iterations per W-step, the fraction of the step
-#: to the boundary, and the W-step's relative gap as a fraction of ``tol``.
+#: have that size), the interior-point iterations per W-step, and the W-step's relative
+#: gap as a fraction of ``tol``.
 _IPM_MAX_DIM = 1000
 #: ``method="auto"``: a Newton W-step still short of its tolerance after this many
 #: epochs is finished, with every later W-step, by ``method="ipm"``'s (where it applies).
 _IPM_AFTER_EPOCHS = 50
 _IPM_MAX_ITER = 200
-_IPM_STEP = 0.99
 _IPM_INNER = 0.1
 
 
@@ -1533,12 +1534,14 @@ def _similarity_factors(data: _Data) -> tuple[np.ndarray, np.ndarray]:
     return np.hstack(blocks), np.concatenate(views)
 
 
-def _feature_blocks(data: _Data) -> tuple[np.ndarray, np.ndarray]:
+def _feature_blocks(data: _Data, factors: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """``(Psi, view)`` with ``K~_theta = Psi diag(theta[view]) Psi^T`` for linear features:
-    ``Psi[i] = (L[tau_i, c] x_i)_c`` (n x R d, ``L`` of :func:`_similarity_factors`) and
-    ``view[c]`` the view of column block ``c``, repeated over the ``d`` features."""
+    ``Psi[i] = (L[tau_i, c] x_i)_c`` (n x R d, ``(L, view)`` of :func:`_similarity_factors`
+    unless given) and ``view[c]`` the view of column block ``c``, repeated over the
+    ``d`` features."""
     X = data.features
-    L, view = _similarity_factors(data)
+    L, view = _similarity_factors(data) if factors is None else factors
     Psi = (L[data.tau][:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
     return np.ascontiguousarray(Psi), np.repeat(view, X.shape[1])
 
@@ -1550,52 +1553,38 @@ def _ipm_features(data: _Data) -> tuple[np.ndarray, np.ndarray]:
     if data.kind != "linear":
         raise ValueError("method='ipm' needs kernel='linear' (it works in the feature "
                          "space of the multitask kernel); use method='newton' or 'auto'")
-    dim = _similarity_factors(data)[0].shape[1] * data.features.shape[1]
+    factors = _similarity_factors(data)
+    dim = factors[0].shape[1] * data.features.shape[1]
     if dim > _IPM_MAX_DIM:
         raise ValueError(f"method='ipm' needs d * sum_m rank(G_m) <= {_IPM_MAX_DIM} (its "
                          f"Newton systems have that size); here it is {dim}: use "
                          "method='newton' or 'auto'")
-    return _feature_blocks(data)
-
-
-def _to_boundary(v: np.ndarray, dv: np.ndarray) -> float:
-    """The largest step in ``[0, 1]`` keeping ``v + step dv >= 0``."""
-    neg = dv < 0
-    return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
-
-
-def _ipm_direction(B: np.ndarray, chol: np.ndarray, D: np.ndarray, point: tuple,
-                   residuals: tuple, rs: np.ndarray, rxc: np.ndarray) -> tuple:
-    """One Newton direction of :func:`_svm_ipm` for the complementarity targets ``rs``
-    (of ``lambda s``) and ``rxc`` (of ``mu xi``), through the ``r x r`` system whose
-    Cholesky factor is ``chol``."""
-    xi, s, lam, mu = point
-    rw, rxi, rp = residuals
-    h = -rp + xi / mu * rxi + rxc / mu - rs / lam
-    dw = np.linalg.solve(chol.T, np.linalg.solve(chol, -rw + B.T @ (h / D)))
-    dlam = (h - B @ dw) / D
-    ds = (-rs - s * dlam) / lam
-    dxi = xi / mu * (dlam - rxi) - rxc / mu
-    dmu = (-rxc - mu * dxi) / xi
-    return dw, dxi, ds, dlam, dmu
+    return _feature_blocks(data, factors)
 
 
 def _svm_ipm(B: np.ndarray, C: float, tol: float) -> tuple[np.ndarray, int]:
     """The fixed-kernel SVM ``min 1/2 |w|^2 + C sum_i max(0, 1 - b_i^T w)`` (rows ``b_i``
-    of ``B``) by Mehrotra's predictor-corrector on ``B w + xi - s = 1``, ``xi, s >= 0``
-    (Nocedal & Wright, *Numerical Optimization*, 2006, Alg. 16.4), each iteration one
-    ``r x r`` system ``(I + B^T D^-1 B) dw = rhs``. Stops when ``alpha = clip(lambda, 0,
-    C)`` (the multipliers of the margin constraints, dual feasible) and its own weights
-    ``B^T alpha`` have a relative gap ``<= tol`` (the pair the caller's certificate
-    evaluates), or, where double precision ends the iteration first, with the best such
-    ``alpha`` seen. Returns ``(alpha, iterations)``."""
+    of ``B``) by the Mehrotra predictor-corrector of :mod:`solvers._ipm` (the WW-SVM's,
+    here with ``k = 1`` and ``A = B``), each iteration one ``r x r`` Cholesky of
+    ``I + B^T D B``. Stops when ``alpha = clip(lambda, 0, C)`` (the multipliers of the
+    margin constraints, dual feasible) and its own weights ``B^T alpha`` have a relative
+    gap ``<= tol`` (the pair the caller's certificate evaluates), or, where double
+    precision ends the iteration first, with the best such ``alpha`` seen. Returns
+    ``(alpha, iterations)``."""
     n, r = B.shape
-    w = np.zeros(r)
-    xi, s = np.ones(n), np.ones(n)
-    lam, mu = np.full(n, 0.5 * C), np.full(n, 0.5 * C)
+
+    def A_mul(W: np.ndarray) -> tuple[np.ndarray, None]:
+        return B @ W, None
+
+    def AT_mul(lam: np.ndarray) -> np.ndarray:
+        return B.T @ lam
+
+    W = np.zeros((r, 1))
+    xi, s_ = np.full((n, 1), 2.0), np.ones((n, 1))
+    lam, mu = np.full((n, 1), 0.5 * C), np.full((n, 1), 0.5 * C)
     best, best_gap = np.zeros(n), math.inf
     for it in range(1, _IPM_MAX_ITER + 1):
-        alpha = np.clip(lam, 0.0, C)
+        alpha = np.clip(lam[:, 0], 0.0, C)
         u = B.T @ alpha  # W(alpha): the weights the solver's certificate evaluates
         primal = 0.5 * float(u @ u) + C * float(np.maximum(0.0, 1.0 - B @ u).sum())
         gap = primal - (float(alpha.sum()) - 0.5 * float(u @ u))
@@ -1603,32 +1592,28 @@ def _svm_ipm(B: np.ndarray, C: float, tol: float) -> tuple[np.ndarray, int]:
             best, best_gap = alpha, gap
         if gap <= tol * max(1.0, abs(primal)):
             return alpha, it - 1
-        residuals = (w - B.T @ lam, C - lam - mu, B @ w + xi - s - 1.0)
-        gap_mean = (float(lam @ s) + float(mu @ xi)) / (2 * n)
-        D = xi / mu + s / lam
+        AW = B @ W
+        r_w, r_xi, r_s = W - B.T @ lam, C - lam - mu, AW + xi - 1.0 - s_
+        tau = (float(np.sum(lam * s_)) + float(np.sum(mu * xi))) / (2 * n)
+        Dm = 1.0 / (xi / mu + s_ / lam)
         try:  # near the floor of double precision the system stops being usable
-            chol = np.linalg.cholesky(np.eye(r) + B.T @ (B / D[:, None]))
-        except np.linalg.LinAlgError:
+            L = sla.cho_factor(np.eye(r) + B.T @ (B * Dm), lower=True, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
             return best, it - 1
-        point = (xi, s, lam, mu)
-        _, axi, as_, alam, amu = _ipm_direction(B, chol, D, point, residuals, lam * s,
-                                                mu * xi)
-        ap = min(_to_boundary(xi, axi), _to_boundary(s, as_))
-        ad = min(_to_boundary(lam, alam), _to_boundary(mu, amu))
-        aff = (float((lam + ad * alam) @ (s + ap * as_))
-               + float((mu + ad * amu) @ (xi + ap * axi))) / (2 * n)
-        sigma = (aff / gap_mean) ** 3 * gap_mean
-        dw, dxi, ds, dlam, dmu = _ipm_direction(B, chol, D, point, residuals,
-                                                lam * s + alam * as_ - sigma,
-                                                mu * xi + amu * axi - sigma)
-        step = _IPM_STEP * min(_to_boundary(xi, dxi), _to_boundary(s, ds),
-                               _to_boundary(lam, dlam), _to_boundary(mu, dmu))
-        w = w + step * dw
-        xi, s = xi + step * dxi, s + step * ds
-        lam, mu = lam + step * dlam, mu + step * dmu
-        if not (np.all(np.isfinite(w)) and np.all(np.isfinite(lam))
-                and np.all(lam > 0) and np.all(mu > 0)):
-            return best, it  # the best certified alpha so far
+        state = (xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L)
+        dW, dxi, dlam, dmu, ds = ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
+        t_aff = ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
+        tau_aff = (float(np.sum((lam + t_aff * dlam) * (s_ + t_aff * ds)))
+                   + float(np.sum((mu + t_aff * dmu) * (xi + t_aff * dxi)))) / (2 * n)
+        sigma = (tau_aff / tau) ** 3
+        dW, dxi, dlam, dmu, ds = ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
+                                               sigma * tau - mu * xi - dmu * dxi, A_mul,
+                                               AT_mul)
+        t = min(1.0, IPM_STEP * ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
+        if not (np.all(np.isfinite(dW)) and t > 1e-12):
+            return best, it  # the steps stalled at the rounding level
+        W, xi, s_ = W + t * dW, xi + t * dxi, s_ + t * ds
+        lam, mu = lam + t * dlam, mu + t * dmu
     return best, _IPM_MAX_ITER
 
 

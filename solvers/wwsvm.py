@@ -109,6 +109,7 @@ import scipy.sparse as sp
 
 from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
+from ._ipm import IPM_STEP, ipm_direction, ipm_max_step
 from .base import IncompatibleWarmStart, Monitor, Result, SlowProgress, handover
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .saved import SavedForm, array_specs
@@ -1471,8 +1472,6 @@ def auto_method(dims: int, k: int) -> str:
     ('ipm', 'walrus')
     """
     return "ipm" if dims <= _AUTO_IPM_D and dims * k <= _AUTO_IPM_DIM else "walrus"
-#: Fraction of the step to the boundary of the positive orthant.
-_IPM_STEP = 0.99
 
 
 def _ipm_normal_matrix(X: Any, y: np.ndarray, Dm: np.ndarray, k: int) -> np.ndarray:
@@ -1507,36 +1506,6 @@ def _ipm_normal_matrix(X: Any, y: np.ndarray, Dm: np.ndarray, k: int) -> np.ndar
     N = N.reshape(k * d, k * d)
     N[np.diag_indices_from(N)] += 1.0
     return N
-
-
-def _ipm_direction(state, rc1, rc2, A_mul, AT_mul):
-    """Newton direction of the KKT system for complementarity targets ``rc1``, ``rc2``.
-
-    Eliminating ``ds``, ``dmu``, ``dxi`` and ``dlam`` leaves
-    ``(I + A^T D A) dw = -r_w + A^T (q + D h)`` with ``D = 1 / (xi / mu + s / lam)``.
-    """
-    xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L = state
-    d, k = r_w.shape
-    q = r_xi - rc2 / xi
-    E = 1.0 + (s_ / lam) * (mu / xi)
-    h = -r_s + rc1 / lam - (s_ / lam) * q
-    rhs = -r_w + AT_mul(q + Dm * h)
-    dW = sla.cho_solve(L, rhs.T.reshape(-1), check_finite=False).reshape(k, d).T
-    dxi = (h - A_mul(dW)[0]) / E
-    dlam = q + (mu / xi) * dxi
-    dmu = r_xi - dlam
-    ds = (rc1 - s_ * dlam) / lam
-    return dW, dxi, dlam, dmu, ds
-
-
-def _ipm_max_step(pairs) -> float:
-    """Largest ``t <= 1`` keeping every ``x + t dx`` non-negative."""
-    t = 1.0
-    for x, dx in pairs:
-        neg = dx < 0
-        if np.any(neg):
-            t = min(t, float(np.min(-x[neg] / dx[neg])))
-    return t
 
 
 def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bias
@@ -1629,14 +1598,14 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
             break
 
         state = (xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L)
-        dW, dxi, dlam, dmu, ds = _ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
-        t_aff = _ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
+        dW, dxi, dlam, dmu, ds = ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
+        t_aff = ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
         tau_aff = (float(np.sum((lam + t_aff * dlam) * (s_ + t_aff * ds)))
                    + float(np.sum((mu + t_aff * dmu) * (xi + t_aff * dxi)))) / (2 * m)
         sigma = (tau_aff / tau) ** 3
-        dW, dxi, dlam, dmu, ds = _ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
+        dW, dxi, dlam, dmu, ds = ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
                                                 sigma * tau - mu * xi - dmu * dxi, A_mul, AT_mul)
-        t = min(1.0, _IPM_STEP * _ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
+        t = min(1.0, IPM_STEP * ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
         if not (np.all(np.isfinite(dW)) and t > 1e-12):
             mon.stop("floor", "the interior-point steps stalled at the rounding level")
             mon.record(it, primal, dual)
