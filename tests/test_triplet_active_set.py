@@ -118,34 +118,18 @@ def test_working_set_update_equals_a_full_rebuild(diagonal):
     assert reused >= 10
 
 
-def test_active_set_path_same_with_incremental_and_rebuilt_working_sets():
-    X, y = _data(5, n=48)
-    prob = ts.TripletProblem(X, y, k=5)
-    out = {}
-    for mode in ("rebuild", "incremental"):
-        out[mode] = [ts.path(X, y, triplets=prob, active_set=True, screening=scr, ratio=0.95,
-                             n_lambdas=25, tol=1e-8, _workset=mode)
-                     for scr in (None, ("rrpb", "pgb"))]
-    for a, b in zip(out["rebuild"], out["incremental"], strict=True):
-        assert (a.params["_workset"], b.params["_workset"]) == ("rebuild", "incremental")
-        for f in ("lambdas", "primal", "dual", "n_iter"):
-            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
-        np.testing.assert_array_equal(a.triplet_visits, b.triplet_visits)
-        assert a.total_iterations > 2 * len(a.lambdas)  # refreshes happened
-
-
 def test_active_set_path_same_with_and_without_retest():
     """The active-set path with RRPB is the same, bit for bit, whether path screening
-    re-tests only the candidates or runs the full pass at every lambda."""
-    tn = Tuning(retest_min=0)
+    re-tests only the candidates (from ``Tuning.retest_min`` triplets on) or runs the
+    full pass at every lambda."""
     X, y = _data(5, n=40)
     prob = ts.TripletProblem(X, y, k=math.inf)
     out = []
-    for flag in (True, False):
+    for least in (0, prob.n_triplets + 1):
         out.append(ts.path(X, y, triplets=prob, active_set=True, screening=("rrpb",),
                            ratio=0.97, n_lambdas=40, tol=1e-7, backoff=False,
-                           _retest=flag, _tuning=tn))
-        assert out[-1].params["_retest"] is flag
+                           _tuning=Tuning(retest_min=least)))
+        assert out[-1].params["_tuning"] == {"retest_min": least}
     for f in ("lambdas", "primal", "dual", "n_iter", "rate_path"):
         np.testing.assert_array_equal(getattr(out[0], f), getattr(out[1], f))
 

@@ -3,6 +3,7 @@ re-tests, its back-off), warm starts and the carried evaluation."""
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -249,8 +250,9 @@ def test_path_retest_equals_the_full_pass_on_random_paths(k, diagonal):
     M = prob.solution_above_lambda_max(prob.lambda_max()) * 3.0
     n_ret = n_full = 0
     for _path in range(3):
-        inc = pathscreen.PathScreen(d, prob.gamma, 40, retest=True, tuning=tn)
-        full = pathscreen.PathScreen(d, prob.gamma, 40, retest=False, tuning=tn)
+        inc = pathscreen.PathScreen(d, prob.gamma, 40, tuning=tn)
+        full = pathscreen.PathScreen(d, prob.gamma, 40,
+                                     tuning=replace(tn, retest_min=d.n_t + 1))
         assert inc._retest and not full._retest
         lam = lam0
         for _ in range(30):

@@ -551,22 +551,16 @@ def test_private_options_are_validated_once_and_recorded():
     prob = ts.TripletProblem(X, y, k=3)
     for call in (lambda **kw: ts.solve(X, y, 1.0, triplets=prob, **kw),
                  lambda **kw: ts.path(X, y, triplets=prob, n_lambdas=3, **kw)):
-        for kw, exc, msg in ((dict(_retest=1), TypeError, "_retest"),
-                             (dict(_workset="fresh"), ValueError, "_workset"),
-                             (dict(_compiled="yes"), TypeError, "_compiled"),
+        for kw, exc, msg in ((dict(_compiled="yes"), TypeError, "_compiled"),
                              (dict(_chunk=0), ValueError, "_chunk"),
                              (dict(_tuning={"sample": 10}), TypeError, "_tuning")):
             with pytest.raises(exc, match=msg):
                 call(**kw)
         default = call()
-        assert {k: default.params[k] for k in ("_retest", "_workset", "_compiled", "_chunk",
-                                               "_tuning")} == {
-            "_retest": True, "_workset": "incremental", "_compiled": True, "_chunk": 2048,
-            "_tuning": {}}
-        tuned = call(_retest=False, _workset="rebuild", _compiled=False, _chunk=7,
-                     _tuning=Tuning(pay_margin=3.0, sample=64))
-        assert (tuned.params["_retest"], tuned.params["_workset"], tuned.params["_compiled"],
-                tuned.params["_chunk"]) == (False, "rebuild", False, 7)
+        assert {k: default.params[k] for k in ("_compiled", "_chunk", "_tuning")} == {
+            "_compiled": True, "_chunk": 2048, "_tuning": {}}
+        tuned = call(_compiled=False, _chunk=7, _tuning=Tuning(pay_margin=3.0, sample=64))
+        assert (tuned.params["_compiled"], tuned.params["_chunk"]) == (False, 7)
         assert tuned.params["_tuning"] == {"pay_margin": 3.0, "sample": 64}
     for bad in (dict(pay_margin=-1.0), dict(round_overhead=math.inf),
                 dict(path_overhead=math.nan), dict(sample=1.5), dict(skip_lambdas=True),

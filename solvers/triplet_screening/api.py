@@ -20,7 +20,7 @@ from . import spheres as sph
 from .loops import _run_solve
 from .problem import TripletProblem
 from .results import TripletResult
-from .state import CHUNK, WORKSETS, _Opts, _Ref
+from .state import CHUNK, _Opts, _Ref
 from .triplets import METHODS, PARAMS, _check_lam, _check_loss, _check_screening
 from .tuning import DEFAULT, Tuning
 
@@ -42,8 +42,7 @@ def _resolve_method(method: str, hinge: bool, active_set: bool) -> str:
 def _options(*, loss: Any, gamma: Any, screening: Any, rule: Any, diagonal: Any,
              active_set: Any, refresh: Any, method: Any, dynamic: Any, backoff: Any,
              evaluation: Any, tol: Any, max_iter: Any, callback: Any = None,
-             want_alpha: bool = True, retest: Any = True, workset: Any = "incremental",
-             compiled: Any = True, chunk: Any = CHUNK,
+             want_alpha: bool = True, compiled: Any = True, chunk: Any = CHUNK,
              tuning: Any = None) -> tuple[_Opts, str, float, bool]:
     """Validate the options :func:`solve` and :func:`.regpath.path` share, once.
 
@@ -70,9 +69,7 @@ def _options(*, loss: Any, gamma: Any, screening: Any, rule: Any, diagonal: Any,
                  max_iter=v["max_iter"], callback=check_callback(callback),
                  want_alpha=want_alpha, backoff=v["backoff"],
                  adaptive=v["dynamic"] == "adaptive", evaluation=v["evaluation"],
-                 refresh=v["refresh"], retest=check_bool(retest, "_retest"),
-                 workset=check_choice(workset, "_workset", WORKSETS),
-                 compiled=check_bool(compiled, "_compiled"),
+                 refresh=v["refresh"], compiled=check_bool(compiled, "_compiled"),
                  chunk=check_int(chunk, "_chunk", low=1), tuning=tuning)
     return opts, loss_n, gamma_v, v["diagonal"]
 
@@ -106,8 +103,6 @@ def solve(
     max_iter: int = PARAMS.default("max_iter"),
     init: TripletResult | None = None,
     callback=None,
-    _retest: bool = True,
-    _workset: str = "incremental",
     _compiled: bool = True,
     _chunk: int = CHUNK,
     _tuning: Tuning | None = None,
@@ -202,16 +197,12 @@ def solve(
     callback : callable, optional
         ``callback(state)`` per certified iteration; ``state.iterate`` holds ``M``
         and ``status`` (0 active, 1 L-hat, 2 R-hat, 3 outside the active set).
-    _retest, _workset, _compiled, _chunk : optional
-        Private: implementations that give the same iterates, kept for the benchmark's
-        before/after and the tests that compare them. ``_retest``: path screening
-        (with ``init``'s reference) re-tests only what the sphere's movement can reach
-        (``pathscreen.PathScreen``); ``_workset``: the active set's working set
-        updated ``"incremental"``-ly or ``"rebuild"``-t at every refresh;
-        ``_compiled``: runs of iterations in one compiled call (``False``: the steps,
-        always compiled, hand every iteration back to Python to certify, and with an
-        active set to make the working set's own test); ``_chunk``: most iterations
-        per compiled call.
+    _compiled, _chunk : optional
+        Private: ``_compiled``: runs of iterations in one compiled call (``False``: the
+        steps, always compiled, hand every iteration back to Python to certify, and with
+        an active set to make the working set's own test: the reference the tests
+        compare the compiled certificates with, bit for bit); ``_chunk``: most
+        iterations per compiled call.
     _tuning : Tuning, optional
         Private: the cost model's weights (default :data:`.tuning.DEFAULT`, fitted on
         one machine); they decide which screening rounds and refreshes run, never
@@ -240,7 +231,7 @@ def solve(
         loss=loss, gamma=gamma, screening=screening, rule=rule, diagonal=diagonal,
         active_set=active_set, refresh=refresh, method=method, dynamic=dynamic,
         backoff=backoff, evaluation=evaluation, tol=tol, max_iter=max_iter,
-        callback=callback, retest=_retest, workset=_workset, compiled=_compiled,
+        callback=callback, compiled=_compiled,
         chunk=_chunk, tuning=_tuning)
     prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
     if isinstance(triplets, TripletProblem) and (prob.loss != loss_n or prob.gamma != gamma_v

@@ -290,7 +290,7 @@ class _Primal:
         if ev is None:
             ev = run.evaluate(M, run.unscr, margins=aset)
         if aset:
-            _refresh(run, ev, opts.workset)
+            _refresh(run, ev)
         self.ev = ev
         P_full, D, exact = self.certify()
         rest = [k for k in opts.screening if k not in pre]
@@ -309,7 +309,7 @@ class _Primal:
                                 kinds=rest) and not run.still_exact(M, exact):
                 self.ev = run.evaluate(M, run.unscr, margins=aset)
                 if aset:
-                    _refresh(run, self.ev, opts.workset)
+                    _refresh(run, self.ev)
                 P_full, D, exact = self.certify()
         self.s = start_step(M, self.ev, step)
         return P_full, D, exact
@@ -386,10 +386,10 @@ class _Primal:
             grown = run.unscr.idx[ev.margins < 1.0]
             M = run.best_M.copy()
             ev = run.evaluate(M, run.unscr, margins=True)
-            _refresh(run, ev, opts.workset, also=grown)
+            _refresh(run, ev, also=grown)
             step *= 0.5
         else:
-            _refresh(run, ev, opts.workset)
+            _refresh(run, ev)
         self.H = sph.halfspace_from(s.Z, s.N) if self.linear else None
         self.s, self.M, self.ev = start_step(M, ev, step), M, ev
         return PENDING, it, can_pay
@@ -401,28 +401,21 @@ class _Primal:
         if not run.still_exact(M, exact):
             ev = run.evaluate(M, run.unscr, margins=self.aset)
             if self.aset:
-                _refresh(run, ev, self.opts.workset)
+                _refresh(run, ev)
         self.s = start_step(M, ev, self.s.step)
 
     def finish(self) -> None:
         pass
 
 
-def _refresh(run: _Run, ev: _Eval, workset: str = "incremental",
-             also: np.ndarray | None = None) -> None:
+def _refresh(run: _Run, ev: _Eval, also: np.ndarray | None = None) -> None:
     """Active set: working triplets = unscreened ones with positive loss (margin < 1),
-    plus the triplets ``also`` (global indices) when given; ``workset``: how the working
-    set is built (:data:`.state.WORKSETS`, the same arrays either way)."""
+    plus the triplets ``also`` (global indices) when given (:meth:`._Run.work_from`)."""
     sub = run.unscr
     assert ev.margins is not None  # evaluated with margins=True
     keep = ev.margins < 1.0
     if also is not None and also.size:
         keep |= np.isin(sub.idx, also, assume_unique=True)
-    if workset == "rebuild":
-        run.work_src = None
-        run.own_status()[sub.idx] = np.where(keep, 0, 3).astype(np.int8)
-        run.work = run.data.compact(sub.idx[keep])
-        return
     run.work_from(sub, keep)
 
 

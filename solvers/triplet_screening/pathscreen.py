@@ -12,7 +12,7 @@ triplet, L-hat as per-pair counts) from one lambda to the next:
   (:func:`.kernels._path_rule_blocks`, the same results bit for bit). The folded
   ``H_L = sum_p cnt_p F_p F_p^T`` is updated over the pairs whose L-hat counts changed.
   On problems of at least ``Tuning.retest_min`` triplets the full pass runs only now
-  and then (``retest=True``): it keeps, for each triplet it screens, how far the sphere
+  and then: it keeps, for each triplet it screens, how far the sphere
   may move before the rule could change (its slack radius), and the next lambdas
   re-test only the candidates whose slack radius the sphere's movement since that pass
   can have used up (:func:`.kernels._path_retest`; the bound is written out in
@@ -81,15 +81,14 @@ def _up32(x: np.ndarray) -> np.ndarray:
 class PathScreen:
     """Screening state carried along a regularisation path (one per :func:`path` call).
 
-    ``retest``: re-test only what the sphere's movement can have changed
-    (:meth:`advance`; ``False``: the full pass at every lambda, for the benchmark's
-    before/after and the test that both give the same screening: same statuses, pair
-    counts and remaining triplets either way). ``tuning``: the cost model's weights
-    (:class:`.Tuning`)."""
+    ``tuning``: the cost model's weights (:class:`.Tuning`); from
+    ``tuning.retest_min`` triplets on, re-test only what the sphere's movement can have
+    changed (:meth:`advance`; below, the full pass at every lambda: the same statuses,
+    pair counts and remaining triplets either way)."""
 
     def __init__(self, data: _Data, gamma: float, n_lambdas: int,
                  incremental: bool = False, evaluation: str = "triplets", *,
-                 retest: bool = True, tuning: Tuning = DEFAULT) -> None:
+                 tuning: Tuning = DEFAULT) -> None:
         self.data = data
         self.tuning = tuning
         #: all triplets as the solve evaluates them without screening (its loss pass is
@@ -124,7 +123,7 @@ class PathScreen:
         self.advanced = False
         # re-testing: the last full pass's sphere, its candidates (triplets with slack
         # radius <= theta) and the running maximum of the movement bound
-        self._retest = retest and not incremental and n_t >= tuning.retest_min
+        self._retest = not incremental and n_t >= tuning.retest_min
         m = n_t if self._retest else 0
         # candidate buffers, as the full pass appends them (index, slack radius, pair
         # ids, ||H||, status); pages touched only as far as the candidates reach

@@ -124,8 +124,6 @@ def path(
     max_iter: int = 5000,
     termination: bool = True,
     callback=None,
-    _retest: bool = True,
-    _workset: str = "incremental",
     _compiled: bool = True,
     _chunk: int = CHUNK,
     _tuning: Tuning | None = None,
@@ -192,10 +190,9 @@ def path(
         Apply the paper's termination rule.
     callback : callable, optional
         ``callback(t, lam, result)`` after each lambda; ``False`` stops the path.
-    _retest, _workset, _compiled, _chunk, _tuning
+    _compiled, _chunk, _tuning
         As in :func:`solve`. The options :func:`solve` and :func:`path` share are
-        validated by the same code (``api._options``), once for every lambda;
-        ``_retest``: path screening's re-test along the path.
+        validated by the same code (``api._options``), once for every lambda.
 
     Returns
     -------
@@ -206,7 +203,7 @@ def path(
         loss=loss, gamma=gamma, screening=screening, rule=rule, diagonal=diagonal,
         active_set=active_set, refresh=refresh, method=method, dynamic=dynamic,
         backoff=backoff, evaluation=evaluation, tol=tol, max_iter=max_iter,
-        want_alpha=False, retest=_retest, workset=_workset, compiled=_compiled,
+        want_alpha=False, compiled=_compiled,
         chunk=_chunk, tuning=_tuning)
     kinds = opts.screening
     range_screening = check_bool(range_screening, "range_screening")
@@ -227,8 +224,8 @@ def path(
     # RRPB with the sphere rule screens with state carried along the path: one fused pass
     # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
     ps = PathScreen(prob.data, prob.gamma, len(grid.lams), incremental=range_screening,
-                    evaluation=opts.evaluation, retest=opts.retest,
-                    tuning=opts.tuning) if ("rrpb" in kinds and opts.rule == "sphere") else None
+                    evaluation=opts.evaluation, tuning=opts.tuning) \
+        if ("rrpb" in kinds and opts.rule == "sphere") else None
     log = _PathLog(kinds, specs)
     terminated = grid.stop
     prev: _Solved | None = None

@@ -715,10 +715,6 @@ class _Run:
         return out
 
 
-#: How the active set's working set is updated at a refresh (``_workset``):
-#: ``"incremental"`` (:meth:`.pairs._Data.work_of`) or ``"rebuild"`` (gathered from all
-#: triplets at every refresh, :meth:`.pairs._Data.compact`); the same arrays either way.
-WORKSETS = ("incremental", "rebuild")
 #: Most iterations one compiled call runs by default (``_chunk``; its history rows are
 #: preallocated).
 CHUNK = 2048
@@ -728,8 +724,8 @@ CHUNK = 2048
 class _Opts:
     """The options of one solve or of every lambda of a path, validated once
     (:func:`.api._options`): :data:`.triplets.PARAMS`' (``adaptive`` is ``dynamic ==
-    "adaptive"``) and the private ones of :func:`.api.solve` (``_retest``, ``_workset``,
-    ``_compiled``, ``_chunk``, ``_tuning``), which select implementations and cost
+    "adaptive"``) and the private ones of :func:`.api.solve` (``_compiled``, ``_chunk``,
+    ``_tuning``), which select implementations and cost
     weights, never the optimum."""
 
     screening: tuple[str, ...]
@@ -745,8 +741,6 @@ class _Opts:
     adaptive: bool = True
     evaluation: str = "triplets"
     refresh: str = "every10"
-    retest: bool = True
-    workset: str = "incremental"
     compiled: bool = True
     chunk: int = CHUNK
     tuning: Tuning = DEFAULT
@@ -761,6 +755,5 @@ class _Opts:
                 "method": self.method, "backoff": self.backoff,
                 "evaluation": self.evaluation,
                 "dynamic": "adaptive" if self.adaptive else "every10", "tol": self.tol,
-                "max_iter": self.max_iter, "_retest": self.retest,
-                "_workset": self.workset, "_compiled": self.compiled,
+                "max_iter": self.max_iter, "_compiled": self.compiled,
                 "_chunk": self.chunk, "_tuning": self.tuning.overrides()}

@@ -30,9 +30,8 @@
    ``lam_t = 0.99 lam_{t-1}`` (smoothed hinge, gamma = 0.05, relative gap 1e-6) alone, with
    RRPB and with RRPB+PGB, on wine with all triplets and digits (PCA 16, k = 10): total
    CPU time and number of lambdas, in the paper's layout and in detail, each run with the
-   working set rebuilt at every refresh and updated incrementally, and path screening by
-   a full pass at every lambda and by re-testing only what the sphere's movement can
-   have changed (before/after, same iterates).
+   working set refreshed every 10 iterations (the paper's schedule) and with
+   ``refresh="converged"``.
 7. Growth of the practical path: CPU time against the number of points (triplets) and
    the dimension, with the fitted exponent.
 """
@@ -473,22 +472,16 @@ PRACTICAL_SETS = (
     ("wine, all triplets", "wine", None, np.inf, 6.0),
     ("digits PCA 16, k=10", "digits", 16, 10, 3.6),
 )
-#: Bookkeeping compared, each as (label, working-set update (``path``'s private option
-#: ``_workset``), path screening re-tests only the candidates (``_retest``), the active
-#: set's ``refresh``): the working set rebuilt at every refresh with a full path-screening pass
-#: at every lambda, updated incrementally with the full pass, and updated incrementally
-#: with the re-test (today's defaults), all refreshed every 10 iterations (the paper's
-#: schedule); then today's bookkeeping with ``refresh="converged"``. The active set alone
-#: does not screen: its runs under the third mode are those of the second (the same
-#: code) and are not repeated.
+#: The active set's refresh schedules compared, each as (label, ``refresh``): every 10
+#: iterations (the paper's schedule) and also as soon as the working set's own problem
+#: meets tol where that pays (``refresh="converged"``).
 BOOKKEEPING = (
-    ("rebuild, full pass", "rebuild", False, "every10"),
-    ("incremental, full pass", "incremental", False, "every10"),
-    ("incremental, re-test", "incremental", True, "every10"),
-    ("incremental, re-test, refresh='converged'", "incremental", True, "converged"),
+    ("every10", "every10"),
+    ("converged", "converged"),
 )
-#: The modes of the Table-2 layouts: (main mode, mode of the speed-ups in brackets).
-WIDE_MODES = ((2, 1), (3, 2))
+#: The modes of the Table-2 layouts: (main mode, mode of the speed-ups in brackets, or
+#: None).
+WIDE_MODES: tuple[tuple[int, int | None], ...] = ((0, None), (1, 0))
 
 
 def _practical_warm_up(X: np.ndarray, y: np.ndarray) -> None:
@@ -501,49 +494,44 @@ def _practical_warm_up(X: np.ndarray, y: np.ndarray) -> None:
 
 def _practical_runs(X, y, prob, n_lambdas: int, progress, label: str,
                     bookkeeping=BOOKKEEPING) -> dict:
-    """``{(bookkeeping label, run label): (CPU seconds, path)}`` in one process; each
-    bookkeeping mode passed to :func:`solvers.triplet_screening.path` as its options."""
+    """``{(schedule label, run label): (CPU seconds, path)}`` in one process; each
+    refresh schedule passed to :func:`solvers.triplet_screening.path`."""
     res = {}
-    prev = None
-    for mode, update, retest, schedule in bookkeeping:
-        how = dict(refresh=schedule, _workset=update, _retest=retest)
+    for mode, schedule in bookkeeping:
         for run_label, kw in PRACTICAL_RUNS:
-            if kw.get("screening") is None and prev is not None and \
-                    prev[1:] == (update, schedule):
-                res[mode, run_label] = res[prev[0], run_label]  # no path screening
-                continue
             t, p, compiled = cpu_time_without_jit(functools.partial(
-                ts.path, X, y, triplets=prob, n_lambdas=n_lambdas, **how, **PRACTICAL, **kw))
+                ts.path, X, y, triplets=prob, n_lambdas=n_lambdas, refresh=schedule, **PRACTICAL,
+                **kw))
             res[mode, run_label] = (t, p)
             again = " (compiled first: timed again)" if compiled else ""
             progress(f"practical {label} {run_label} [{mode}]: {t:.2f} s CPU, "
                      f"{len(p.lambdas)} lambdas{again}")
-        prev = (mode, update, schedule)
     return res
 
 
 def _practical_tables(progress, sets=PRACTICAL_SETS, n_lambdas: int = 5000
                       ) -> list[BenchTable]:
     """The paper's Table 2 setting: the paper's layout (methods by data set, total CPU
-    and number of lambdas) and the detail (profile, before/after of the bookkeeping, the
+    and number of lambdas) and the detail (profile, the two refresh schedules, the
     speed-up a free screening would give)."""
     modes = [m[0] for m in BOOKKEEPING]
     detail = BenchTable(
         "Active-set method on the fine path (the paper's Table 2 setting: ratio 0.99 from "
         "lam_max to the paper's termination rule, smoothed hinge gamma 0.05, relative gap "
         "1e-6), CPU time of one run",
-        ["dataset", "triplets", "method", "bookkeeping", "lambdas", "iterations",
+        ["dataset", "triplets", "method", "refresh", "lambdas", "iterations",
          "CPU [s]", "speed-up vs ActiveSet", "target", "CPU previous mode / this",
          "ceiling: free screening", "loss-pass visits [M]", "triplets visited [M]",
          "loss passes [s]", "screening [s]", "pair forms [s]", "eig [s]",
-         f"same iterates as '{modes[0]}'", "max rel. obj. diff vs ActiveSet"],
+         "max rel. obj. diff vs ActiveSet"],
     )
     wide_cols = ["method"]
     for label, *_ in sets:
         wide_cols += [f"{label}: CPU [s]", f"{label}: speed-up", f"{label}: lambdas"]
     wides = [BenchTable("Total CPU time with the active-set method (the paper's Table 2 "
-                        f"layout; bookkeeping '{modes[m]}'; the speed-ups with "
-                        f"'{modes[b]}' in brackets)", wide_cols) for m, b in WIDE_MODES]
+                        f"layout; refresh='{modes[m]}'"
+                        + ("" if b is None else f"; the speed-ups with '{modes[b]}' in "
+                           "brackets") + ")", wide_cols) for m, b in WIDE_MODES]
     cells: list[dict[str, list[Any]]] = [{r: [r] for r, _ in PRACTICAL_RUNS}
                                          for _ in WIDE_MODES]
     for label, name, pca, k, target in sets:
@@ -556,10 +544,6 @@ def _practical_tables(progress, sets=PRACTICAL_SETS, n_lambdas: int = 5000
             for run_label, _ in PRACTICAL_RUNS:
                 t, p = res[mode, run_label]
                 pr = p.profile
-                pb = res[modes[0], run_label][1]
-                same = "yes" if all(np.array_equal(getattr(p, f), getattr(pb, f))
-                                    for f in ("lambdas", "primal", "dual", "n_iter")) \
-                    else "NO" if BOOKKEEPING[i][3] == BOOKKEEPING[0][3] else "other schedule"
                 screens = run_label != "ActiveSet"
                 detail.add(label, prob.n_triplets, run_label, mode, len(p.lambdas),
                            p.total_iterations, t, t0 / t,
@@ -570,14 +554,15 @@ def _practical_tables(progress, sets=PRACTICAL_SETS, n_lambdas: int = 5000
                            else float("nan"),
                            pr["loss_pass_visits"] / 1e6, pr["triplets_visited"] / 1e6,
                            pr["loss_pass"], pr["screening"], pr["pair_forms"], pr["eig"],
-                           same, _max_diff(p, p0))
+                           _max_diff(p, p0))
         for (m, b), cell in zip(WIDE_MODES, cells, strict=True):
             t0 = res[modes[m], "ActiveSet"][0]
-            tab = res[modes[b], "ActiveSet"][0]
             for run_label, _ in PRACTICAL_RUNS:
                 t, p = res[modes[m], run_label]
-                tb = res[modes[b], run_label][0]
-                cell[run_label] += [t, f"{t0 / t:.2f}x ({tab / tb:.2f}x)", len(p.lambdas)]
+                gain = f"{t0 / t:.2f}x"
+                if b is not None:
+                    gain += f" ({res[modes[b], 'ActiveSet'][0] / res[modes[b], run_label][0]:.2f}x)"
+                cell[run_label] += [t, gain, len(p.lambdas)]
     for wide, cell in zip(wides, cells, strict=True):
         for row in cell.values():
             wide.add(*row)
@@ -601,22 +586,14 @@ def _practical_tables(progress, sets=PRACTICAL_SETS, n_lambdas: int = 5000
         "(the table above). Compare the CPU columns of the two tables for what the "
         "schedule itself gives each method.")
     detail.notes.append(
-        common + " 'bookkeeping': the working-set update ('rebuild' gathers the working "
-        "set from all triplets and compacts its pairs at every refresh; 'incremental' "
-        "builds it from the remaining subset's own pair ids and keeps it when no triplet "
-        "entered or left it) and path screening ('full pass': the RRPB rule on every "
-        "triplet at every lambda; 're-test': a full pass now and then, in between only "
-        "the triplets whose slack the sphere's movement can have used up). All modes give "
-        "the same arrays: 'same iterates' compares lambdas, objectives and iteration "
-        "counts exactly. The active set alone does not screen: its 're-test' row repeats "
-        "its 'full pass' run. 'ceiling: free screening': ActiveSet's CPU time over "
-        "the run's without its screening time (path scan, rules, status updates, "
-        "compaction): the speed-up the run would have if screening cost nothing, from the "
-        "measured parts, not a measurement; the rest of each iteration (pair forms, d x d "
-        "eigendecompositions) is shared by all methods and bounds every speed-up. The "
-        "iterations between refreshes run in one compiled call per refresh period. "
-        "'same iterates' is 'other schedule' for refresh='converged' (other iterates, "
-        "the same optimum within tol: see the objective difference).")
+        common + " 'ceiling: free screening': ActiveSet's CPU time over the run's without "
+        "its screening time (path scan, rules, status updates, compaction): the speed-up "
+        "the run would have if screening cost nothing, from the measured parts, not a "
+        "measurement; the rest of each iteration (pair forms, d x d eigendecompositions) "
+        "is shared by all methods and bounds every speed-up. The iterations between "
+        "refreshes run in one compiled call per refresh period. refresh='converged' "
+        "gives other iterates and the same optimum within tol (see the objective "
+        "difference).")
     return [*wides, detail]
 
 
