@@ -113,7 +113,7 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     # The remainder after screening is visited in pair-id order: per-anchor rows of
     # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
     # cost more than they save.
-    # With at least 4 triplets per pair (long runs of one pair (i, j) in pb) the odd
+    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb) the odd
     # triplets scatter into a second array, added at the end: two chains of loads and
     # stores through the run's weight instead of one.
     ig, hg = _pass_start(w, gamma)
@@ -121,7 +121,7 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
     n_t = pa.shape[0]
-    two = n_t >= 4 * w.shape[0]
+    two = n_t >= 3 * w.shape[0]
     w2 = np.zeros(w.shape[0] if two else 0)
     for t in range(n_t):
         # unsigned: no negative-index wraparound selects in the compiled loop
