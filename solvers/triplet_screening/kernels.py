@@ -113,17 +113,47 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     # The remainder after screening is visited in pair-id order: per-anchor rows of
     # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
     # cost more than they save.
-    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb) the odd
-    # triplets scatter into a second array, added at the end: two chains of loads and
-    # stores through the run's weight instead of one.
+    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb) the triplets
+    # go two at a time, the second's weights into a second array added at the end and
+    # its sums into a second set: two chains of loads and stores through the run's
+    # weight, and of additions, instead of one.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
     n_t = pa.shape[0]
-    two = n_t >= 3 * w.shape[0]
-    w2 = np.zeros(w.shape[0] if two else 0)
-    for t in range(n_t):
+    t0 = 0   # where the one-at-a-time loop starts
+    if n_t >= 3 * w.shape[0]:
+        w2 = np.zeros(w.shape[0])
+        nl2, nr2 = 0, 0
+        loss2, asum2, a22 = 0.0, 0.0, 0.0
+        t0 = n_t - n_t % 2
+        for t in range(0, t0, 2):
+            ia = np.uint64(pa[t])
+            ib = np.uint64(pb[t])
+            ja = np.uint64(pa[t + 1])
+            jb = np.uint64(pb[t + 1])
+            m = q[ia] - q[ib]
+            m2 = q[ja] - q[jb]
+            if keep:
+                mout[t] = m
+                mout[t + 1] = m2
+            a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr,
+                                                      loss, asum, a2)
+            b, nl2, nr2, loss2, asum2, a22 = _triplet_step(m2, t + 1, ig, hg, hinge, rule,
+                                                           nl2, nr2, loss2, asum2, a22)
+            w[ia] += a
+            w[ib] -= a
+            w2[ja] += b
+            w2[jb] -= b
+        for p in range(w.shape[0]):
+            w[p] += w2[p]
+        nl += nl2
+        nr += nr2
+        loss += loss2
+        asum += asum2
+        a2 += a22
+    for t in range(t0, n_t):
         # unsigned: no negative-index wraparound selects in the compiled loop
         ia = np.uint64(pa[t])
         ib = np.uint64(pb[t])
@@ -132,14 +162,8 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
             mout[t] = m
         a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
                                                   asum, a2)
-        if two and t & 1:
-            w2[ia] += a
-            w2[ib] -= a
-        else:
-            w[ia] += a
-            w[ib] -= a
-    for p in range(w2.shape[0]):
-        w[p] += w2[p]
+        w[ia] += a
+        w[ib] -= a
     return loss, asum, a2, nl, nr
 
 

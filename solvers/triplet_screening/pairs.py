@@ -144,7 +144,7 @@ class _Forms:
 
     def __init__(self, F, pi, pj, Xc, diagonal):
         self.pi, self.pj, self.Xc, self.diagonal = pi, pj, Xc, diagonal
-        self._gram: tuple | None = None
+        self._gram = None   # the Gram route's src, built at the first call of src
         self.mode = _route(pi.shape[0], Xc.shape[0], diagonal)
         self.F = F if self.mode == "pairs" else None
         d = Xc.shape[1]
