@@ -99,6 +99,54 @@ def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma
 
 
 @njit(cache=True, fastmath=True)
+def _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule):  # pragma: no cover - compiled
+    # :func:`_loss_pass` two triplets at a time, the second's weights into a second
+    # array added at the end and its sums into a second set: two chains of loads and
+    # stores through the weight of a run of one pair (i, j) in pb, and of additions,
+    # instead of one.
+    ig, hg = _pass_start(w, gamma)
+    keep = mout.shape[0] > 0
+    nl, nr = 0, 0
+    loss, asum, a2 = 0.0, 0.0, 0.0
+    w2 = np.zeros(w.shape[0])
+    nl2, nr2 = 0, 0
+    loss2, asum2, a22 = 0.0, 0.0, 0.0
+    n_t = pa.shape[0]
+    for t in range(0, n_t - n_t % 2, 2):
+        ia = np.uint64(pa[t])
+        ib = np.uint64(pb[t])
+        ja = np.uint64(pa[t + 1])
+        jb = np.uint64(pb[t + 1])
+        m = q[ia] - q[ib]
+        m2 = q[ja] - q[jb]
+        if keep:
+            mout[t] = m
+            mout[t + 1] = m2
+        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
+                                                  asum, a2)
+        b, nl2, nr2, loss2, asum2, a22 = _triplet_step(m2, t + 1, ig, hg, hinge, rule, nl2,
+                                                       nr2, loss2, asum2, a22)
+        w[ia] += a
+        w[ib] -= a
+        w2[ja] += b
+        w2[jb] -= b
+    if n_t % 2:
+        t = n_t - 1
+        ia = np.uint64(pa[t])
+        ib = np.uint64(pb[t])
+        m = q[ia] - q[ib]
+        if keep:
+            mout[t] = m
+        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
+                                                  asum, a2)
+        w[ia] += a
+        w[ib] -= a
+    for p in range(w.shape[0]):
+        w[p] += w2[p]
+    return loss + loss2, asum + asum2, a2 + a22, nl + nl2, nr + nr2
+
+
+@njit(cache=True, fastmath=True)
 def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
     # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
     # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
@@ -113,47 +161,15 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     # The remainder after screening is visited in pair-id order: per-anchor rows of
     # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
     # cost more than they save.
-    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb) the triplets
-    # go two at a time, the second's weights into a second array added at the end and
-    # its sums into a second set: two chains of loads and stores through the run's
-    # weight, and of additions, instead of one.
+    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb):
+    # :func:`_loss_pass_two`.
+    if pa.shape[0] >= 3 * w.shape[0]:
+        return _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule)
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
-    n_t = pa.shape[0]
-    t0 = 0   # where the one-at-a-time loop starts
-    if n_t >= 3 * w.shape[0]:
-        w2 = np.zeros(w.shape[0])
-        nl2, nr2 = 0, 0
-        loss2, asum2, a22 = 0.0, 0.0, 0.0
-        t0 = n_t - n_t % 2
-        for t in range(0, t0, 2):
-            ia = np.uint64(pa[t])
-            ib = np.uint64(pb[t])
-            ja = np.uint64(pa[t + 1])
-            jb = np.uint64(pb[t + 1])
-            m = q[ia] - q[ib]
-            m2 = q[ja] - q[jb]
-            if keep:
-                mout[t] = m
-                mout[t + 1] = m2
-            a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr,
-                                                      loss, asum, a2)
-            b, nl2, nr2, loss2, asum2, a22 = _triplet_step(m2, t + 1, ig, hg, hinge, rule,
-                                                           nl2, nr2, loss2, asum2, a22)
-            w[ia] += a
-            w[ib] -= a
-            w2[ja] += b
-            w2[jb] -= b
-        for p in range(w.shape[0]):
-            w[p] += w2[p]
-        nl += nl2
-        nr += nr2
-        loss += loss2
-        asum += asum2
-        a2 += a22
-    for t in range(t0, n_t):
+    for t in range(pa.shape[0]):
         # unsigned: no negative-index wraparound selects in the compiled loop
         ia = np.uint64(pa[t])
         ib = np.uint64(pb[t])
