@@ -99,6 +99,54 @@ def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma
 
 
 @njit(cache=True, fastmath=True)
+def _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule):  # pragma: no cover - compiled
+    # :func:`_loss_pass` two triplets at a time, the second's weights into a second
+    # array added at the end and its sums into a second set: two chains of loads and
+    # stores through the weight of a run of one pair (i, j) in pb, and of additions,
+    # instead of one.
+    ig, hg = _pass_start(w, gamma)
+    keep = mout.shape[0] > 0
+    nl, nr = 0, 0
+    loss, asum, a2 = 0.0, 0.0, 0.0
+    w2 = np.zeros(w.shape[0])
+    nl2, nr2 = 0, 0
+    loss2, asum2, a22 = 0.0, 0.0, 0.0
+    n_t = pa.shape[0]
+    for t in range(0, n_t - n_t % 2, 2):
+        ia = np.uint64(pa[t])
+        ib = np.uint64(pb[t])
+        ja = np.uint64(pa[t + 1])
+        jb = np.uint64(pb[t + 1])
+        m = q[ia] - q[ib]
+        m2 = q[ja] - q[jb]
+        if keep:
+            mout[t] = m
+            mout[t + 1] = m2
+        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
+                                                  asum, a2)
+        b, nl2, nr2, loss2, asum2, a22 = _triplet_step(m2, t + 1, ig, hg, hinge, rule, nl2,
+                                                       nr2, loss2, asum2, a22)
+        w[ia] += a
+        w[ib] -= a
+        w2[ja] += b
+        w2[jb] -= b
+    if n_t % 2:
+        t = n_t - 1
+        ia = np.uint64(pa[t])
+        ib = np.uint64(pb[t])
+        m = q[ia] - q[ib]
+        if keep:
+            mout[t] = m
+        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
+                                                  asum, a2)
+        w[ia] += a
+        w[ib] -= a
+    for p in range(w.shape[0]):
+        w[p] += w2[p]
+    return loss + loss2, asum + asum2, a2 + a22, nl + nl2, nr + nr2
+
+
+@njit(cache=True, fastmath=True)
 def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
     # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
     # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
@@ -113,6 +161,10 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
     # The remainder after screening is visited in pair-id order: per-anchor rows of
     # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
     # cost more than they save.
+    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb):
+    # :func:`_loss_pass_two`.
+    if pa.shape[0] >= 3 * w.shape[0]:
+        return _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule)
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
@@ -557,6 +609,16 @@ def _assemble_diag(F, w, a):  # pragma: no cover - compiled
             a[k] += wp * F[p, k]
 
 
+@njit(cache=True, inline="always")
+def _run_end(pi, p):  # pragma: no cover - compiled
+    # the end of the run of pairs from p on that share the point pi[p]
+    i = pi[p]
+    e = p + 1
+    while e < pi.shape[0] and pi[e] == i:
+        e += 1
+    return e
+
+
 @njit(cache=True, fastmath=True)
 def _quad_gram(X, Z2, pi, pj, c, out):  # pragma: no cover - compiled
     # out[p] = (x_i - x_j)^T M (x_i - x_j) = c_i + c_j - <x_j, Z2_i> for the pairs
@@ -577,39 +639,109 @@ def _quad_gram(X, Z2, pi, pj, c, out):  # pragma: no cover - compiled
         out[p] = (c[i] + c[j]) - s
 
 
-@njit(cache=True)
-def _gram_weights(X, w, pi, pj, V, sparse):  # pragma: no cover - compiled
+@njit(cache=True, fastmath=True)
+def _gram_weights(X, w, pi, pj, V):  # pragma: no cover - compiled
     # V <- diag(deg) X - 2 Y with deg_i = sum_{p ∋ i} w_p and Y_i = sum_{p = (i, j)}
     # w_p x_j, so that sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T diag(deg) X - X^T Y -
-    # Y^T X is the symmetric part of X^T V. The pairs come sorted by i: Y_i is summed
-    # in a local row over each run of one i and stored once (no chain of stores and
-    # loads through V[i]).
+    # Y^T X is the symmetric part of X^T V. The pairs come sorted by i: Y_i and the
+    # run's share of deg_i are summed in a local row and a scalar over each run of one i,
+    # four pairs per update of the row (a quarter of the chain of loads and stores
+    # through it), and stored once.
     n, d = X.shape
     deg = np.zeros(n)
     V[:] = 0.0
-    acc = np.zeros(d)
-    cur = np.uint64(pi[0]) if pi.shape[0] > 0 else np.uint64(0)
-    for p in range(pi.shape[0]):
+    acc = np.empty(d)
+    p = 0
+    while p < pi.shape[0]:
+        e = _run_end(pi, p)
         i = np.uint64(pi[p])
-        j = np.uint64(pj[p])
-        if i != cur:  # a new run (runs are long: a well-predicted branch)
-            for k in range(d):
-                V[cur, k] += acc[k]
-                acc[k] = 0.0
-            cur = i
-        wp = w[p]
-        if sparse and wp == 0.0:
-            continue  # adds nothing (bit for bit); worth a test when most weights are 0
-        deg[i] += wp
-        deg[j] += wp
-        w2 = 2.0 * wp
         for k in range(d):
-            acc[k] -= w2 * X[j, k]
-    for k in range(d):
-        V[cur, k] += acc[k]
+            acc[k] = 0.0
+        dc = 0.0
+        while p + 3 < e:
+            j0 = np.uint64(pj[p])
+            j1 = np.uint64(pj[p + 1])
+            j2 = np.uint64(pj[p + 2])
+            j3 = np.uint64(pj[p + 3])
+            w0, w1, w2, w3 = w[p], w[p + 1], w[p + 2], w[p + 3]
+            dc += (w0 + w1) + (w2 + w3)
+            deg[j0] += w0
+            deg[j1] += w1
+            deg[j2] += w2
+            deg[j3] += w3
+            for k in range(d):
+                acc[k] += (w0 * X[j0, k] + w1 * X[j1, k]) + (w2 * X[j2, k] + w3 * X[j3, k])
+            p += 4
+        while p < e:
+            j0 = np.uint64(pj[p])
+            w0 = w[p]
+            dc += w0
+            deg[j0] += w0
+            for k in range(d):
+                acc[k] += w0 * X[j0, k]
+            p += 1
+        deg[i] += dc
+        for k in range(d):
+            V[i, k] -= 2.0 * acc[k]
     for i in range(n):
         for k in range(d):
             V[i, k] += deg[i] * X[i, k]
+
+
+@njit(cache=True)
+def _nonzero_pairs(w, pi, pj):  # pragma: no cover - compiled
+    # the pairs with a nonzero weight (in their order) and those weights
+    nz = np.empty(w.shape[0], dtype=np.int64)
+    m = 0
+    for p in range(w.shape[0]):
+        nz[m] = p
+        m += np.int64(w[p] != 0.0)
+    nz = nz[:m]
+    return w[nz], pi[nz], pj[nz]
+
+
+@njit(cache=True)
+def _point_rows(X, pi, pj):  # pragma: no cover - compiled
+    # The rows of X of the points the pairs (pi, pj) use, in increasing order, and the
+    # pairs' point ids local to them (the order of the pairs is kept); X, pi, pj
+    # themselves when the pairs use more than 90 % of the points
+    n, d = X.shape
+    loc = np.zeros(n, dtype=np.int32)
+    for p in range(pi.shape[0]):
+        loc[pi[p]] = 1
+        loc[pj[p]] = 1
+    m = 0
+    for i in range(n):
+        m += loc[i]
+    if m > 0.9 * n:
+        return X, pi, pj   # too few rows to save
+    pts = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        u = loc[i]
+        pts[m] = i
+        loc[i] = m
+        m += u
+    Xs = np.empty((m, d))
+    for r in range(m):
+        for k in range(d):
+            Xs[r, k] = X[pts[r], k]
+    li = np.empty(pi.shape[0], dtype=np.int32)
+    lj = np.empty(pi.shape[0], dtype=np.int32)
+    for p in range(pi.shape[0]):
+        li[p] = loc[pi[p]]
+        lj[p] = loc[pj[p]]
+    return Xs, li, lj
+
+
+@njit(cache=True)
+def _gram_sum(X, w, pi, pj):  # pragma: no cover - compiled
+    # sum_p w_p (x_i - x_j)(x_i - x_j)^T: the symmetric part of X^T V (_gram_weights)
+    V = np.empty_like(X)
+    _gram_weights(X, w, pi, pj, V)
+    A = X.T @ V
+    _symmetrize(A)
+    return A
 
 
 # One evaluation of the objective in one compiled call: the per-pair forms of the
@@ -654,15 +786,14 @@ def _weighted_sum(src, w, M, sparse):  # pragma: no cover - compiled only (the o
 @overload(_weighted_sum)
 def _weighted_sum_impl(src, w, M, sparse):  # pragma: no cover - compiled
     # sum_p w_p F_p F_p^T (diagonal: F^T w) by the route of src; M only for its shape;
-    # sparse: the Gram route skips zero weights (a test per pair that pays when most are)
+    # sparse: the Gram route drops the zero weights first (pays when most are zero)
     if len(src.types) == 3:
         def gram(src, w, M, sparse):
             X, pi, pj = src
-            V = np.empty_like(X)
-            _gram_weights(X, w, pi, pj, V, sparse)
-            A = X.T @ V
-            _symmetrize(A)
-            return A
+            if sparse:
+                w1, pi1, pj1 = _nonzero_pairs(w, pi, pj)
+                return _gram_sum(X, w1, pi1, pj1)
+            return _gram_sum(X, w, pi, pj)
         return gram
     if M.ndim == 1:
         def diag(src, w, M, sparse):
@@ -699,15 +830,19 @@ def _fold_changed(cnt, cnt_HL, F, HL, limit):  # pragma: no cover - compiled
     # HL was folded from, HL + sum_p (cnt_p - cnt_HL_p) F_p F_p^T over those pairs (the
     # per-pair route of _wsum on their gathered rows, in increasing pair order) and
     # cnt_HL <- cnt; returns (True, the new HL), else (False, HL) untouched.
-    idx = np.empty(cnt.shape[0], dtype=np.int64)
     n = 0
     for p in range(cnt.shape[0]):
-        idx[n] = p
         n += np.int64(cnt[p] != cnt_HL[p])
     if n > limit:
         return False, HL
     if n == 0:
         return True, HL.copy()
+    idx = np.empty(n, dtype=np.int64)
+    k = 0
+    for p in range(cnt.shape[0]):
+        if cnt[p] != cnt_HL[p]:   # rare: a well-predicted branch
+            idx[k] = p
+            k += 1
     w = np.empty(n)
     Fs = np.empty((n, F.shape[1]))
     for k in range(n):

@@ -14,6 +14,7 @@ from .kernels import (
     _evaluate,
     _forms,
     _pair_diff,
+    _point_rows,
     _triplet_weights,
     _work_set,
     _wsum,
@@ -135,13 +136,15 @@ class _Forms:
       and needs ``n^2`` memory.)
 
     ``X`` is centred (differences are unchanged; the products lose no digits to a
-    common offset). ``F`` is kept only for the ``"pairs"`` route (else None).
+    common offset); the Gram route reads only the rows of the points the pairs use.
+    ``F`` is kept only for the ``"pairs"`` route (else None).
     """
 
-    __slots__ = ("F", "Xc", "diagonal", "like", "mode", "pi", "pj")
+    __slots__ = ("F", "Xc", "_gram", "diagonal", "like", "mode", "pi", "pj")
 
     def __init__(self, F, pi, pj, Xc, diagonal):
         self.pi, self.pj, self.Xc, self.diagonal = pi, pj, Xc, diagonal
+        self._gram = None   # the Gram route's src, built at the first call of src
         self.mode = _route(pi.shape[0], Xc.shape[0], diagonal)
         self.F = F if self.mode == "pairs" else None
         d = Xc.shape[1]
@@ -149,8 +152,14 @@ class _Forms:
 
     @property
     def src(self) -> tuple:
-        """What the compiled route reads: ``(F,)`` per pair, ``(X, pi, pj)`` Gram."""
-        return (self.F,) if self.mode == "pairs" else (self.Xc, self.pi, self.pj)
+        """What the compiled route reads: ``(F,)`` per pair; Gram ``(X, pi, pj)`` with
+        the rows of the points the pairs use and the pairs' point ids local to them
+        (built at the first call)."""
+        if self.mode == "pairs":
+            return (self.F,)
+        if self._gram is None:
+            self._gram = _point_rows(self.Xc, self.pi, self.pj)
+        return self._gram
 
     def evaluate(self, M: np.ndarray, la: np.ndarray, lb: np.ndarray, blk: _Blocks,
                  gamma: float, hinge: bool, mout: np.ndarray, rule: tuple | None,
