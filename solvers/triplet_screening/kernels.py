@@ -99,11 +99,24 @@ def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma
 
 
 @njit(cache=True, fastmath=True)
-def _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule):  # pragma: no cover - compiled
-    # :func:`_loss_pass` two triplets at a time, the second's weights into a second
-    # array added at the end and its sums into a second set: two chains of loads and
-    # stores through the weight of a run of one pair (i, j) in pb, and of additions,
-    # instead of one.
+def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
+    # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
+    # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
+    # alpha = -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives
+    # the margins. A triplet at zero loss adds 0 to the weights, so no test decides
+    # which triplets count (tests on a mixed remainder mispredict).
+    # ``rule = (hn, r, c, slack, code)`` also applies the sphere rule (:func:`_rule_sides`)
+    # for the ball of radius r centred at this M, whose margins <M, H> the pass computes:
+    # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Without it (None) numba compiles the branch
+    # away, so the plain pass is as lean as a loop without it. Returns also the numbers
+    # of L-hat and R-hat (0 without a rule).
+    # The remainder after screening is visited in pair-id order: per-anchor rows of
+    # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
+    # cost more than they save.
+    # Two triplets a step: the second's weights go to a second array added at the end
+    # and its sums to a second set, so a run of one pair (i, j) in pb (several triplets
+    # per pair, as in wine's working sets) makes two chains of loads and stores through
+    # its weight, and of additions, instead of one.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
@@ -144,43 +157,6 @@ def _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule):  # pragma: no cover 
     for p in range(w.shape[0]):
         w[p] += w2[p]
     return loss + loss2, asum + asum2, a2 + a22, nl + nl2, nr + nr2
-
-
-@njit(cache=True, fastmath=True)
-def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
-    # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
-    # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
-    # alpha = -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives
-    # the margins. A triplet at zero loss adds 0 to the weights, so no test decides
-    # which triplets count (tests on a mixed remainder mispredict).
-    # ``rule = (hn, r, c, slack, code)`` also applies the sphere rule (:func:`_rule_sides`)
-    # for the ball of radius r centred at this M, whose margins <M, H> the pass computes:
-    # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Without it (None) numba compiles the branch
-    # away, so the plain pass is as lean as a loop without it. Returns also the numbers
-    # of L-hat and R-hat (0 without a rule).
-    # The remainder after screening is visited in pair-id order: per-anchor rows of
-    # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
-    # cost more than they save.
-    # With at least 3 triplets per pair (long runs of one pair (i, j) in pb):
-    # :func:`_loss_pass_two`.
-    if pa.shape[0] >= 3 * w.shape[0]:
-        return _loss_pass_two(q, pa, pb, gamma, hinge, w, mout, rule)
-    ig, hg = _pass_start(w, gamma)
-    keep = mout.shape[0] > 0
-    nl, nr = 0, 0
-    loss, asum, a2 = 0.0, 0.0, 0.0
-    for t in range(pa.shape[0]):
-        # unsigned: no negative-index wraparound selects in the compiled loop
-        ia = np.uint64(pa[t])
-        ib = np.uint64(pb[t])
-        m = q[ia] - q[ib]
-        if keep:
-            mout[t] = m
-        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
-                                                  asum, a2)
-        w[ia] += a
-        w[ib] -= a
-    return loss, asum, a2, nl, nr
 
 
 @njit(cache=True, fastmath=True)
