@@ -54,3 +54,24 @@ def ipm_max_step(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> float:
         if np.any(neg):
             t = min(t, float(np.min(-x[neg] / dx[neg])))
     return t
+
+
+def mehrotra_step(state: tuple, A_mul: Callable[[np.ndarray], tuple],
+                  AT_mul: Callable[[np.ndarray], np.ndarray]) -> tuple:
+    """Mehrotra's predictor-corrector step from ``state`` (as :func:`ipm_direction`
+    takes it): the affine direction, the centring ``sigma = (tau_aff / tau)^3`` with
+    ``tau`` the mean complementarity of ``(lambda s, mu xi)``, the corrected direction,
+    and the step ``t = min(1, IPM_STEP * t_max)`` to the boundary of the positive
+    orthant. Returns ``(dW, dxi, dlam, dmu, ds, t)``."""
+    xi, s_, lam, mu = state[:4]
+    n2 = 2 * lam.size
+    tau = (float(np.sum(lam * s_)) + float(np.sum(mu * xi))) / n2
+    dW, dxi, dlam, dmu, ds = ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
+    t_aff = ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
+    tau_aff = (float(np.sum((lam + t_aff * dlam) * (s_ + t_aff * ds)))
+               + float(np.sum((mu + t_aff * dmu) * (xi + t_aff * dxi)))) / n2
+    sigma = (tau_aff / tau) ** 3
+    dW, dxi, dlam, dmu, ds = ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
+                                           sigma * tau - mu * xi - dmu * dxi, A_mul, AT_mul)
+    t = min(1.0, IPM_STEP * ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
+    return dW, dxi, dlam, dmu, ds, t

@@ -124,7 +124,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._blas import with_blas_policy
-from ._ipm import IPM_STEP, ipm_direction, ipm_max_step
+from ._ipm import mehrotra_step
 from ._mtmkl_kernels import (
     _add_task_kernel,
     _decision_linear,
@@ -1594,22 +1594,13 @@ def _svm_ipm(B: np.ndarray, C: float, tol: float) -> tuple[np.ndarray, int]:
             return alpha, it - 1
         AW = B @ W
         r_w, r_xi, r_s = W - B.T @ lam, C - lam - mu, AW + xi - 1.0 - s_
-        tau = (float(np.sum(lam * s_)) + float(np.sum(mu * xi))) / (2 * n)
         Dm = 1.0 / (xi / mu + s_ / lam)
         try:  # near the floor of double precision the system stops being usable
             L = sla.cho_factor(np.eye(r) + B.T @ (B * Dm), lower=True, check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
             return best, it - 1
-        state = (xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L)
-        dW, dxi, dlam, dmu, ds = ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
-        t_aff = ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
-        tau_aff = (float(np.sum((lam + t_aff * dlam) * (s_ + t_aff * ds)))
-                   + float(np.sum((mu + t_aff * dmu) * (xi + t_aff * dxi)))) / (2 * n)
-        sigma = (tau_aff / tau) ** 3
-        dW, dxi, dlam, dmu, ds = ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
-                                               sigma * tau - mu * xi - dmu * dxi, A_mul,
-                                               AT_mul)
-        t = min(1.0, IPM_STEP * ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
+        dW, dxi, dlam, dmu, ds, t = mehrotra_step((xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L),
+                                                  A_mul, AT_mul)
         if not (np.all(np.isfinite(dW)) and t > 1e-12):
             return best, it  # the steps stalled at the rounding level
         W, xi, s_ = W + t * dW, xi + t * dxi, s_ + t * ds

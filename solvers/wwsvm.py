@@ -109,7 +109,7 @@ import scipy.sparse as sp
 
 from . import _wwsvm_kernels as K
 from ._blas import single_threaded_blas
-from ._ipm import IPM_STEP, ipm_direction, ipm_max_step
+from ._ipm import mehrotra_step
 from .base import IncompatibleWarmStart, Monitor, Result, SlowProgress, handover
 from .params import MAX_ITER, TOL, ParamSpec, ParamSpecs
 from .saved import SavedForm, array_specs
@@ -1587,7 +1587,6 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
         r_w = W - AT_mul(lam)
         r_xi = C - lam - mu
         r_s = AW + xi - 1.0 - s_
-        tau = (float(np.sum(lam * s_)) + float(np.sum(mu * xi))) / (2 * m)
         Dm = 1.0 / (xi / mu + s_ / lam)
         try:
             L = sla.cho_factor(_ipm_normal_matrix(X, y, full(Dm), k), lower=True,
@@ -1596,16 +1595,8 @@ def _solve_ipm(X, y, classes, C, tol, max_iter, stopping, ratio, callback, v, bi
             mon.stop("floor", "the interior-point Newton system became singular")
             mon.record(it, primal, dual)
             break
-
-        state = (xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L)
-        dW, dxi, dlam, dmu, ds = ipm_direction(state, -lam * s_, -mu * xi, A_mul, AT_mul)
-        t_aff = ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu)))
-        tau_aff = (float(np.sum((lam + t_aff * dlam) * (s_ + t_aff * ds)))
-                   + float(np.sum((mu + t_aff * dmu) * (xi + t_aff * dxi)))) / (2 * m)
-        sigma = (tau_aff / tau) ** 3
-        dW, dxi, dlam, dmu, ds = ipm_direction(state, sigma * tau - lam * s_ - dlam * ds,
-                                                sigma * tau - mu * xi - dmu * dxi, A_mul, AT_mul)
-        t = min(1.0, IPM_STEP * ipm_max_step(((xi, dxi), (s_, ds), (lam, dlam), (mu, dmu))))
+        dW, dxi, dlam, dmu, ds, t = mehrotra_step((xi, s_, lam, mu, r_w, r_xi, r_s, Dm, L),
+                                                  A_mul, AT_mul)
         if not (np.all(np.isfinite(dW)) and t > 1e-12):
             mon.stop("floor", "the interior-point steps stalled at the rounding level")
             mon.record(it, primal, dual)
