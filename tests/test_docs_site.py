@@ -23,7 +23,8 @@ import solvers
 from explorer import cli, docs
 from explorer.docs_sphinx import MATHJAX_LEFT_OUT, OWN_PACKAGES, own_unresolved
 
-pytestmark = pytest.mark.docs
+# one worker runs the notebooks and the site build (their shared execution cache)
+pytestmark = [pytest.mark.docs, pytest.mark.xdist_group("notebooks")]
 
 #: API page (under api/) of each documented module.
 API_PAGES = {

@@ -21,7 +21,8 @@ import pytest
 
 from explorer import docs
 
-pytestmark = pytest.mark.notebook
+# one worker runs the notebooks and the site build (their shared execution cache)
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("notebooks")]
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
