@@ -34,6 +34,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -90,6 +91,15 @@ def _module_leaves_no_threads_or_patches(request):
 # ---------------------------------------------------------------------------
 # One notebook execution per session for the notebook tests and the docs site
 # ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def shared_tmp(tmp_path_factory) -> Path:
+    """A folder of this session shared by every pytest-xdist worker (each worker's own
+    temporary folders sit in it; without xdist it is the session's), for what is built
+    once per session under a lock (``filelock``), such as the documentation site."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")

@@ -13,18 +13,19 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import shutil
 import types
 from pathlib import Path
 
 import pytest
 from browserkit import chromium
+from filelock import FileLock
 
 import solvers
 from explorer import cli, docs
 from explorer.docs_sphinx import MATHJAX_LEFT_OUT, OWN_PACKAGES, own_unresolved
 
-# one worker runs the notebooks and the site build (their shared execution cache)
-pytestmark = [pytest.mark.docs, pytest.mark.xdist_group("notebooks")]
+pytestmark = pytest.mark.docs
 
 #: API page (under api/) of each documented module.
 API_PAGES = {
@@ -64,12 +65,19 @@ def _trace_types(script: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory, notebook_cache) -> Path:
-    """The built site (one build per session; a failed build fails every test). Its
-    notebook runs are shared with ``tests/test_notebooks.py`` (``notebook_cache``)."""
-    out = tmp_path_factory.mktemp("site") / "html"
-    index = docs.build(out, quiet=True, cache=notebook_cache)
-    assert index.is_file()
+def site(shared_tmp, notebook_cache) -> Path:
+    """The built site: one build per session, shared by the pytest-xdist workers (the
+    first to need it builds it under a lock, the others wait and read it; a failed
+    build leaves no mark, so every test that needs the site fails). Its notebook runs
+    are shared with ``tests/test_notebooks.py`` on the same worker (``notebook_cache``)."""
+    root = shared_tmp / "site"
+    out, done = root / "html", root / "built"
+    with FileLock(f"{root}.lock"):
+        if not done.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            index = docs.build(out, quiet=True, cache=notebook_cache)
+            assert index.is_file()
+            done.touch()
     return out
 
 

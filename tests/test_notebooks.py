@@ -21,8 +21,7 @@ import pytest
 
 from explorer import docs
 
-# one worker runs the notebooks and the site build (their shared execution cache)
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("notebooks")]
+pytestmark = pytest.mark.notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
