@@ -313,9 +313,9 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
                        np.empty(len(Tx), np.int32), np.empty(len(Tx), np.int32),
                        np.empty(len(Tx), np.float32), np.empty(len(Tx), np.int8))
                       for _ in range(2))
-            n1 = _path_rule(q, dx.pa, dx.pb, hn32, r, 0.95, 1e-11, st1, c1, *o1, theta, *k1)
-            n2 = _path_rule_blocks(q, *bx.layout, hn32, r, 0.95, 1e-11, st2, c2, *o2, used,
-                                   theta, *k2)
+            rule = (r, 0.95, 1e-11)
+            n1 = _path_rule(q, dx.pa, dx.pb, hn32, rule, (st1, c1), o1, theta, k1)
+            n2 = _path_rule_blocks(q, bx.layout, hn32, rule, (st2, c2), o2, used, theta, k2)
             assert n1[:3] == n2[:3] and n1[3] == n2[4]
             for a1, a2 in zip(k1, k2, strict=True):
                 np.testing.assert_array_equal(a1[: n1[3]], a2[: n1[3]])

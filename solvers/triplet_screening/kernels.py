@@ -1039,9 +1039,17 @@ def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compil
     return nl, nr
 
 
+# The path kernels (_path_rule, _path_rule_blocks, _path_retest, _path_scan) take their
+# arrays in records (tuples, unpacked first): rule = (r, c, slack), the sphere rule's
+# radius, margin constant and rounding margin; state = (status, cnt), the triplets'
+# statuses and the pairs' L-hat counts, updated in place; out = (idx_out, la_out, lb_out,
+# hn_out), where the remaining triplets go; cands = (ids, slack radii, pa, pb, norms,
+# statuses) of the re-test candidates; layout = the anchor blocks' seven arrays
+# (:attr:`.pairs._Blocks.layout`).
+
+
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
-def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_out,
-               hn_out, theta, cid, crh, cpa, cpb, chn, cst):  # pragma: no cover - compiled
+def _path_rule(q, pa, pb, hn32, rule, state, out, theta, cands):  # pragma: no cover - compiled
     # Path screening at a new lambda: the sphere rule (RRPB sphere with per-pair forms
     # q = F_p^T Q F_p of its centre and radius r) on every triplet, fused with the status
     # update and the compaction of the remaining triplets. ``status`` holds the previous
@@ -1055,6 +1063,10 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
     # slack radius (:func:`_slack_radius`) is at most ``theta``, are appended with it,
     # their pair ids, norm and new status to cid, crh, cpa, cpb, chn, cst (empty: none
     # kept). Returns (number remaining, |L-hat|, |R-hat|, number of candidates).
+    r, c, slack = rule
+    status, cnt = state
+    idx_out, la_out, lb_out, hn_out = out
+    cid, crh, cpa, cpb, chn, cst = cands
     keep_rho = cid.shape[0] > 0
     nc = 0
     na = np.uint64(0)
@@ -1091,9 +1103,8 @@ def _path_rule(q, pa, pb, hn32, r, c, slack, status, cnt, idx_out, la_out, lb_ou
 
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
-def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, status, cnt,
-                      idx_out, la_out, lb_out, hn_out, used_out, theta, cid, crh, cpa, cpb,
-                      chn, cst):  # pragma: no cover - compiled
+def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
+                      cands):  # pragma: no cover - compiled
     # :func:`_path_rule` followed by :func:`_compact_pairs` of its output, in one call, for
     # triplets stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the
     # triplets t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
@@ -1113,6 +1124,11 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
     # 2. The pairs in use numbered in increasing global id.
     # 3. Per anchor, the compaction of the rows where something remains, with the
     #    anchor's local pair ids looked up once.
+    t0, ns, nd, offs, offd, PA, PB = layout
+    r, c, slack = rule
+    status, cnt = state
+    idx_out, la_out, lb_out, hn_out = out
+    cid, crh, cpa, cpb, chn, cst = cands
     nl = 0
     nr = 0
     big = 1
@@ -1248,8 +1264,7 @@ def _path_rule_blocks(q, t0, ns, nd, offs, offd, PA, PB, hn32, r, c, slack, stat
 
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
-def _path_retest(q, r, c, slack, status, cnt, cand, crho, cpa, cpb, ch, cst, dmax, idx_out,
-                 la_out, lb_out, hn_out):  # pragma: no cover - compiled
+def _path_retest(q, rule, state, cands, dmax, out):  # pragma: no cover - compiled
     # Path screening by re-testing only the candidates (increasing triplet indices
     # ``cand``; their slack radii crho, pair ids cpa, cpb, norms ch and statuses cst
     # stored contiguously, as the full pass appends them) whose slack radius is at most
@@ -1260,6 +1275,10 @@ def _path_retest(q, r, c, slack, status, cnt, cand, crho, cpa, cpb, ch, cst, dma
     # the slack radii), then the rule on those (in index order, so their pair forms are
     # mostly in cache), branch-free but for the rare status changes. Returns (number
     # remaining, change of |L-hat|, change of |R-hat|, number re-tested).
+    r, c, slack = rule
+    status, cnt = state
+    cand, crho, cpa, cpb, ch, cst = cands
+    idx_out, la_out, lb_out, hn_out = out
     na = 0
     dl = 0
     dr = 0
@@ -1343,8 +1362,7 @@ def _apply_codes(code, idx, la, lb, hn, status, cnt, idx_out, la_out, lb_out,
 
 
 @njit(cache=True, error_model="numpy")
-def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_of, ref_count,
-               cnt, idx_out, la_out, lb_out, hn_out):  # pragma: no cover - compiled
+def _path_scan(q0, pa, pb, hn32, ref, c, lam, state, ranges, out):  # pragma: no cover - compiled
     # Incremental range-based RRPB screening (Theorem 4.1, branch lam <= lam0), fused
     # with the status update and the compaction of the active triplets. A screened
     # triplet whose interval (thr, lam_ref] still contains lam is skipped (thr is +inf
@@ -1359,6 +1377,10 @@ def _path_scan(q0, pa, pb, hn32, m0n, lam0, eps, c, lam, rid, status, thr, ref_o
     # the indices are unsigned in the main pass, so no negative-index wraparound code
     # is emitted (the loop is bound by its instruction count, not by memory).
     # Returns (number active, change in |L-hat|, change in |R-hat|, evaluated).
+    m0n, lam0, eps, rid = ref
+    status, cnt = state
+    thr, ref_of, ref_count = ranges
+    idx_out, la_out, lb_out, hn_out = out
     ev = 0
     lam32 = np.float32(lam)
     for t in range(pa.shape[0]):

@@ -155,8 +155,10 @@ class PathScreen:
         triplets (their pairs compacted when few remain in use, :meth:`_Data.restrict`)
         and :attr:`newest` the reference's RRPB sphere at ``lam``."""
         data = self.data
-        idx, la, lb, hn = self._bufs
+        out = idx, la, lb, hn = self._bufs
         sp = sph.rrpb_sphere(M0, float(lam_ref), float(lam), float(eps))
+        state = (self.status, self.cnt)
+        rule = (float(sp.radius), self.c, sph.RULE_SLACK)
         self.newest = sp
         if self.incremental:
             rid = len(self.refs)
@@ -165,15 +167,13 @@ class PathScreen:
                                                  np.zeros_like(self.ref_count)])
             self.refs.append((M0, float(lam_ref), float(eps)))
             q0 = data.quad(M0)
-            na, dl, dr, ev = _path_scan(q0, data.pa, data.pb, self.hn32, sph.fnorm(M0),
-                                        float(lam_ref), float(eps), self.c, float(lam), rid,
-                                        self.status, self.thr, self.ref_of, self.ref_count,
-                                        self.cnt, idx, la, lb, hn)
+            na, dl, dr, ev = _path_scan(
+                q0, data.pa, data.pb, self.hn32, (sph.fnorm(M0), float(lam_ref), float(eps), rid),
+                self.c, float(lam), state, (self.thr, self.ref_of, self.ref_count), out)
             self._last_cost = self.tuning.scan_weight * ev + self.tuning.pass_weight * data.n_t
         elif self._within(sp):
-            na, dl, dr, ev = _path_retest(  # type: ignore[call-arg]  # numba's stub
-                data.quad(sp.center), float(sp.radius), self.c, sph.RULE_SLACK, self.status,
-                self.cnt, *self._cand, self._dmax, idx, la, lb, hn)
+            na, dl, dr, ev = _path_retest(data.quad(sp.center), rule, state, self._cand,
+                                          self._dmax, out)
             b = None   # pair ids global: compacted below
             self.n_retest += 1
             self._last_cost = (self.tuning.cand_weight * self._cand[0].size
@@ -183,16 +183,14 @@ class PathScreen:
             q = data.quad(sp.center)
             theta = self._theta_for(q, float(sp.radius))
             cb = self._cbufs if theta > 0 else tuple(a[:0] for a in self._cbufs)
-            args = (self.hn32, float(sp.radius), self.c, sph.RULE_SLACK, self.status,
-                    self.cnt, idx, la, lb, hn)
             if b is not None:
                 # the pairs in use and the local pair ids come out of the same call
-                na, nl, nr, nu, nc = _path_rule_blocks(  # type: ignore[call-arg]  # numba's stub
-                    q, *b.layout, *args, self._used, np.float32(theta), *cb)
+                na, nl, nr, nu, nc = _path_rule_blocks(q, b.layout, self.hn32, rule, state,
+                                                       out, self._used, np.float32(theta), cb)
                 used = self._used[:nu].copy()
             else:
-                na, nl, nr, nc = _path_rule(q, data.pa, data.pb, *args, np.float32(theta),
-                                            *cb)
+                na, nl, nr, nc = _path_rule(q, data.pa, data.pb, self.hn32, rule, state, out,
+                                            np.float32(theta), cb)
             dl, dr, ev = nl - self.nL, nr - self.nR, data.n_t
             self._last_cost = self.pass_cost()
             self.n_full += 1
