@@ -133,7 +133,6 @@ class _Run:
         self.work_src: _Sub | None = None
         self._work_status = np.empty(0, dtype=np.int8)
         self._pending = False
-        self.n_full_evals = 0
         self.visits = 0  # triplets touched (loss passes, rule evaluations): a cost measure
         self.loss_visits = 0
         self.n_evals = 0
@@ -358,7 +357,6 @@ class _Run:
             self._Rcat = (self.data.pa[Ridx], self.data.pb[Ridx])
         t0 = time.thread_time()
         q = self.data.quad(M)
-        self.n_full_evals += 1
         self.visits += self.nL + self.nR
         Lcat, Rcat = self._Lcat, self._Rcat
         assert Lcat is not None and Rcat is not None  # assembled above
