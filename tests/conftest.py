@@ -108,5 +108,7 @@ def notebook_cache(tmp_path_factory):
     (:func:`explorer.docs.execute_notebook`) and the site build of
     ``tests/test_docs_site.py`` (:func:`explorer.docs.build`): whichever runs a teaching
     notebook first caches its outputs and the other reads them, so each notebook runs
-    once per session against this session's code (never a stale cache)."""
+    once per session and worker (under pytest-xdist the site is built by one worker, and
+    another worker's notebook tests execute the notebooks again) against this session's
+    code (never a stale cache)."""
     return tmp_path_factory.mktemp("jupyter_cache")
