@@ -462,6 +462,26 @@ def test_compiled_dual_steps_are_the_apg_steps_bit_for_bit(diagonal):
     np.testing.assert_array_equal(ex["alpha"], eng.x)
 
 
+def test_dual_line_search_failure_raises_with_its_iteration_and_L():
+    """A line search that cannot succeed (``L`` shrunk by 1e-300 before it, then doubled
+    at most MAX_BACKTRACKS times) ends the compiled dual loop with a NumericalError
+    naming the iteration and the last ``L`` tried, ``L0 * 1e-300 * 2^60``."""
+    from solvers.base import NumericalError
+    from solvers.triplet_screening.burst import MAX_BACKTRACKS
+    from solvers.triplet_screening.tuning import Tuning
+
+    X, y = _data(7, n=40, d=4)
+    prob = ts.TripletProblem(X, y, k=4, loss="hinge")
+    lam = ts.lambda_max(X, y, k=4, loss="hinge") * 0.05
+    L0 = float(np.mean(prob.data.hn ** 2)) / lam  # the dual's starting L (gamma = 0)
+    with pytest.raises(NumericalError, match=f"after {MAX_BACKTRACKS} doublings "
+                       r"\(iteration 1, L=") as err:
+        ts.solve(X, y, lam, k=4, loss="hinge", method="dual", screening=None,
+                 _tuning=Tuning(dual_shrink=1e-300))
+    L = float(str(err.value).rsplit("L=", 1)[1].rstrip(")"))
+    assert L == pytest.approx(L0 * 1e-300 * 2.0 ** MAX_BACKTRACKS, rel=1e-3)
+
+
 @pytest.mark.parametrize("diagonal", [False, True])
 def test_compiled_pgd_steps_are_the_pgd_steps_bit_for_bit(diagonal):
     """The projected gradient's steps exist only in compiled code (burst._gll_step, in

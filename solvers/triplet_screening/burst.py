@@ -138,17 +138,15 @@ class _Fuse(NamedTuple):
 
 class _Dual(NamedTuple):
     """The dual method's state between two steps (:class:`solvers.apg.APG`): the
-    iterate ``x``, the previous one, the momentum ``t_prev``, ``t_cur``, ``beta``, the
-    Lipschitz estimate ``L`` and the backtracks of the last step; ``x``'s split
-    ``(A(x), A_+, A_-)`` and sums ``(sum x, ||x||^2, ||A_+||^2)`` when ``have_x``."""
+    iterate ``x``, the previous one, the momentum ``t_prev``, ``t_cur``, the Lipschitz
+    estimate ``L``; ``x``'s split ``(A(x), A_+, A_-)`` and sums ``(sum x, ||x||^2,
+    ||A_+||^2)`` when ``have_x``."""
 
     x: np.ndarray
     x_prev: np.ndarray
     t_prev: float
     t_cur: float
     L: float
-    beta: float
-    n_bt: int
     have_x: bool
     xA: np.ndarray
     xP: np.ndarray
@@ -612,120 +610,105 @@ def _dual_split(a, t, like):  # pragma: no cover - compiled
     return A, P, N
 
 
+@njit(cache=True, inline="always")
+def _apg_step(t, d, shrink, backtrack, max_bt, like, tally):  # pragma: no cover - compiled
+    # One step of solvers.apg.APG.step on the dual of t (_Terms) from the state d (_Dual):
+    # box [0, 1], adaptive restart, L <- shrink L before the line search. Returns (the new
+    # state, GO), or (the state where it failed, DOMAIN or LSFAIL).
+    x, x_prev, t_prev, t_cur, L = d.x, d.x_prev, d.t_prev, d.t_cur, d.L
+    have_x, xA_, xP_, xN_ = d.have_x, d.xA, d.xP, d.xN
+    xs1, xs2, xap2 = d.xs
+    gamma, lam = t.gamma, t.lam
+    beta = (t_prev - 1.0) / t_cur
+    for attempt in range(2):
+        if beta == 0.0:
+            S = x
+            if not have_x:
+                c0 = _cycles()
+                xA_, xP_, xN_ = _dual_split(x, t, like)
+                tally[EIG] += _cycles() - c0
+                tally[SPLITS] += 1
+                xs1, xs2, xap2 = _dual_sums(x, xP_)
+                have_x = True
+            SP, ss1, ss2, sap2 = xP_, xs1, xs2, xap2
+        else:
+            S = _extrapolate(x, x_prev, beta)
+            c0 = _cycles()
+            _, SP, _ = _dual_split(S, t, like)
+            tally[EIG] += _cycles() - c0
+            tally[SPLITS] += 1
+            ss1, ss2, sap2 = _dual_sums(S, SP)
+        q = _forms(t.src, SP / lam, t.n_pairs)
+        fS = -dual_value(ss1, ss2, sap2, gamma, lam)
+        gS = _dual_grad(q, t.la, t.lb, gamma, S)
+        tally[F_EVALS] += 1
+        if np.isfinite(fS) or attempt == 1:
+            break
+        # the search point left the domain: restart from the feasible iterate
+        if beta != 0.0:
+            have_x = False
+        t_prev = 1.0
+        t_cur = 1.0
+        x_prev = x
+        tally[RESTARTS] += 1
+        beta = 0.0
+    if not np.isfinite(fS):
+        return _Dual(x, x_prev, t_prev, t_cur, L, have_x, xA_, xP_, xN_,
+                     (xs1, xs2, xap2)), DOMAIN
+    n_bt = 0
+    L *= shrink
+    while True:
+        Z, gD, DD = _box_step(S, gS, 1.0 / L, 0.0, 1.0)
+        c0 = _cycles()
+        ZA, ZP, ZN = _dual_split(Z, t, like)
+        tally[EIG] += _cycles() - c0
+        tally[SPLITS] += 1
+        zs = _dual_sums(Z, ZP)
+        fZ = -dual_value(zs[0], zs[1], zs[2], gamma, lam)
+        tally[F_EVALS] += 1
+        if np.isfinite(fZ) and fZ <= fS + gD + 0.5 * L * DD + 1e-12 * max(1.0, abs(fS)):
+            break
+        n_bt += 1
+        if n_bt > max_bt:
+            return _Dual(x, x_prev, t_prev, t_cur, L, have_x, xA_, xP_, xN_,
+                         (xs1, xs2, xap2)), LSFAIL
+        L *= backtrack
+    if beta > 0.0 and _restart_product(S, Z, x) > 0.0:
+        t_prev, t_cur = 1.0, 1.0
+        tally[RESTARTS] += 1
+    else:
+        t_prev, t_cur = t_cur, 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_cur * t_cur))
+    return _Dual(Z, x, t_prev, t_cur, L, True, ZA, ZP, ZN, zs), GO
+
+
 @njit(cache=True)
 def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, arm,
                 tally):  # pragma: no cover - compiled
-    # Iterations it, it + 1, ... of the dual loop (loops._dual_loop) in one call from the
-    # state d (_Dual) on the problem t (_Terms): the step of solvers.apg.APG (box [0, 1],
-    # adaptive restart, L <- shrink L before each line search), then the certificate of
-    # the loop's certify and _record (book as in _pgd_burst, step = 1 / L).
-    # Returns (reason, the state, the last certificate's evaluation (loss, sum alpha,
-    # sum alpha^2, <M, M>, <M, H_L>), its A and G, M, gap_r, D); the iterations recorded
-    # are in book.n; tally: f evaluations, steps, restarts, splits, certificate
-    # evaluations (EVALS) and cycles.
+    # Iterations it, it + 1, ... of the dual loop (loops._DualAPG) from the state d (_Dual)
+    # on the problem t (_Terms): :func:`_apg_step`, then the certificate at the primal point
+    # M = A(alpha)_+ / lam (book as in _pgd_burst, step = 1 / L). Returns (reason, the
+    # state, the last evaluation's (loss, sum alpha, sum alpha^2, <M, M>, <M, H_L>), its A
+    # and G, M, gap_r, D); tally: f evaluations, steps, restarts, splits, evaluations
+    # (EVALS) and cycles.
     gamma, lam, nL = t.gamma, t.lam, t.nL
     like = np.empty(t.HL.shape)
-    x, x_prev, t_prev, t_cur, L = d.x, d.x_prev, d.t_prev, d.t_cur, d.L
-    have_x = d.have_x
-    xA_, xP_, xN_ = d.xA, d.xP, d.xN
-    xs1, xs2, xap2 = d.xs
-    beta = 0.0
-    n_bt = 0
     gap_r = 0.0
     D = book.best[1]
     M = np.zeros(t.HL.shape)
-    loss = 0.0
-    s1e = 0.0
-    s2e = 0.0
-    mm = 0.0
-    mh = 0.0
+    evp = (0.0, 0.0, 0.0, 0.0, 0.0)
     A_e = np.zeros(t.HL.shape)
     G_e = np.zeros(t.HL.shape)
     reason = MAXED
     while it <= it_max:
-        # APG.step -------------------------------------------------------------
         tally[STEPS] += 1
-        beta = (t_prev - 1.0) / t_cur
-        for attempt in range(2):
-            if beta == 0.0:
-                S = x
-                if not have_x:
-                    c0 = _cycles()
-                    xA_, xP_, xN_ = _dual_split(x, t, like)
-                    tally[EIG] += _cycles() - c0
-                    tally[SPLITS] += 1
-                    xs1, xs2, xap2 = _dual_sums(x, xP_)
-                    have_x = True
-                SP, ss1, ss2, sap2 = xP_, xs1, xs2, xap2
-            else:
-                S = _extrapolate(x, x_prev, beta)
-                c0 = _cycles()
-                _, SP, _ = _dual_split(S, t, like)
-                tally[EIG] += _cycles() - c0
-                tally[SPLITS] += 1
-                ss1, ss2, sap2 = _dual_sums(S, SP)
-            q = _forms(t.src, SP / lam, t.n_pairs)
-            fS = -dual_value(ss1, ss2, sap2, gamma, lam)
-            gS = _dual_grad(q, t.la, t.lb, gamma, S)
-            tally[F_EVALS] += 1
-            if np.isfinite(fS) or attempt == 1:
-                break
-            # the search point left the domain: restart from the feasible iterate (whose
-            # split the Python loop's one-entry memo no longer holds if S was not x)
-            if beta != 0.0:
-                have_x = False
-            t_prev = 1.0
-            t_cur = 1.0
-            x_prev = x
-            tally[RESTARTS] += 1
-            beta = 0.0
-        if not np.isfinite(fS):
-            reason = DOMAIN
+        d, reason = _apg_step(t, d, shrink, backtrack, max_bt, like, tally)
+        if reason != GO:
             break
-        n_bt = 0
-        L *= shrink
-        failed = False
-        while True:
-            step = 1.0 / L
-            Z, gD, DD = _box_step(S, gS, step, 0.0, 1.0)
-            c0 = _cycles()
-            ZA, ZP, ZN = _dual_split(Z, t, like)
-            tally[EIG] += _cycles() - c0
-            tally[SPLITS] += 1
-            zs1, zs2, zap2 = _dual_sums(Z, ZP)
-            fZ = -dual_value(zs1, zs2, zap2, gamma, lam)
-            tally[F_EVALS] += 1
-            bound = fS + gD + 0.5 * L * DD
-            if np.isfinite(fZ) and fZ <= bound + 1e-12 * max(1.0, abs(fS)):
-                break
-            n_bt += 1
-            if n_bt > max_bt:
-                failed = True
-                break
-            L *= backtrack
-        if failed:
-            reason = LSFAIL
-            break
-        restart = False
-        if beta > 0.0:
-            restart = _restart_product(S, Z, x) > 0.0
-        x_prev = x
-        x = Z
-        xA_, xP_, xN_ = ZA, ZP, ZN
-        xs1, xs2, xap2 = zs1, zs2, zap2
-        have_x = True
-        if restart:
-            t_prev = 1.0
-            t_cur = 1.0
-            tally[RESTARTS] += 1
-        else:
-            t_prev = t_cur
-            t_cur = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_cur * t_cur))
-        # certify: the primal point M = A(alpha)_+ / lam, evaluated -----------------
-        M = xP_ / lam
+        M = d.xP / lam
         loss, s1e, s2e, _nl, _nr, A_e, G_e, mm, mh, cf, cl = _evaluate(
             t.src, M, t.n_pairs, t.la, t.lb, t.blk, gamma, t.hinge, np.empty(0), None, t.HL,
             lam)
+        evp = (loss, s1e, s2e, mm, mh)
         tally[FORMS] += cf
         tally[LOSS] += cl
         tally[EVALS] += 1
@@ -733,9 +716,10 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
             reason = PENDING  # this iteration is the Python loop's
             break
         P = _reduced_primal(loss, lam, mm, gamma, nL, mh)
+        xs1, xs2, xap2 = d.xs
         D = dual_value(xs1 + nL, xs2 + nL, xap2, gamma, lam)
-        reason, gap_r = _record_row(book, cage, gap_r, P, D, M, A_e, s1e + nL, s2e + nL, x,
-                                    1.0 / L, tol)
+        reason, gap_r = _record_row(book, cage, gap_r, P, D, M, A_e, s1e + nL, s2e + nL, d.x,
+                                    1.0 / d.L, tol)
         if reason != GO:
             break
         it += 1
@@ -746,11 +730,9 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
                 or arm.v_sub * max(_iters_left(arm.prev, it - 1), 1) >= arm.pay_min):
             reason = ROUND
             break
-    d = _Dual(x, x_prev, t_prev, t_cur, L, beta, n_bt, have_x, xA_, xP_, xN_,
-              (xs1, xs2, xap2))
     if reason == GO:
         reason = MAXED
-    return reason, d, (loss, s1e, s2e, mm, mh), A_e, G_e, M, gap_r, D
+    return reason, d, evp, A_e, G_e, M, gap_r, D
 
 
 #: The dual method's line search: ``L`` doubles at most this many times per step (the

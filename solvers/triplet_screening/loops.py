@@ -485,7 +485,7 @@ class _DualAPG:
         A = sub.assemble(sub.pair_weights(alpha)) + run.HL
         Ap, Am = (np.ascontiguousarray(B, dtype=float) for B in run.proj(A))
         sums = tuple(float(v) for v in _dual_sums(alpha, Ap))
-        self.d = _Dual(alpha, alpha, 1.0, 1.0, float(L), 0.0, 0, True,
+        self.d = _Dual(alpha, alpha, 1.0, 1.0, float(L), True,
                        np.ascontiguousarray(A, dtype=float), Ap, Am, sums)
         self.M = self.d.xP / run.lam
         self.ev = run.evaluate(self.M, run.unscr)
@@ -549,8 +549,7 @@ class _DualAPG:
         problem; the split anew."""
         keep, d = self._narrow(), self.d
         self.d = d._replace(x=np.ascontiguousarray(d.x[keep]),
-                            x_prev=np.ascontiguousarray(d.x_prev[keep]), beta=0.0, n_bt=0,
-                            have_x=False)
+                            x_prev=np.ascontiguousarray(d.x_prev[keep]), have_x=False)
 
     def finish(self) -> None:
         """The last dual iterate over all triplets (L-hat at 1, R-hat at 0) to
