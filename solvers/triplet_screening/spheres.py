@@ -460,19 +460,21 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
                 max_iter=30, chunk_elems=4_000_000, max_candidates=SDLS_MAX_CANDIDATES):
     """Which candidates the SDLS dual ascent certifies.
 
-    For ``H' = sign (a a^T - b b^T)`` and target ``C`` (R2: ``sign=+1, C=1``;
-    R1: ``sign=-1, C=-(1-gamma)``), a candidate with ``<Q_+, H'> > C`` is
-    certified when some ``y`` gives ``phi(y) = 2y(C - <Q, H'>) - y^2 ||H'||^2
-    + ||[Q + y H']_-||^2 > r^2`` (the SDLS dual of section 3.1.2 written with
+    For ``H' = sign (a a^T - b b^T)`` (rows of ``Av``, ``Bv``; ``<Q, H'> = hqp``,
+    ``<Q_+, H'> = hq_plus``, eigenvalues ``e_pos >= 0 >= e_neg``) and target ``C`` (R2:
+    ``sign=+1, C=1``; R1: ``sign=-1, C=-(1-gamma)``), a candidate with ``<Q_+, H'> > C``
+    is certified when some ``y`` gives ``phi(y) = 2y(C - <Q, H'>) - y^2 ||H'||^2
+    + ||[Q + y H']_-||^2 > r^2`` (``r2``; the SDLS dual of section 3.1.2 written with
     ``||[Z]_+||^2 = ||Z||^2 - ||[Z]_-||^2``). With a PSD centre ``Q + y H'`` has
     at most one negative eigenvalue, so only the minimum eigenpair enters
     ``phi`` and its derivative. ``phi`` is concave; its maximiser lies in
     ``[-u, 0]`` with ``u = 2 beta / e_-^2`` (``beta = <Q, H'> - C + e_+ ||Q_-||``,
     from ``||[Q + y H']_-|| <= ||Q_-|| + |y| e_+``), where the derivative changes
-    sign; a safeguarded false-position search on the derivative stops as soon
-    as ``phi`` exceeds ``r^2`` (weak duality makes any ``y`` safe). Only the
-    ``max_candidates`` candidates closest to passing the sphere rule are tried
-    (skipping one is always safe: it just stays in the problem).
+    sign; a safeguarded false-position search on the derivative (:func:`_sdls_search`)
+    stops as soon as ``phi`` exceeds ``r^2`` (weak duality makes any ``y`` safe). Only
+    the ``max_candidates`` candidates closest to passing the sphere rule are tried
+    (skipping one is always safe: it just stays in the problem), in chunks of about
+    ``chunk_elems`` matrix entries.
     """
     n = Av.shape[0]
     out = np.zeros(n, dtype=bool)
@@ -494,96 +496,109 @@ def sdls_screen(Q, Qm_norm, r2, Av, Bv, sign, C, hqp, hq_plus, e_pos, e_neg, psd
     step = max(1, chunk_elems // max(d * d, 1))
     for s in range(0, idx_all.size, step):
         idx = idx_all[s:s + step]
-        a = Av[idx]
-        b = Bv[idx]
-        hq_ = hqp[idx]
-        h2 = hn2[idx]
+        a, b = Av[idx], Bv[idx]
         Hs = sign * (a[:, :, None] * a[:, None, :] - b[:, :, None] * b[:, None, :])
-
-        def phi_and_slope(y, sel, Hs=Hs, hq_=hq_, h2=h2, a=a, b=b):
-            Z = Q[None, :, :] + y[:, None, None] * Hs[sel]
-            w, V = np.linalg.eigh(Z)
-            if psd_center:
-                neg = np.minimum(w[:, 0], 0.0)
-                v = V[:, :, 0]
-                vhv = sign * (np.einsum("ij,ij->i", v, a[sel]) ** 2
-                              - np.einsum("ij,ij->i", v, b[sel]) ** 2)
-                negsq = neg * neg
-                dneg = neg * vhv
-            else:
-                neg = np.minimum(w, 0.0)
-                va = np.einsum("ijk,ij->ik", V, a[sel])
-                vb = np.einsum("ijk,ij->ik", V, b[sel])
-                negsq = np.sum(neg * neg, axis=1)
-                dneg = np.sum(neg * sign * (va * va - vb * vb), axis=1)
-            ph = 2.0 * y * (C - hq_[sel]) - y * y * h2[sel] + negsq
-            dph = 2.0 * (C - hq_[sel]) - 2.0 * y * h2[sel] + 2.0 * dneg
-            return ph, dph
-
-        m = idx.size
-        done = np.zeros(m, dtype=bool)
-        hit = np.zeros(m, dtype=bool)
+        cand = (Hs, a, b, hqp[idx], hn2[idx])
         lo = -1.01 * 2.0 * beta[idx] / (e_neg[idx] ** 2)  # slope > 0 there
-        hi = np.zeros(m)
-        f_hi = 2.0 * (C - hq_plus[idx])  # slope at y = 0 (< 0)
-        ph_hi = np.full(m, qm2)  # phi(0) = ||Q_-||^2
-        # first the sphere-rule optimum y0, then the left bracket end
-        y0 = (C - hq_) / h2
-        alive = np.arange(m)
-        ph, dph = phi_and_slope(y0, alive)
-        hit |= ph > thresh
-        pos = dph > 0
-        lo = np.where(pos, y0, lo)
-        f_lo = np.where(pos, dph, np.nan)
-        ph_lo = np.where(pos, ph, np.nan)
-        hi = np.where(pos, hi, y0)
-        f_hi = np.where(pos, f_hi, dph)
-        ph_hi = np.where(pos, ph_hi, ph)
-        need = np.nonzero(~hit & ~pos)[0]
-        if need.size:
-            ph2, dph2 = phi_and_slope(lo[need], need)
-            hit[need] |= ph2 > thresh
-            f_lo[need] = dph2
-            ph_lo[need] = ph2
-        done |= hit
-        t_lo, t_hi = f_lo.copy(), f_hi.copy()  # true slopes (Illinois halves f_lo/f_hi)
-        side = np.zeros(m)  # Illinois bookkeeping: last endpoint moved (-1 lo, +1 hi)
-        for _ in range(max_iter):
-            # phi is concave: it lies below both end tangents, so their crossing bounds
-            # its maximum; stop as soon as that bound cannot exceed r^2
-            with np.errstate(divide="ignore", invalid="ignore"):
-                yc = (ph_hi - ph_lo + t_lo * lo - t_hi * hi) / (t_lo - t_hi)
-                upper = np.minimum(ph_lo + t_lo * (yc - lo), ph_hi + t_hi * (yc - hi))
-            done |= np.isfinite(upper) & (upper <= thresh)
-            alive = np.nonzero(~done)[0]
-            if alive.size == 0:
-                break
-            l, h = lo[alive], hi[alive]
-            fl, fh = f_lo[alive], f_hi[alive]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                y = (l * fh - h * fl) / (fh - fl)
-            bad = ~np.isfinite(y) | (y <= l) | (y >= h)
-            y = np.where(bad, 0.5 * (l + h), y)
-            ph, dph = phi_and_slope(y, alive)
-            hit[alive] |= ph > thresh
-            move_lo = dph > 0
-            a_lo = alive[move_lo]
-            a_hi = alive[~move_lo]
-            lo[a_lo] = y[move_lo]
-            f_lo[a_lo] = t_lo[a_lo] = dph[move_lo]
-            ph_lo[a_lo] = ph[move_lo]
-            f_hi[a_lo] *= np.where(side[a_lo] == -1, 0.5, 1.0)
-            side[a_lo] = -1
-            hi[a_hi] = y[~move_lo]
-            f_hi[a_hi] = t_hi[a_hi] = dph[~move_lo]
-            ph_hi[a_hi] = ph[~move_lo]
-            f_lo[a_hi] *= np.where(side[a_hi] == 1, 0.5, 1.0)
-            side[a_hi] = 1
-            width = hi[alive] - lo[alive]
-            conv = width <= 1e-12 * np.abs(lo[alive]) + 1e-300
-            done[alive] |= hit[alive] | conv
-        out[idx] = hit
+        out[idx] = _sdls_search(Q, sign, C, psd_center, cand, lo, hq_plus[idx], qm2, thresh,
+                                max_iter)
     return out
+
+
+def _sdls_phi(Q, sign, C, psd_center, cand, y, sel):
+    """``phi`` of :func:`sdls_screen` and its derivative at ``y`` for the candidates
+    ``sel`` of ``cand = (H', a, b, <Q, H'>, ||H'||^2)``."""
+    Hs, a, b, hq, h2 = cand
+    Z = Q[None, :, :] + y[:, None, None] * Hs[sel]
+    w, V = np.linalg.eigh(Z)
+    if psd_center:
+        neg = np.minimum(w[:, 0], 0.0)
+        v = V[:, :, 0]
+        vhv = sign * (np.einsum("ij,ij->i", v, a[sel]) ** 2
+                      - np.einsum("ij,ij->i", v, b[sel]) ** 2)
+        negsq = neg * neg
+        dneg = neg * vhv
+    else:
+        neg = np.minimum(w, 0.0)
+        va = np.einsum("ijk,ij->ik", V, a[sel])
+        vb = np.einsum("ijk,ij->ik", V, b[sel])
+        negsq = np.sum(neg * neg, axis=1)
+        dneg = np.sum(neg * sign * (va * va - vb * vb), axis=1)
+    ph = 2.0 * y * (C - hq[sel]) - y * y * h2[sel] + negsq
+    dph = 2.0 * (C - hq[sel]) - 2.0 * y * h2[sel] + 2.0 * dneg
+    return ph, dph
+
+
+def _sdls_search(Q, sign, C, psd_center, cand, lo, hq_plus, qm2, thresh, max_iter):
+    """The safeguarded false-position (Illinois) search of :func:`sdls_screen` on
+    ``[lo, 0]`` for the candidates ``cand`` (as :func:`_sdls_phi` takes them; ``phi(0) =
+    ||Q_-||^2 = qm2``, slope ``2 (C - <Q_+, H'>)`` there): which reach ``phi > thresh``."""
+    def phi(y, sel):
+        return _sdls_phi(Q, sign, C, psd_center, cand, y, sel)
+
+    hq_, h2 = cand[3], cand[4]
+    m = hq_.size
+    done = np.zeros(m, dtype=bool)
+    hit = np.zeros(m, dtype=bool)
+    hi = np.zeros(m)
+    f_hi = 2.0 * (C - hq_plus)  # slope at y = 0 (< 0)
+    ph_hi = np.full(m, qm2)
+    # first the sphere-rule optimum y0, then the left bracket end
+    y0 = (C - hq_) / h2
+    alive = np.arange(m)
+    ph, dph = phi(y0, alive)
+    hit |= ph > thresh
+    pos = dph > 0
+    lo = np.where(pos, y0, lo)
+    f_lo = np.where(pos, dph, np.nan)
+    ph_lo = np.where(pos, ph, np.nan)
+    hi = np.where(pos, hi, y0)
+    f_hi = np.where(pos, f_hi, dph)
+    ph_hi = np.where(pos, ph_hi, ph)
+    need = np.nonzero(~hit & ~pos)[0]
+    if need.size:
+        ph2, dph2 = phi(lo[need], need)
+        hit[need] |= ph2 > thresh
+        f_lo[need] = dph2
+        ph_lo[need] = ph2
+    done |= hit
+    t_lo, t_hi = f_lo.copy(), f_hi.copy()  # true slopes (Illinois halves f_lo/f_hi)
+    side = np.zeros(m)  # Illinois bookkeeping: last endpoint moved (-1 lo, +1 hi)
+    for _ in range(max_iter):
+        # phi is concave: it lies below both end tangents, so their crossing bounds
+        # its maximum; stop as soon as that bound cannot exceed r^2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            yc = (ph_hi - ph_lo + t_lo * lo - t_hi * hi) / (t_lo - t_hi)
+            upper = np.minimum(ph_lo + t_lo * (yc - lo), ph_hi + t_hi * (yc - hi))
+        done |= np.isfinite(upper) & (upper <= thresh)
+        alive = np.nonzero(~done)[0]
+        if alive.size == 0:
+            break
+        l, h = lo[alive], hi[alive]
+        fl, fh = f_lo[alive], f_hi[alive]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = (l * fh - h * fl) / (fh - fl)
+        bad = ~np.isfinite(y) | (y <= l) | (y >= h)
+        y = np.where(bad, 0.5 * (l + h), y)
+        ph, dph = phi(y, alive)
+        hit[alive] |= ph > thresh
+        move_lo = dph > 0
+        a_lo = alive[move_lo]
+        a_hi = alive[~move_lo]
+        lo[a_lo] = y[move_lo]
+        f_lo[a_lo] = t_lo[a_lo] = dph[move_lo]
+        ph_lo[a_lo] = ph[move_lo]
+        f_hi[a_lo] *= np.where(side[a_lo] == -1, 0.5, 1.0)
+        side[a_lo] = -1
+        hi[a_hi] = y[~move_lo]
+        f_hi[a_hi] = t_hi[a_hi] = dph[~move_lo]
+        ph_hi[a_hi] = ph[~move_lo]
+        f_lo[a_hi] *= np.where(side[a_hi] == 1, 0.5, 1.0)
+        side[a_hi] = 1
+        width = hi[alive] - lo[alive]
+        conv = width <= 1e-12 * np.abs(lo[alive]) + 1e-300
+        done[alive] |= hit[alive] | conv
+    return hit
 
 
 # ---------------------------------------------------------------------------
