@@ -10,12 +10,10 @@ pair ``(i, l)`` (``a = x_i - x_l``) and ``pb[t]`` for the pair ``(i, j)``
 so one pass over the triplets costs two gathers and, for the gradient, two
 scatter-adds into per-pair weights ``w`` with ``sum_t alpha_t H_t = sum_p w_p
 Delta_p Delta_p^T``. The loops below fuse margin, loss, KKT dual variable and
-scatter-add in a single sequential pass (numpy would need eight passes). Over all
-triplets stored in anchor blocks (:class:`.pairs._Blocks`) the pass goes block by block
-instead (:func:`_block_loss_pass`): contiguous rows, one scatter per row and column; with
-``evaluation="sorted"`` it does not visit them one by one at all
-(:func:`_sorted_loss_pass`: each anchor's pair forms sorted, the triplets at alpha = 1
-summed by prefix sums).
+scatter-add in a single sequential pass. Triplets stored in anchor blocks
+(:class:`.pairs._Blocks`) are passed block by block (:func:`_block_loss_pass`), or,
+with ``evaluation="sorted"``, from each anchor's sorted pair forms without visiting
+them one by one (:func:`_sorted_loss_pass`).
 """
 
 from __future__ import annotations
@@ -42,10 +40,10 @@ def _rule_sides(hq, rh, c, slack):  # pragma: no cover - compiled
 @njit(cache=True, inline="always")
 def _slack_radius(hq, rh, h, isL, isR, c, slack):  # pragma: no cover - compiled
     # How far the sphere of the rule (Eq. 4) that gave (isL, isR) for one triplet
-    # (<Q, H> = hq, r ||H|| = rh, ||H|| = h) can move before the rule may change: with
-    # the doubled rounding margin s2, the R-hat excess (hq - rh - 1 - s2) / h or the
-    # L-hat one (c - s2 - hq - rh) / h; -inf for a triplet the rule leaves. Rounded
-    # down to float32 (relative 1e-6 > half an ulp; see PathScreen for the bound).
+    # (<Q, H> = hq, r ||H|| = rh, ||H|| = h) can move before the rule may change
+    # (:meth:`.pathscreen.PathScreen._within`): with the doubled rounding margin s2, the
+    # R-hat excess (hq - rh - 1 - s2) / h or the L-hat one (c - s2 - hq - rh) / h; -inf
+    # for a triplet the rule leaves. Rounded down to float32 (relative 1e-6 > half an ulp).
     s2 = 2.0 * slack * (abs(hq) + rh + 1.0)
     v = -np.inf
     if isR != 0:
@@ -57,10 +55,9 @@ def _slack_radius(hq, rh, h, isL, isR, c, slack):  # pragma: no cover - compiled
 
 @njit(cache=True, inline="always")
 def _kkt_loss(m, ig, hg, hinge):  # pragma: no cover - compiled
-    # (alpha, loss) of a triplet with margin m, branch-free: with u = 1 - m, the
-    # smoothed hinge has alpha = clip(u/gamma, 0, 1) and loss = alpha (u - gamma alpha /
-    # 2) (0, u^2/(2 gamma), u - gamma/2 on its three pieces); the hinge alpha = [u > 0],
-    # loss = max(u, 0). ig = 1/gamma, hg = gamma/2.
+    # (alpha, loss) of a triplet with margin m, branch-free; u = 1 - m, ig = 1/gamma,
+    # hg = gamma/2. Smoothed hinge: alpha = clip(u/gamma, 0, 1), loss = alpha (u - gamma
+    # alpha / 2); hinge: alpha = [u > 0], loss = max(u, 0).
     u = 1.0 - m
     if hinge:
         return (1.0 if u > 0.0 else 0.0), max(u, 0.0)
@@ -83,11 +80,10 @@ def _pass_start(w, gamma):  # pragma: no cover - compiled
 
 @njit(cache=True, inline="always")
 def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma: no cover
-    # One triplet of a loss pass with margin mg (t its index): the sphere rule's sides
-    # when ``rule`` is given (code[t] written; numba compiles the branch away for None)
-    # and the KKT map, added to the pass's sums; returns (alpha, nl, nr, loss, sum
-    # alpha, sum alpha^2). The margin's store stays in the callers: inside an inlined
-    # helper its conditional store keeps numba from vectorising the pair-id pass.
+    # One triplet of a loss pass (margin mg, index t): the sphere rule's sides when
+    # ``rule`` is given (code[t] written; compiled away for None) and the KKT map, added
+    # to the sums; returns (alpha, nl, nr, loss, sum alpha, sum alpha^2). The margin's
+    # store stays in the callers: here it would keep numba from vectorising the pass.
     if rule is not None:
         hn, r, c, slack, code = rule
         isL, isR = _rule_sides(mg, r * hn[t], c, slack)
@@ -100,23 +96,15 @@ def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma
 
 @njit(cache=True, fastmath=True)
 def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
-    # Sum of losses, sum(alpha), sum(alpha^2) over the triplets (pa, pb); the
-    # per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha with the KKT map
+    # Returns (sum of losses, sum alpha, sum alpha^2, |L-hat|, |R-hat|) over the triplets
+    # (pa, pb) and sets the per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha,
     # alpha = -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives
-    # the margins. A triplet at zero loss adds 0 to the weights, so no test decides
-    # which triplets count (tests on a mixed remainder mispredict).
-    # ``rule = (hn, r, c, slack, code)`` also applies the sphere rule (:func:`_rule_sides`)
-    # for the ball of radius r centred at this M, whose margins <M, H> the pass computes:
-    # code[t] <- 1 (L-hat), 2 (R-hat) or 0. Without it (None) numba compiles the branch
-    # away, so the plain pass is as lean as a loop without it. Returns also the numbers
-    # of L-hat and R-hat (0 without a rule).
-    # The remainder after screening is visited in pair-id order: per-anchor rows of
-    # column ids (short rows mispredict their ends) and orders rebuilt at each lambda
-    # cost more than they save.
-    # Two triplets a step: the second's weights go to a second array added at the end
-    # and its sums to a second set, so a run of one pair (i, j) in pb (several triplets
-    # per pair, as in wine's working sets) makes two chains of loads and stores through
-    # its weight, and of additions, instead of one.
+    # the margins. ``rule = (hn, r, c, slack, code)`` (None: no rule, counts 0) also
+    # applies the sphere rule (:func:`_rule_sides`) for the ball of radius r centred at
+    # this M: code[t] <- 1 (L-hat), 2 (R-hat) or 0.
+    # No test on which triplets count: one at zero loss adds 0 (a test would mispredict).
+    # Two triplets a step, the second's weights into w2 (added at the end) and its sums
+    # apart: a run of one pair in pb makes two dependency chains instead of one.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
@@ -164,12 +152,9 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
     # :func:`_loss_pass` over all triplets stored in anchor blocks ``blk``
     # (:class:`.pairs._Blocks`: anchor a owns the triplets t0[a] + s * nd[a] + o with
     # pair ids PB[offs[a] + s] and PA[offd[a] + o]), same results. Per anchor the forms
-    # of its other-class pairs are gathered once; each row is then a contiguous loop
-    # (no gathers, SIMD code) whose weights go to a row sum in a register and to column
-    # sums, scattered once per row and once per column. The pair-id pass scatters twice
-    # per triplet, and the scatter-adds of a row all hit the same pair, a chain through
-    # memory; the longer the rows, the larger the block pass's advantage. Each triplet's
-    # rule and KKT map are :func:`_triplet_step`, as in :func:`_loss_pass`.
+    # of its other-class pairs are gathered once; each row is a contiguous loop (no
+    # gathers, SIMD code) whose weights go to a row sum in a register and to column
+    # sums, scattered once per row and column instead of twice per triplet.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
     nl, nr = 0, 0
@@ -209,11 +194,9 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
 @njit(cache=True, inline="always")
 def _sorted_run(q, P, off, n, order, vals):  # pragma: no cover - compiled
     # vals[:n] <- the forms q[P[off + k]], k < n, in ascending order, and order[off:off+n]
-    # the local indices k in that order. Insertion sort from the order left by the last
-    # call: between two iterations few pairs change places, so it costs about one
-    # gather and one comparison per element. Equal forms may end in any order:
-    # the sorted values, and so everything :func:`_sorted_loss_pass` computes from them,
-    # do not depend on it.
+    # the local indices k in that order. Insertion sort from the last call's order,
+    # which is nearly sorted. Equal forms may end in any order: the sorted values, and
+    # so everything :func:`_sorted_loss_pass` computes from them, do not depend on it.
     ok = True
     prev = -np.inf
     for k in range(n):
@@ -239,24 +222,22 @@ def _sorted_run(q, P, off, n, order, vals):  # pragma: no cover - compiled
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
 def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
-    # :func:`_block_loss_pass` (loss, sum alpha, sum alpha^2 and the per-pair weights w)
-    # over all triplets of the anchor blocks ``blk`` without visiting them one by one,
-    # for a loss that is piecewise polynomial in the margin: within anchor i the margin
-    # of (i, j, l) is a_l - b_j, with a_l = q[(i, l)] (columns) and b_j = q[(i, j)]
-    # (rows). With both sorted (:func:`_sorted_run`, orders kept in blk.CO, blk.RO across
-    # calls), the columns of row j split into three runs: a_l <= b_j + 1 - gamma (alpha =
-    # 1, loss 1 + b_j - a_l - gamma/2: a count and a prefix sum of a), b_j + 1 - gamma <
-    # a_l < b_j + 1 (alpha = (1 + b_j - a_l)/gamma, visited one by one: exact, no
-    # cancellation in sums of squares) and a_l >= b_j + 1 (alpha = 0, nothing); the run
-    # ends move one way as b_j grows, so one merge walk finds them. Column l's weight
-    # is the number of rows for which it is in the first run (a suffix count) plus its
-    # middle alphas. The hinge (gamma = 0) has no middle run. Cost O(n_j + n_l) per anchor
-    # plus the triplets in the middle run, against O(n_j n_l): the pairwise-ranking
-    # trick (Joachims, "Training linear SVMs in linear time", KDD 2006; Chapelle &
-    # Keerthi, "Efficient algorithms for ranking with SVMs", Inf. Retr. 13, 2010) applied
-    # to the triplets of each anchor. Non-finite forms give a NaN loss (no fastmath
-    # flags that assume finite values, which would drop that test). The middle run's
-    # triplets go through the KKT map of every pass (:func:`_kkt_loss`).
+    # :func:`_block_loss_pass` without a rule (loss, sum alpha, sum alpha^2, 0, 0 and the
+    # per-pair weights w) over all triplets of the anchor blocks ``blk`` without visiting
+    # them one by one: within anchor i the margin of (i, j, l) is a_l - b_j, with
+    # a_l = q[(i, l)] (columns) and b_j = q[(i, j)] (rows). With both sorted
+    # (:func:`_sorted_run`, orders kept in blk.CO, blk.RO across calls), the columns of
+    # row j split into three runs: a_l <= b_j + 1 - gamma (alpha = 1, loss
+    # 1 + b_j - a_l - gamma/2: a count and a prefix sum of a), b_j + 1 - gamma < a_l <
+    # b_j + 1 (visited one by one through :func:`_kkt_loss`: exact, no cancellation in
+    # sums of squares) and a_l >= b_j + 1 (alpha = 0); the run ends move one way as b_j
+    # grows, so one merge walk finds them. Column l's weight is the number of rows for
+    # which it is in the first run (a suffix count) plus its middle alphas. The hinge
+    # (gamma = 0) has no middle run. Cost O(n_j + n_l) per anchor plus the middle runs,
+    # against O(n_j n_l): the pairwise-ranking trick (Joachims, "Training linear SVMs in
+    # linear time", KDD 2006; Chapelle & Keerthi, "Efficient algorithms for ranking with
+    # SVMs", Inf. Retr. 13, 2010). Non-finite forms give a NaN loss (so no fastmath flag
+    # may assume finite values).
     ig, hg = _pass_start(w, gamma)
     hl = 0.0 if hinge else hg   # the linear piece is u - gamma/2 (hinge: u)
     t0, ns, nd, offs, offd, PA, PB, CO, RO = blk
@@ -328,9 +309,8 @@ def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
 @njit(cache=True)
 def _triplet_weights(v, la, lb, blk, w):  # pragma: no cover - compiled
     # w_p = sum_{la[t] = p} v_t - sum_{lb[t] = p} v_t, the per-pair weights of
-    # sum_t v_t H_t: by anchor blocks when ``blk`` has any (a row sum and column sums,
-    # scattered once per row and column, as :func:`_block_loss_pass`), else by pair ids
-    # (one pass instead of two np.bincount calls).
+    # sum_t v_t H_t: by anchor blocks when ``blk`` has any (as :func:`_block_loss_pass`),
+    # else by pair ids (one pass instead of two np.bincount calls).
     _zero(w)
     t0, ns, nd, offs, offd, PA, PB, _co, _ro = blk
     if nd.shape[0] == 0:
@@ -507,15 +487,12 @@ def _orthant_bounds(S, pa, pb, q, r2, lo, hi):  # pragma: no cover - compiled
         hi[t] = -_orthant_min(hn, q, r2)
 
 
-# Per-pair quadratic forms and their weighted sums. Compiled loops instead of
-# BLAS: the matrices are thin (pairs x d with small d) and a multithreaded BLAS
-# on a busy machine spends far longer synchronising than computing. Strict floating
-# point (no fastmath) except in the Gram route's forms, whose d-long dot products need
-# reassociation to vectorise (the others gain nothing from it):
-# with fastmath, LLVM may compile the same loop differently inside different callers,
-# and the compiled loop (burst.py) and the Python loop must agree bit for bit (seen:
-# the per-pair route's forms differed in the last bit depending on which caller numba
-# compiled first).
+# Per-pair quadratic forms and their weighted sums. Compiled loops, not BLAS: the
+# matrices are thin (pairs x d, small d), and a multithreaded BLAS on a busy machine
+# spends longer synchronising than computing. No fastmath but in the Gram route's
+# _quad_gram (its d-long dot products vectorise only with reassociation) and
+# _gram_weights: with fastmath LLVM may compile a loop differently inside different
+# callers, and the compiled loop (burst.py) and the Python loop must agree bit for bit.
 
 
 @njit(cache=True)
@@ -619,10 +596,9 @@ def _quad_gram(X, Z2, pi, pj, c, out):  # pragma: no cover - compiled
 def _gram_weights(X, w, pi, pj, V):  # pragma: no cover - compiled
     # V <- diag(deg) X - 2 Y with deg_i = sum_{p ∋ i} w_p and Y_i = sum_{p = (i, j)}
     # w_p x_j, so that sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T diag(deg) X - X^T Y -
-    # Y^T X is the symmetric part of X^T V. The pairs come sorted by i: Y_i and the
-    # run's share of deg_i are summed in a local row and a scalar over each run of one i,
-    # four pairs per update of the row (a quarter of the chain of loads and stores
-    # through it), and stored once.
+    # Y^T X is the symmetric part of X^T V. The pairs come sorted by i: over each run of
+    # one i, Y_i and the run's share of deg_i are summed in a local row (four pairs per
+    # update) and a scalar, and stored once.
     n, d = X.shape
     deg = np.zeros(n)
     V[:] = 0.0
@@ -720,17 +696,16 @@ def _gram_sum(X, w, pi, pj):  # pragma: no cover - compiled
     return A
 
 
-# One evaluation of the objective in one compiled call: the per-pair forms of the
-# route (:class:`.pairs._Forms`: the points' Gram route ``src = (X, pi, pj)`` or the
-# stored differences ``src = (F,)``, full or diagonal metric), the loss pass and the
-# weighted sum, without the Python calls between them (a noticeable share of an
-# iteration of a small problem).
+# One evaluation of the objective in one compiled call (no Python calls in between):
+# the per-pair forms of the route (:class:`.pairs._Forms`: the points' Gram route
+# ``src = (X, pi, pj)`` or the stored differences ``src = (F,)``, full or diagonal
+# metric), the loss pass and the weighted sum.
 
 
 @intrinsic
 def _cycles(typingctx):  # pragma: no cover - compiled
-    # The CPU's cycle counter (llvm.readcyclecounter, ~20 cycles): splits the measured
-    # time of :func:`_evaluate` between the pair forms and the loss pass.
+    # The CPU's cycle counter (llvm.readcyclecounter): splits the time of
+    # :func:`_evaluate` between the pair forms and the loss pass.
     def codegen(context, builder, signature, args):
         fn = builder.module.declare_intrinsic(
             "llvm.readcyclecounter", fnty=ir.FunctionType(ir.IntType(64), []))
@@ -836,8 +811,8 @@ def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, rule, HL,
     # the n_pairs pairs of src): the loss pass (:func:`_loss_pass`, with its margins
     # and its rule; :func:`_block_loss_pass` when ``blk``, the anchor blocks of these
     # triplets, has any; :func:`_sorted_loss_pass` when they carry sort orders and
-    # neither margins nor a rule are wanted) between the pair forms and their weighted sum; then
-    # A = sum_p w_p F_p F_p^T + HL and G = lam M - A. Returns (loss, sum alpha,
+    # neither margins nor a rule are wanted) between the pair forms and their weighted
+    # sum; then A = sum_p w_p F_p F_p^T + HL and G = lam M - A. Returns (loss, sum alpha,
     # sum alpha^2, |L-hat|, |R-hat|, A, G, <M, M>, <M, HL>, cycles of the forms and
     # the weighted sum, cycles of the loss pass).
     c0 = _cycles()
@@ -860,7 +835,7 @@ def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, rule, HL,
 @njit(cache=True)
 def _reduced_primal(loss, lam, mm, gamma, nL, mh):  # pragma: no cover - compiled
     # The reduced objective from the loss over the remaining triplets, <M, M> and
-    # <M, H_L>: each of the nL L-hat triplets adds 1 - gamma/2 - <M, H_t> (written once:
+    # <M, H_L>: each of the nL L-hat triplets adds 1 - gamma/2 - <M, H_t> (shared by
     # _Run._make_eval and the compiled loop)
     return loss + 0.5 * lam * mm + (1.0 - 0.5 * gamma) * nL - mh
 
@@ -903,9 +878,8 @@ def _dual_grad(q, la, lb, gamma, a):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _dual_sums(a, Ap):  # pragma: no cover - compiled
-    # (sum a, ||a||^2, ||Ap||_F^2): what the dual value needs at a (Ap = A(a)_+), summed
-    # in one order for the Python dual loop and the compiled one (numpy's pairwise sums
-    # and BLAS round differently)
+    # (sum a, ||a||^2, ||Ap||_F^2): what the dual value needs at a (Ap = A(a)_+), in one
+    # summation order for the Python and the compiled dual loop (numpy and BLAS differ)
     s1 = 0.0
     s2 = 0.0
     for t in range(a.shape[0]):
@@ -956,16 +930,13 @@ def _compact_pairs(la, lb, n_pairs):  # pragma: no cover - compiled
 @njit(cache=True)
 def _work_set(keep, uidx, ula, ulb, uhn, n_upairs, wst):  # pragma: no cover - compiled
     # The active set's working set among a remaining subset (global indices uidx, pair
-    # ids ula, ulb local to its n_upairs pairs, norms uhn): the triplets with keep[k],
-    # their global indices, pair ids local to the pairs they use (numbered in increasing
-    # order, as :func:`_compact_pairs`) and norms; the subset's own statuses wst <- 0 in
-    # the working set, 3 out of it. Only the subset's arrays are read (no gathers from
-    # all triplets, which miss the cache). One branch-free pass over the subset (status,
-    # and the positions kept: an unconditional store, the output position advanced by
-    # keep, as which triplets are kept follows no pattern a branch predictor could
-    # learn), then passes over what is kept only. Returns (number of triplets whose
-    # status changed, indices, local pair ids a, b, norms, the pairs in use as the
-    # subset's local ids).
+    # ids ula, ulb local to its n_upairs pairs, norms uhn): the triplets with keep[k].
+    # Sets the subset's statuses wst <- 0 in the working set, 3 out of it; reads only the
+    # subset's arrays (gathers from all triplets miss the cache). Returns (number of
+    # triplets whose status changed, global indices, pair ids a, b local to the pairs in
+    # use (numbered in increasing order, as :func:`_compact_pairs`), norms, the pairs in
+    # use as the subset's local ids). The first pass is branch-free (unconditional
+    # store, position advanced by keep): the kept triplets follow no predictable pattern.
     n = uidx.shape[0]
     pos = np.empty(n, dtype=np.int32)
     nk = np.uint64(0)
@@ -1021,10 +992,9 @@ def _inside_all(C, r, cn, m, n):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compiled
-    # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 (L-hat) or 2
-    # (R-hat) by :func:`_rule_sides`. Returns the numbers newly set to 1 and 2.
-    # Branch-free: the rule is evaluated for every triplet and applied where the code
-    # is 0 (a test on a mixed code sequence mispredicts).
+    # Sphere rule (Eq. 4) on the triplets with code 0: code <- 1 (L-hat) or 2 (R-hat)
+    # by :func:`_rule_sides`. Returns the numbers newly set to 1 and 2. Branch-free (the
+    # rule on every triplet, applied where code is 0): a mixed code sequence mispredicts.
     nl = 0
     nr = 0
     for t in range(la.shape[0]):
@@ -1052,17 +1022,15 @@ def _sphere_rule(q, la, lb, hn, r, c, slack, code):  # pragma: no cover - compil
 def _path_rule(q, pa, pb, hn32, rule, state, out, theta, cands):  # pragma: no cover - compiled
     # Path screening at a new lambda: the sphere rule (RRPB sphere with per-pair forms
     # q = F_p^T Q F_p of its centre and radius r) on every triplet, fused with the status
-    # update and the compaction of the remaining triplets. ``status`` holds the previous
-    # lambda's path screening (0 active, 1 L-hat, 2 R-hat) and becomes this lambda's; the
-    # L-hat pair counts ``cnt`` change only for the triplets that enter or leave L-hat
-    # (a rare, well-predicted branch). The remaining triplets' index, pair ids and ||H||
-    # are appended to idx_out, la_out, lb_out, hn_out. One sequential, otherwise
-    # branch-free pass: unconditional stores, the output position advanced by 0 or 1.
-    # hn32 is ||H|| in float32 rounded up (a larger norm only makes the rule more
-    # cautious). The candidates for re-testing (:func:`_path_retest`), the triplets whose
-    # slack radius (:func:`_slack_radius`) is at most ``theta``, are appended with it,
-    # their pair ids, norm and new status to cid, crh, cpa, cpb, chn, cst (empty: none
-    # kept). Returns (number remaining, |L-hat|, |R-hat|, number of candidates).
+    # update and the compaction of the remaining triplets. ``status`` goes from the
+    # previous lambda's path screening (0 active, 1 L-hat, 2 R-hat) to this lambda's;
+    # ``cnt`` changes only for triplets entering or leaving L-hat (a rare, well-predicted
+    # branch). The remaining triplets go to ``out``; otherwise branch-free (unconditional
+    # stores, the output position advanced by 0 or 1). hn32 is ||H|| in float32 rounded
+    # up (a larger norm only makes the rule more cautious). The candidates for
+    # :func:`_path_retest`, the triplets whose slack radius (:func:`_slack_radius`) is at
+    # most ``theta``, go to ``cands`` with their new status (empty: none kept).
+    # Returns (number remaining, |L-hat|, |R-hat|, number of candidates).
     r, c, slack = rule
     status, cnt = state
     idx_out, la_out, lb_out, hn_out = out
@@ -1106,24 +1074,19 @@ def _path_rule(q, pa, pb, hn32, rule, state, out, theta, cands):  # pragma: no c
 def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
                       cands):  # pragma: no cover - compiled
     # :func:`_path_rule` followed by :func:`_compact_pairs` of its output, in one call, for
-    # triplets stored in anchor blocks (:class:`.pairs._Blocks`): anchor a owns the
-    # triplets t0[a] + s * nd[a] + o, s < ns[a] (its same-class points, pair ids
-    # PB[offs[a] + s], one row each), o < nd[a] (its other-class points, pair ids
-    # PA[offd[a] + o]). Same status, pair counts, remaining triplets in the same order;
-    # their pair ids are local to the pairs still in use, listed in used_out (increasing
-    # global ids, as _compact_pairs numbers them). Returns (number remaining, |L-hat|,
-    # |R-hat|, number of pairs in use, number of candidates). The candidates: as in
-    # :func:`_path_rule`, in the same order.
-    # 1. Per anchor, over data that stays in cache: the margins q[PA[.]] - q[PB[s]] of the
-    #    whole block into a flat buffer, then the rule on the block as one flat loop (no
-    #    gathers, no stores that depend on the outcome, long enough for SIMD code;
-    #    unsigned indices: no wraparound selects), which keeps each triplet's L-hat
-    #    change and whether it remains; then row and column sums of those: the pair
-    #    counts (only when the block has L-hat changes), each row's remaining count,
-    #    and the pairs in use (rows and columns that keep a triplet).
+    # triplets stored in anchor blocks (``layout``, as in :func:`_block_loss_pass`). Same
+    # statuses, pair counts, remaining triplets and candidates, in the same order; the
+    # remaining triplets' pair ids are local to the pairs still in use, listed in
+    # used_out (increasing global ids, as _compact_pairs numbers them). Returns (number
+    # remaining, |L-hat|, |R-hat|, number of pairs in use, number of candidates).
+    # 1. Per anchor: the block's margins into a flat buffer, then the rule on it as one
+    #    flat loop (no gathers or outcome-dependent stores: SIMD code; unsigned indices:
+    #    no wraparound selects) keeping each triplet's L-hat change and whether it
+    #    remains; then row and column sums of those: the pair counts (only when the
+    #    block has L-hat changes), each row's remaining count, the pairs in use.
     # 2. The pairs in use numbered in increasing global id.
-    # 3. Per anchor, the compaction of the rows where something remains, with the
-    #    anchor's local pair ids looked up once.
+    # 3. Per anchor, the rows where something remains compacted, the anchor's local pair
+    #    ids looked up once.
     t0, ns, nd, offs, offd, PA, PB = layout
     r, c, slack = rule
     status, cnt = state
@@ -1189,7 +1152,7 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
                 for o in range(m):
                     u = np.uint64(b0 + o)
                     v = rb[u]
-                    if v <= theta:   # about one in ten, and -inf in runs
+                    if v <= theta:   # few: a small share, and the active (-inf) in runs
                         t = base + u
                         cid[nc] = np.int64(t)
                         crh[nc] = v
@@ -1198,8 +1161,7 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
                         chn[nc] = hn32[t]
                         cst[nc] = status[t]
                         nc += 1
-        # row sums (L-hat changes, what remains) and column sums (L-hat changes) and
-        # which columns keep a triplet; the L-hat changes only when the block has any
+        # row and column sums of step 1 (the L-hat changes only when the block has any)
         for o in range(m):
             keepc[o] = 0
             dcv[o] = 0
@@ -1265,16 +1227,14 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
 def _path_retest(q, rule, state, cands, dmax, out):  # pragma: no cover - compiled
-    # Path screening by re-testing only the candidates (increasing triplet indices
-    # ``cand``; their slack radii crho, pair ids cpa, cpb, norms ch and statuses cst
-    # stored contiguously, as the full pass appends them) whose slack radius is at most
-    # ``dmax``: the rule of :func:`_path_rule` on them (same status update, pair counts
-    # and output, in the same order; ``status`` written where it changes); every other
-    # triplet keeps its status (PathScreen says why that is the rule's answer too).
-    # First the positions of the candidates with crho <= dmax (one branch-free pass over
-    # the slack radii), then the rule on those (in index order, so their pair forms are
-    # mostly in cache), branch-free but for the rare status changes. Returns (number
-    # remaining, change of |L-hat|, change of |R-hat|, number re-tested).
+    # Path screening by re-testing only the candidates (``cands`` as :func:`_path_rule`
+    # appends them, increasing triplet indices) whose slack radius crho is at most
+    # ``dmax``: the rule of :func:`_path_rule` on them, same status update, pair counts
+    # and output order (``status`` written where it changes); every other triplet keeps
+    # its status, which is the rule's answer too (:meth:`.pathscreen.PathScreen._within`).
+    # A branch-free pass selects them, then the rule runs on them in index order (pair
+    # forms mostly in cache). Returns (number remaining, change of |L-hat|, change of
+    # |R-hat|, number re-tested).
     r, c, slack = rule
     status, cnt = state
     cand, crho, cpa, cpb, ch, cst = cands
@@ -1314,7 +1274,7 @@ def _path_retest(q, rule, state, cands, dmax, out):  # pragma: no cover - compil
 
 @njit(cache=True)
 def _blocks_match(t0, ns, nd, offs, offd, PA, PB, pa, pb):  # pragma: no cover - compiled
-    # Whether the anchor blocks (see _path_rule_blocks) describe pa and pb exactly,
+    # Whether the anchor blocks (:class:`.pairs._Blocks`) describe pa and pb exactly,
     # every triplet once.
     t = 0
     for a in range(nd.shape[0]):
@@ -1333,13 +1293,11 @@ def _blocks_match(t0, ns, nd, offs, offd, PA, PB, pa, pb):  # pragma: no cover -
 def _apply_codes(code, idx, la, lb, hn, status, cnt, idx_out, la_out, lb_out,
                  hn_out):  # pragma: no cover - compiled
     # Screening codes over the subset (idx, la, lb, hn) (0 keep, 1 L-hat, 2 R-hat):
-    # update the global status, add the L-hat pair counts to cnt (over the subset's
-    # own pair ids la, lb: no reads of the global pair arrays, which miss the cache)
-    # and compact the kept triplets into idx_out, la_out, lb_out, hn_out
-    # (unconditional stores, the position advanced by 0 or 1; the pair ids are kept).
-    # Returns (number kept, screened into L-hat, into R-hat).
-    # Branch-free (selects and 0/1 arithmetic): a round late in a solve screens most of
-    # what remains, so tests on the code mispredict.
+    # update the global status, add the L-hat pair counts to cnt (by the subset's own
+    # pair ids: the global pair arrays miss the cache) and compact the kept triplets into
+    # idx_out, la_out, lb_out, hn_out (pair ids unchanged). Returns (number kept,
+    # screened into L-hat, into R-hat). Branch-free (selects, 0/1 arithmetic,
+    # unconditional stores): tests on the mixed codes would mispredict.
     nk = np.uint64(0)
     nl = 0
     nr = 0
@@ -1366,16 +1324,14 @@ def _path_scan(q0, pa, pb, hn32, ref, c, lam, state, ranges, out):  # pragma: no
     # Incremental range-based RRPB screening (Theorem 4.1, branch lam <= lam0), fused
     # with the status update and the compaction of the active triplets. A screened
     # triplet whose interval (thr, lam_ref] still contains lam is skipped (thr is +inf
-    # for the active ones); every other one meets the newest reference (M0 with
+    # for the active ones); every other one meets the newest reference ``ref`` (M0 with
     # per-pair forms q0, ||M0|| = m0n, lam0, eps; id rid >= 1): screened again
     # (status 1 L-hat / 2 R-hat, new thr, ref_of = rid; L-hat pair counts kept in
-    # cnt) or active (status 0, ref_of = 0; its index, pair ids and ||H|| appended to
-    # idx_out, la_out, lb_out, hn_out). ref_count[r]: triplets certified by reference
-    # r (slot 0 unused). thr and hn32 are float32 rounded up (a later threshold and a
-    # larger ||H|| only make the rule more cautious), which halves the memory the
-    # pass streams through. Both passes are branch-free (selects, 0/1 arithmetic);
-    # the indices are unsigned in the main pass, so no negative-index wraparound code
-    # is emitted (the loop is bound by its instruction count, not by memory).
+    # cnt) or active (status 0, ref_of = 0; appended to ``out``). ref_count[r]:
+    # triplets certified by reference r (slot 0 unused). thr and hn32 are float32
+    # rounded up (a later threshold and a larger ||H|| only make the rule more
+    # cautious), halving the memory streamed. Both passes are branch-free (selects,
+    # 0/1 arithmetic); unsigned indices in the main pass: no wraparound code.
     # Returns (number active, change in |L-hat|, change in |R-hat|, evaluated).
     m0n, lam0, eps, rid = ref
     status, cnt = state
@@ -1390,8 +1346,7 @@ def _path_scan(q0, pa, pb, hn32, ref, c, lam, state, ranges, out):  # pragma: no
     dl = 0
     dr = 0
     # reference counts: the new reference's in a register, the old ones' decremented
-    # unconditionally (an active triplet has ref_of 0 and subtracts 0 from the unused
-    # slot 0): no branch on the mixed sequence of references, which mispredicted
+    # unconditionally (an active triplet has ref_of 0: it subtracts 0 from slot 0)
     n_new = 0
     inf32 = np.float32(np.inf)
     for k in range(ev):
