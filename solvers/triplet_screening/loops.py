@@ -38,13 +38,11 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
                compare: Sequence[tuple[str, str]] = (), carry: _Carry | None = None,
                alpha0: np.ndarray | None = None):
-    """Solve at ``lam`` from ``M0``; returns ``(TripletResult, extras dict)``. ``carry``:
-    the data term's parts at ``M0`` (:class:`.state._Carry`; the previous lambda's or
-    ``init``'s), the first evaluation without a pass. The result keeps its own at its
-    ``M`` as ``_carry`` (None when not evaluated exactly there). ``alpha0``: a dual
-    point over all triplets (the previous lambda's or ``init``'s) where the dual method
-    starts instead of the KKT map of ``M0``; it leaves its last iterate, over all
-    triplets, in ``extras["alpha"]``."""
+    """Solve at ``lam`` from ``M0``; returns ``(result, extras dict)``, the result a
+    :class:`TripletResult`, or a :class:`_Solved` when ``opts.want_alpha`` is off.
+    ``carry``: the data term at ``M0`` (:class:`.state._Carry`), the first evaluation
+    without a pass. ``alpha0``: the dual method's start over all triplets instead of the
+    KKT map of ``M0``; its last iterate goes to ``extras["alpha"]``."""
     run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
                backoff=opts.backoff, keep_snapshots=opts.want_alpha,
                evaluation=opts.evaluation, tuning=opts.tuning)
@@ -72,11 +70,9 @@ def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
 
 
 class _Solved:
-    """A finished solve at one lambda: what :func:`.regpath.path` reads of it, and its
-    :class:`TripletResult`, built when asked (:meth:`result`: a path builds only its
-    last lambda's, and those its callback is given; other fields are the result's).
-    ``_carry``: the data term's parts at ``M``, exact (the first evaluation of a solve
-    from there), or None."""
+    """A finished solve at one lambda: the fields :func:`.regpath.path` reads; the others
+    come from its :class:`TripletResult`, built on demand (:meth:`result`). ``_carry``:
+    the :class:`.state._Carry` at ``M`` when evaluated exactly there, else None."""
 
     def __init__(self, prob: TripletProblem, lam: float, M: np.ndarray, step: float,
                  opts: _Opts, run: _Run, mon: Monitor, fields: dict) -> None:
@@ -153,8 +149,7 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval | None, gap: float, D: 
         extras["by_sphere"]["rrpb"] = c / n_t
         changed += c
         kinds.remove("rrpb")
-    # the other spheres at the starting point: the first round of dynamic screening, so
-    # under its back-off (skipped while it is backed off, and counted in what it saves)
+    # the other spheres: the first dynamic round, under its back-off and in its accounts
     if kinds and ev is not None and not (run.dynamic_on and run.worth_screening(len(kinds))):
         kinds = []
     spheres = run.spheres_at(kinds, M, ev, gap, D, ref, True, Ma) if kinds else []
@@ -172,20 +167,16 @@ def _first_screening(run: _Run, M: np.ndarray, ev: _Eval | None, gap: float, D: 
 
 def _drive(run: _Run, mon: Monitor, opts: _Opts, ref: _Ref | None, extras: dict,
            m: _Primal | _DualAPG) -> tuple[np.ndarray, float]:
-    """The loop around a method's compiled iterations, written once for both methods.
+    """The loop around a method's compiled iterations, shared by both methods.
 
-    The method ``m`` makes iteration 0 (``m.start()``: the first evaluation, certificate
-    and screening) and runs its iterations in compiled calls (``m.advance(it)``: what
-    the driver does next (:mod:`.burst`'s codes), the last iteration done, whether a
-    round can pay). This layer records the certificates (:func:`_record`) of the
-    iterations handed back to be certified here (PENDING: ``m.certify()``) and runs the
-    dynamic rounds (:meth:`._Run.dynamic_screening`) after them and after those certified
-    in compiled code (ROUND), ``m`` restarting on the smaller problem
-    (``m.rescreened``). Between calls ``m`` holds the iterate ``M``, its evaluation
-    ``ev``, its certificate's reduced gap ``gap_r`` and dual value ``D``, the linear
-    rule's halfspace ``H``, ``step``, the certificate's dual point ``dual_point`` and
-    CDGB's centre ``Ma`` (None: the KKT map at ``M``). Returns the best certified
-    iterate (lowest full primal seen) and the last step size."""
+    ``m.start()`` makes iteration 0 (first evaluation, certificate, screening);
+    ``m.advance(it)`` runs compiled iterations and returns ``(code, last iteration done,
+    can a round pay)`` (:mod:`.burst`'s codes). PENDING iterates are certified here
+    (``m.certify()``, :func:`_record`); after them and ROUND ones (certified in compiled
+    code) a dynamic round may run (:meth:`._Run.dynamic_screening`), then
+    ``m.rescreened``. ``m`` holds ``M``, ``ev``, the reduced gap ``gap_r``, ``D``, the
+    linear rule's halfspace ``H``, ``step``, ``dual_point`` and CDGB's centre ``Ma``
+    (None: the KKT map at ``M``). Returns the best certified iterate and last step size."""
     cb = opts.callback is not None
     P_full, D, exact = m.start()
     stop = _record(run, mon, 0, m.M, m.ev, P_full, D, exact, m.step, cb, m.dual_point)
@@ -234,12 +225,11 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
 class _Primal:
     """Section 5's projected gradient (the step of :class:`solvers.pgd.PGD`) for
-    :func:`_drive`: runs of iterations in :func:`.burst.run_burst`, a step with a fused
-    round armed in :func:`.burst.run_step`; with an active set, the steps between two
-    refreshes in :func:`.burst.run_working_steps`, the working set refreshed and the
-    iterate certified every ``screen_every`` steps, and with ``refresh="converged"``
-    also after a step where the working set's own problem meets ``tol`` while that pays
-    (:meth:`._Run.work_converged`, :meth:`._Run.early_refresh_steps`)."""
+    :func:`_drive`: iterations in :func:`.burst.run_burst`, a step with a fused round in
+    :func:`.burst.run_step`. With an active set, the steps between refreshes run in
+    :func:`.burst.run_working_steps`; a refresh and certificate come every
+    ``screen_every`` steps, and with ``refresh="converged"`` also once the working set's
+    problem meets ``tol`` while that pays (:meth:`._Run.early_refresh_steps`)."""
 
     Ma = None  # the spheres' dual-point centre: none but the KKT map at M
     dual_point = None  # the certificate's dual point: the KKT map at M
@@ -253,9 +243,8 @@ class _Primal:
         self.step0 = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) \
             else 1.0 / run.lam
         self.aset = opts.active_set
-        # Adaptive dynamic screening with RRPB (DGB inside a solve) runs fused with the
-        # loss pass of a step's first trial point (run_step); the other spheres keep
-        # their rounds.
+        # adaptive RRPB (DGB inside a solve) runs fused with the loss pass of a step's
+        # first trial point (run_step); the other spheres keep their rounds
         self.fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
                       and not self.aset)
         self.kinds = tuple(k for k in opts.screening if k != "rrpb") if self.fused \
@@ -277,11 +266,9 @@ class _Primal:
             self.M
         aset, step = self.aset, self.step0
         # RRPB with the sphere rule needs only the reference: path screening first, then
-        # the first evaluation (and the spheres that need it) on the reduced problem,
-        # whose optimum is the full one's (no pass over all triplets). On a path the
-        # previous lambda's last evaluation at M0 is that first evaluation (``carry``):
-        # M0 lies in the RRPB sphere, so the screened triplets are on their fixed pieces
-        # there (:meth:`._Run.carried_eval`).
+        # the first evaluation on the reduced problem (same optimum). ``carry`` gives it
+        # without a pass: M0 lies in the RRPB sphere, so the screened triplets are on
+        # their fixed pieces there (:meth:`._Run.carried_eval`).
         pre = ["rrpb"] if (ref is not None and "rrpb" in opts.screening
                            and opts.rule == "sphere") else []
         if pre:
@@ -295,8 +282,7 @@ class _Primal:
         P_full, D, exact = self.certify()
         rest = [k for k in opts.screening if k not in pre]
         if rest and run.backoff and max(P_full - D, 0.0) <= opts.tol * max(1.0, abs(P_full)):
-            # the starting point meets tol (as at lam_max, where a path starts from the
-            # exact solution): no iteration follows to profit from screening
+            # the start meets tol (e.g. at lam_max): no iteration follows to profit from screening
             rest = []
             run.notes.append("screening skipped: the starting point already meets tol")
         if rest:
@@ -355,9 +341,9 @@ class _Primal:
         return PENDING, it, can_pay
 
     def _working(self, it: int) -> tuple[int, int, bool]:
-        """The active set's steps up to the next refresh in one compiled call, which
-        ends early when the working set's own test passes (the refresh then comes now);
-        one step a call when Python makes that test (hands_back_each)."""
+        """The active set's steps up to the next refresh in one compiled call, ended
+        early (refresh now) when the working set's problem meets ``tol``; one step a call
+        when Python makes that test (``hands_back_each``)."""
         run, opts, each, confirm = self.run, self.opts, self.each, self.confirm
         n = 1 if each else min(opts.screen_every - self.since, opts.max_iter - it + 1)
         n_test = run.early_refresh_steps(opts.screen_every) - self.since \
@@ -379,9 +365,8 @@ class _Primal:
         step = s.step
         ev = run.evaluate(M, run.unscr, margins=True)
         if run.full_primal(M, ev.P)[0] > run.best_P:
-            # The working set hid triplets whose loss grew (the reduced objective fell
-            # while the full one rose): return to the best certified point and keep
-            # those triplets in the working set as well.
+            # the working set hid triplets whose loss grew: back to the best certified
+            # point, with those triplets added to the working set
             assert ev.margins is not None and run.best_M is not None  # asked; certified
             grown = run.unscr.idx[ev.margins < 1.0]
             M = run.best_M.copy()
@@ -422,11 +407,11 @@ def _refresh(run: _Run, ev: _Eval, also: np.ndarray | None = None) -> None:
 def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: float,
             D: float, exact: bool, step: float, cb: bool,
             alpha: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
-    """Record the certificate of the best iterate so far: ``min P`` over the iterates
-    (kept in ``run.best_M``) and ``max D`` over the dual points (every one feasible),
-    so ``gap = min P - max D`` bounds ``P(best_M) - P*``. The dual point of ``D`` is
-    kept (:meth:`._Run.keep_dual`): the KKT map at ``M`` on the unscreened triplets, or
-    ``alpha = (indices, values)`` (the dual solver's iterate); 1 on L-hat, 0 on R-hat."""
+    """Record the certificate so far: ``min P`` over the iterates (at ``run.best_M``)
+    and ``max D`` over the dual points (all feasible), so ``gap = min P - max D`` bounds
+    ``P(best_M) - P*``. The dual point of ``D`` is kept (:meth:`._Run.keep_dual`): the
+    KKT map at ``M`` on the unscreened triplets, or ``alpha = (indices, values)`` (the
+    dual solver's iterate); 1 on L-hat, 0 on R-hat. Returns whether to stop."""
     if P_full < run.best_P or run.best_M is None:
         run.best_P, run.best_M = float(P_full), M.copy()
         run.best_parts = (ev.A, ev.asum, ev.a2) if (exact and not run.active_set) else None
@@ -447,11 +432,10 @@ def _record(run: _Run, mon: Monitor, it: int, M: np.ndarray, ev: _Eval, P_full: 
 
 class _DualAPG:
     """Accelerated projected gradient on the dual (the step of :class:`solvers.apg.APG`)
-    for :func:`_drive`, its iterations in :func:`.burst.run_dual_burst`. Starts from
-    ``alpha0`` (over all triplets, clipped to the box) when given, else from the KKT map
-    of ``M0``: on a path the previous lambda's dual iterate is the better start (the
-    KKT map of the hinge is 0/1, the optimum fractional at margin 1). CDGB's centre is
-    the iterate's primal point ``M = A(alpha)_+ / lam``."""
+    for :func:`_drive`, iterations in :func:`.burst.run_dual_burst`. Starts from
+    ``alpha0`` (over all triplets, clipped to the box) when given, else the KKT map of
+    ``M0`` (for the hinge 0/1 while the optimum is fractional at margin 1, so a previous
+    dual iterate starts better). CDGB's centre is ``M = A(alpha)_+ / lam``."""
 
     H: np.ndarray | None
 

@@ -21,14 +21,9 @@ from .kernels import (
 )
 from .tuning import DEFAULT, Tuning
 
-# ---------------------------------------------------------------------------
-# The pair formulation
-# ---------------------------------------------------------------------------
-
 #: Path screening takes the anchor-block pass (:func:`.kernels._path_rule_blocks`) when
 #: the rows of the blocks hold at least this many triplets on average, instead of the
-#: pair-id pass (:func:`.kernels._path_rule`) followed by :func:`.kernels._compact_pairs`
-#: (the block pass was the faster one from rows of 10 triplets up, on wine and digits).
+#: pair-id pass (:func:`.kernels._path_rule`) followed by :func:`.kernels._compact_pairs`.
 BLOCK_ROW = 8
 
 
@@ -39,10 +34,9 @@ class _Blocks(NamedTuple):
     ``(i, j)``): one anchor ``i``, its same-class points ``j`` in rows, its other-class
     points ``l`` in columns, which is how :func:`.triplets.triplets` builds them.
 
-    ``CO`` and ``RO`` (empty: the loss pass visits the triplets one by one) are the
-    sorted pass's orders of each block's columns and rows by their forms
-    (:func:`.kernels._sorted_loss_pass`), updated in place by every pass and kept from
-    one pass to the next, so that each pass starts nearly sorted."""
+    ``CO``, ``RO``: the sorted pass's orders of each block's columns and rows by their
+    forms (:func:`.kernels._sorted_loss_pass`), updated in place and kept between passes
+    so each starts nearly sorted; empty: the loss pass visits triplets one by one."""
 
     t0: np.ndarray
     ns: np.ndarray
@@ -106,8 +100,8 @@ def _anchor_blocks(T: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> _Blocks | N
 
 
 def kkt_alpha(margins: np.ndarray, gamma: float, hinge: bool) -> np.ndarray:
-    """The KKT map ``alpha_t = -loss'(<M, H_t>)``, written once: the smoothed hinge
-    gives ``clip((1 - m) / gamma, 0, 1)``, the hinge ``1`` where ``m < 1``."""
+    """The KKT map ``alpha_t = -loss'(<M, H_t>)`` at the margins ``m``: the smoothed
+    hinge gives ``clip((1 - m) / gamma, 0, 1)``, the hinge ``1`` where ``m < 1``."""
     u = 1.0 - np.asarray(margins, dtype=float)
     if hinge:
         return (u > 0).astype(float)
@@ -131,9 +125,8 @@ class _Forms:
       ``sum_p w_p F_p F_p^T = X^T diag(deg) X - X^T Y - Y^T X``, the symmetric part
       of ``X^T (diag(deg) X - 2 Y)``, with ``deg_i = sum_{p ∋ i} w_p`` and
       ``Y_i = sum_{p = (i, j)} w_p x_j``: ``O(n d^2 + P d)``, one gathered row per pair
-      and no stored differences, so a subset of pairs is two index arrays. (Going
-      through the n x n Gram matrix ``X M X^T`` and the pairs' Laplacian is no faster
-      and needs ``n^2`` memory.)
+      and no stored differences, so a subset of pairs is two index arrays (not via the
+      n x n Gram matrix ``X M X^T``: ``n^2`` memory).
 
     ``X`` is centred (differences are unchanged; the products lose no digits to a
     common offset); the Gram route reads only the rows of the points the pairs use.
@@ -254,10 +247,9 @@ class _Data:
         self.shape = (d,) if diagonal else (d, d)
         self._all: _Sub | None = None
         self._all_sorted: _Sub | None = None
-        #: The anchor blocks of the loss pass over all triplets and of path screening
-        #: (None: the triplets are not stored so, or their rows are shorter than
-        #: :data:`BLOCK_ROW` on average). Found with the problem (a small share of
-        #: building it), so that no solve pays for it.
+        #: The anchor blocks of the loss pass over all triplets and of path screening;
+        #: None when the triplets are not stored so or their rows average under
+        #: :data:`BLOCK_ROW`. Found with the problem so that no solve pays for it.
         b = _anchor_blocks(T, self.pa, self.pb)
         self.blocks = b if (b is not None and self.n_t >= BLOCK_ROW * b.PB.size) else None
 
@@ -303,14 +295,12 @@ class _Data:
 
     def work_of(self, sub: _Sub, keep: np.ndarray, wst: np.ndarray,
                 prev: _Sub | None = None) -> _Sub:
-        """The active set's working set: the triplets of ``sub`` with ``keep`` (boolean,
-        in ``sub``'s order), as :meth:`compact` gives them (same arrays, the norms as
-        ``sub`` holds them), built from ``sub``'s own arrays in one branch-free pass over
-        ``sub`` and one over what is kept (:func:`.kernels._work_set`; no gathers from
-        all triplets, no mark array over all pairs). ``wst`` (``sub``'s statuses, in its
-        order) becomes 0 on those kept and 3 on the others. ``prev``: the working set
-        last built from ``sub`` with these statuses; it is returned as it is when no
-        triplet entered or left it."""
+        """The active set's working set: the triplets of ``sub`` where ``keep`` (boolean,
+        in ``sub``'s order), the arrays :meth:`compact` would give, built from ``sub``'s
+        own arrays (:func:`.kernels._work_set`: no gathers from all triplets, no mark
+        array over all pairs). ``wst`` (``sub``'s statuses, in its order) is set to 0
+        where kept, 3 elsewhere. ``prev``: the working set last built from ``sub`` with
+        these statuses, returned as is when no triplet entered or left it."""
         keep = np.ascontiguousarray(keep, dtype=np.bool_)
         changed, idx, la, lb, hn, used = _work_set(keep, sub.idx, sub.la, sub.lb, sub.hn,
                                                    sub.pairs.size, wst)
@@ -358,13 +348,11 @@ class _Data:
     def all_triplets(self, evaluation: str) -> _Sub:
         """All triplets as a subset whose loss pass is ``evaluation``'s: ``"triplets"``
         one visit per triplet (:attr:`everything`), ``"sorted"`` the sorted pass over the
-        anchor blocks (:func:`.kernels._sorted_loss_pass`; its sort orders are this
-        problem's, kept from one solve to the next). Without anchor blocks both are
-        :attr:`everything`. Solves in several threads (the dashboard's sessions share a
-        cached problem) cannot interleave their updates of the orders: the compiled
-        kernels hold the GIL (none is ``nogil``); were one to release it, each solve
-        would need its own orders. The results never depend on the orders a pass starts
-        from."""
+        anchor blocks (:func:`.kernels._sorted_loss_pass`) with sort orders kept on this
+        problem between solves; without anchor blocks, :attr:`everything`. Threads
+        sharing a problem cannot interleave updates of the orders because the compiled
+        kernels hold the GIL (a ``nogil`` kernel would need per-solve orders). Results
+        never depend on the starting orders."""
         if evaluation != "sorted" or self.blocks is None:
             return self.everything
         if self._all_sorted is None:
@@ -385,12 +373,11 @@ class _Sub:
     blocks: _Blocks = NO_BLOCKS   # all triplets in anchor blocks: the loss pass by blocks
 
     def pass_visits(self, tuning: Tuning) -> float:
-        """Cost of a loss pass over these triplets in visits of the pair-id pass: one
-        per triplet by pair ids; in anchor blocks ``tuning.block_pass_triplet`` per
-        triplet and ``tuning.block_pass_row`` per row; the sorted pass
-        ``tuning.sorted_pass_element`` per row and column of its blocks (the triplets
-        of its middle run, about one visit each on top, are not known before the pass
-        and not counted)."""
+        """Cost of a loss pass over these triplets in visits of the pair-id pass: one a
+        triplet by pair ids; in anchor blocks ``tuning.block_pass_triplet`` a triplet and
+        ``tuning.block_pass_row`` a row; the sorted pass ``tuning.sorted_pass_element`` a
+        row and column of its blocks (its middle run's triplets, unknown beforehand, are
+        not counted)."""
         b = self.blocks
         if b.CO.size:
             return tuning.sorted_pass_element * (b.PA.size + b.PB.size)

@@ -1,35 +1,28 @@
 """Path screening: the RRPB rule at each new lambda, and its range-based extension.
 
-Along the path ``lam_t = ratio * lam_{t-1}`` each new lambda has a new RRPB
-reference (the previous solution ``M_{t-1}``, ``eps = sqrt(2 gap / lam)``,
-Theorem 3.10). Two ways to screen with it, both carrying the state (status of every
-triplet, L-hat as per-pair counts) from one lambda to the next:
+Along the path ``lam_t = ratio * lam_{t-1}`` each lambda has a new RRPB reference:
+the previous solution ``M_{t-1}`` with ``eps = sqrt(2 gap / lam)`` (Theorem 3.10).
+Both modes carry the state (every triplet's status, L-hat as per-pair counts, the
+folded ``H_L = sum_p cnt_p F_p F_p^T``) from one lambda to the next:
 
-* **per lambda** (default): the sphere rule with the newest reference's sphere on
-  every triplet, in one sequential pass fused with the status update and the
-  compaction of the remaining triplets (:func:`.kernels._path_rule`); on triplets
-  stored in anchor blocks (:func:`.triplets.triplets` builds them so) block by block
-  (:func:`.kernels._path_rule_blocks`, the same results bit for bit). The folded
-  ``H_L = sum_p cnt_p F_p F_p^T`` is updated over the pairs whose L-hat counts changed.
-  On problems of at least ``Tuning.retest_min`` triplets the full pass runs only now
-  and then: it keeps, for each triplet it screens, how far the sphere
-  may move before the rule could change (its slack radius), and the next lambdas
-  re-test only the candidates whose slack radius the sphere's movement since that pass
-  can have used up (:func:`.kernels._path_retest`; the bound is written out in
-  :meth:`PathScreen._within`); the same statuses, pair counts and remaining triplets as
-  the full pass at every lambda.
+* **per lambda** (default): the sphere rule of the newest reference on every triplet,
+  in one pass fused with the status update and the compaction of the remaining
+  triplets (:func:`.kernels._path_rule`; on anchor blocks
+  :func:`.kernels._path_rule_blocks`, the same results bit for bit). From
+  ``Tuning.retest_min`` triplets on, the full pass runs only now and then: it keeps
+  each screened triplet's slack radius (how far the sphere may move before the rule
+  could change), and later lambdas re-test only the candidates whose slack the
+  sphere's movement may have used up (:func:`.kernels._path_retest`, bound in
+  :meth:`PathScreen._within`), with a full pass's statuses, pair counts and remaining
+  triplets.
 * **range-based** (``range_screening=True``, the paper's section 4 made incremental):
-  Theorem 4.1 gives, for every triplet the RRPB rule screens, the interval
-  ``(lam_a, lam_ref]`` on which it stays screened; a step of lambda evaluates only the
-  triplets still in the problem and those whose interval expired
-  (:func:`.kernels._path_scan`), and the screened set contains the per-lambda one.
+  Theorem 4.1 gives each triplet the RRPB rule screens the interval ``(lam_a, lam_ref]``
+  on which it stays screened; a step evaluates only the triplets still in the problem
+  and those whose interval expired (:func:`.kernels._path_scan`). The screened set
+  contains the per-lambda one.
 
-A pass runs when it pays (:meth:`PathScreen.skip`): its gain (:meth:`PathScreen.gain`)
-is what a loss pass over all triplets costs (by anchor blocks when they are stored so,
-:meth:`.pairs._Sub.pass_visits`) less what it costs over the remainder (by pair ids),
-against the cost model of :class:`.tuning.Tuning`. The solve's first evaluation at the
-reference needs no pass: the previous lambda's last evaluation there is the new reduced
-problem's (:class:`.state._Carry`).
+A pass runs when it pays (:meth:`PathScreen.skip`, cost model :class:`.tuning.Tuning`).
+The solve's first evaluation needs no pass (:class:`.state._Carry`).
 
 Safety: at ``lam``, every screened triplet is certified by the RRPB sphere of a
 reference (the newest one, or for the range-based scan the one that screened it), a
@@ -64,11 +57,10 @@ def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
                  now: float, pair_weight: float = DEFAULT.pair_weight) -> float:
     """Loss-pass visits saved by removing ``removed`` of ``n`` triplets (on ``n_pairs``
     pairs in dimension ``d``) from ``evals`` evaluations: their loss passes and the
-    forms of the pairs they alone used, estimated as half their share of the pairs.
-    ``now``: what a loss pass over the ``n`` costs
-    (:meth:`.pairs._Sub.pass_visits`: ``n``, or less when they are all in anchor
-    blocks), the remaining ones going by pair ids (so removing few can save nothing).
-    ``pair_weight``: :attr:`.Tuning.pair_weight`."""
+    forms of the pairs only they used, estimated as half their share of the pairs.
+    ``now``: a loss pass's cost over the ``n`` (:meth:`.pairs._Sub.pass_visits`, less
+    than ``n`` on anchor blocks); the remaining ones go by pair ids, one visit each, so
+    removing few can save nothing. ``pair_weight``: :attr:`.Tuning.pair_weight`."""
     pairs = 0.5 * n_pairs * removed / max(n, 1)
     return evals * (now - (n - removed) + 2 * pair_weight * d * pairs)
 
@@ -81,18 +73,16 @@ def _up32(x: np.ndarray) -> np.ndarray:
 class PathScreen:
     """Screening state carried along a regularisation path (one per :func:`path` call).
 
-    ``tuning``: the cost model's weights (:class:`.Tuning`); from
-    ``tuning.retest_min`` triplets on, re-test only what the sphere's movement can have
-    changed (:meth:`advance`; below, the full pass at every lambda: the same statuses,
-    pair counts and remaining triplets either way)."""
+    ``incremental``: range-based screening; ``evaluation``: the solve's loss pass
+    (:meth:`.pairs._Data.all_triplets`); ``tuning``: the cost model's weights
+    (:class:`.Tuning`; ``retest_min``: see the module docstring)."""
 
     def __init__(self, data: _Data, gamma: float, n_lambdas: int,
                  incremental: bool = False, evaluation: str = "triplets", *,
                  tuning: Tuning = DEFAULT) -> None:
         self.data = data
         self.tuning = tuning
-        #: all triplets as the solve evaluates them without screening (its loss pass is
-        #: what screening must beat: :meth:`gain`)
+        #: all triplets as the solve evaluates them unscreened (the baseline of :meth:`gain`)
         self.full = data.all_triplets(evaluation)
         self.incremental = incremental
         self.newest: sph.Sphere | None = None
@@ -125,8 +115,8 @@ class PathScreen:
         # radius <= theta) and the running maximum of the movement bound
         self._retest = not incremental and n_t >= tuning.retest_min
         m = n_t if self._retest else 0
-        # candidate buffers, as the full pass appends them (index, slack radius, pair
-        # ids, ||H||, status); pages touched only as far as the candidates reach
+        # candidate buffers (index, slack radius, pair ids, ||H||, status), filled by the
+        # full pass; pages touched only as far as the candidates reach
         self._cbufs = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.float32),
                        np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32),
                        np.empty(m, dtype=np.float32), np.empty(m, dtype=np.int8))
@@ -137,7 +127,7 @@ class PathScreen:
         self._theta = -np.inf
         self._dmax = -np.inf
         self._cand: tuple = ()
-        #: full passes and re-tests run (reported in the bench)
+        #: full passes and re-tests run
         self.n_full = 0
         self.n_retest = 0
         # the folded H_L and the counts it was folded from (folded_L)
@@ -278,10 +268,9 @@ class PathScreen:
         return float(np.partition(rho, k)[k])
 
     def pass_cost(self, share: float = 1.0) -> float:
-        """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of
-        the triplets (the model of ``Tuning.block_triplet_weight`` and the next
-        fields; after a range-based scan,
-        that scan's cost)."""
+        """The per-lambda pass's cost in loss-pass visits when it screens ``share`` of the
+        triplets (``Tuning.pair_pass_weight``, or the ``block_*`` and ``keep_weight`` terms
+        on anchor blocks, plus ``path_overhead``); after two range-based scans, the last's."""
         if self.incremental and self._n_acc > 1:
             return self._last_cost
         n_t = self.data.n_t
@@ -300,20 +289,16 @@ class PathScreen:
                             self.full.pass_visits(self.tuning), self.tuning.pair_weight)
 
     def skip(self, lam: float, M0: np.ndarray, lam_ref: float, eps: float) -> str | None:
-        """Whether path screening at ``lam`` from the reference ``(M0, lam_ref, eps)``
-        sits out, and why (None: it runs). It runs when it is predicted to pay: the
-        visits it saves (:meth:`gain`) at least ``Tuning.path_pay_margin`` times its cost
-        (:meth:`pass_cost`), both for the share of the triplets it would screen. That
-        share is taken as 1 first; if that pays and the problem has more than
-        ``Tuning.probe_min`` triplets, it is measured on a fixed random sample of
-        ``Tuning.sample`` of
-        them with the reference's sphere. When a re-test would decide the lambda
-        (:meth:`_within`), it runs if the visits saved at the last lambda's share
-        pay ``path_pay_margin`` times the re-test's cost (``retest_weight`` per
-        candidate) plus ``path_overhead``, without the sample. The
-        range-based scan always runs its first two times (the first builds its state,
-        the second measures what a scan costs once it has one).
-        Counts, not clocks: the decisions do not depend on the machine's load."""
+        """Why path screening at ``lam`` from the reference ``(M0, lam_ref, eps)`` sits
+        out, or None when it runs: when the visits it saves (:meth:`gain`) reach
+        ``Tuning.path_pay_margin`` times its cost (:meth:`pass_cost`), both at the share of
+        triplets it would screen. The share is taken as 1 first; if that pays and there
+        are more than ``Tuning.probe_min`` triplets, it is measured with the reference's
+        sphere on a fixed random sample of ``Tuning.sample``. When a re-test would decide
+        the lambda (:meth:`_within`), it runs, without the sample, if the gain at the last
+        lambda's share reaches the margin times ``retest_weight`` a candidate plus
+        ``path_overhead``. The range-based scan always runs its first two times (to build
+        its state, then to measure a scan's cost). Decisions use counts, not clocks."""
         self.advanced = False
         if self.incremental and self._n_acc < 2:
             return None  # the range-based scan's first two: its state, and its cost
@@ -354,15 +339,12 @@ class PathScreen:
                 f"against about {cost:,.0f} for the pass (its cost x {margin:g})")
 
     def account(self, n_evals: int, n_refresh: int = 0) -> None:
-        """After each lambda: what its solve ran, as the number of passes over all the
-        remaining triplets that :meth:`skip` predicts with, and whether :meth:`advance`
-        screened at it. Without an active set that is its ``n_evals`` evaluations. With
-        one, ``n_refresh`` of them were refreshes (a loss pass over the remaining
-        triplets, and the working set built from them: ``1 + Tuning.workset_weight``
-        passes);
-        the others went over the working set, which a screened triplet would have been
-        in if it was screened into L-hat (positive loss): they count as the L-hat share
-        of the triplets screened at this lambda."""
+        """After each lambda: record for :meth:`skip` its solve's work in passes over the
+        remaining triplets, and whether :meth:`advance` screened at it. Without an active
+        set these are the ``n_evals`` evaluations. With one, each of the ``n_refresh``
+        refreshes counts ``1 + Tuning.workset_weight`` passes, and the other evaluations,
+        over the working set, the L-hat share of the screened triplets (only those, with
+        positive loss, would have been in the working set)."""
         if n_refresh:
             share_L = self.nL / max(self.nL + self.nR, 1)
             self._evals = (n_refresh * (1.0 + self.tuning.workset_weight)
@@ -381,14 +363,12 @@ class PathScreen:
                 for (M0, l0, e0), n in zip(self.refs, self.ref_count, strict=False) if n > 0]
 
     def folded_L(self) -> np.ndarray:
-        """``H_L = sum over L-hat of H_t = sum_p cnt_p F_p F_p^T`` from the pair counts.
-        Between two lambdas few counts change (a few hundred of digits' 26,835 pairs):
-        the last fold plus the changed pairs' terms (the per-pair route, ``O(changed
-        d^2)``) when they are at most as many as the points, else, and every
-        ``FOLD_EVERY``-th fold, all counts anew (the Gram route, ``O(n d^2 + P d)``), so
-        rounding does not pile up. The choice follows the counts alone, so the same
-        counts give the same ``H_L`` bit for bit (re-test or full pass alike). Returns a
-        new array."""
+        """A new array ``H_L = sum over L-hat of H_t = sum_p cnt_p F_p F_p^T``: the last
+        fold plus the changed pairs' terms (``O(changed d^2)``,
+        :func:`.kernels._fold_changed`) when at most as many counts changed as there are
+        points; else, and every :data:`FOLD_EVERY`-th fold, all counts anew
+        (``O(n d^2 + P d)``). The choice follows the counts alone, so the same counts give
+        the same ``H_L`` bit for bit (re-test or full pass alike)."""
         data = self.data
         if self.nL == 0:
             self._HL = None

@@ -28,19 +28,13 @@ from .spheres import Sphere, dgb_sphere
 from .triplets import SCREEN_EVERY, _iters_left, _pad
 from .tuning import DEFAULT, Tuning
 
-# ---------------------------------------------------------------------------
-# One solve at a fixed lambda
-# ---------------------------------------------------------------------------
-
 
 class _Carry(NamedTuple):
-    """The data term's parts at the point ``M``, over all triplets:
-    ``A = sum_t alpha_t H_t``, the loss, ``sum alpha`` and ``sum alpha^2`` (``alpha`` the
-    KKT map there). Lambda enters the objective only through ``lam ||M||^2 / 2``, so they
-    are the evaluation at ``M`` at any lambda (:meth:`_Run.carried_eval`): a solve keeps
-    them at its solution (``TripletResult._carry``, when evaluated exactly: ``M`` inside
-    every sphere that screened, no working set) for the next lambda of a path or a
-    ``solve(init=...)``."""
+    """The data term at ``M`` over all triplets: ``A = sum_t alpha_t H_t``, the loss,
+    ``sum alpha``, ``sum alpha^2`` (``alpha`` the KKT map at ``M``). Lambda enters only via
+    ``lam ||M||^2 / 2``, so they give the evaluation at ``M`` at any lambda
+    (:meth:`_Run.carried_eval`); a solve keeps them at its solution when evaluated
+    exactly (``TripletResult._carry``) for the next lambda or ``solve(init=...)``."""
 
     M: np.ndarray
     A: np.ndarray
@@ -111,8 +105,7 @@ class _Run:
         self.gamma = prob.gamma
         self.hinge = prob.hinge
         self.active_set = active_set
-        #: 0 work, 1 L-hat, 2 R-hat, 3 inactive (shared and read-only until written:
-        #: :meth:`own_status`)
+        #: 0 work, 1 L-hat, 2 R-hat, 3 inactive; shared, read-only until :meth:`own_status`
         self.status = self.data.no_status
         self.HL = self.data.zeros()
         self.nL = 0
@@ -126,10 +119,8 @@ class _Run:
         self.unscr = self.data.all_triplets(evaluation)
         self._want: tuple[_Sub, np.ndarray] | None = None
         self.work = self.unscr
-        #: the remaining subset the active set's working set was last built from by a
-        #: refresh (:meth:`work_from`), None when it was not, and its triplets' statuses
-        #: in its order (0 in the working set, 3 out), written to :attr:`status` only
-        #: when that is read (:meth:`sync_status`)
+        #: the remaining subset the working set was last built from (:meth:`work_from`) or
+        #: None; its statuses (0 in, 3 out) wait in ``_work_status`` for :meth:`sync_status`
         self.work_src: _Sub | None = None
         self._work_status = np.empty(0, dtype=np.int8)
         self._pending = False
@@ -137,9 +128,8 @@ class _Run:
         self.loss_visits = 0
         self.n_evals = 0
         self.n_refresh = 0
-        #: seconds per part: loss passes over the remaining triplets, per-pair forms and
-        #: weighted sums, d x d eigendecompositions, screening (rules, status updates,
-        #: compaction, the screened-triplet check)
+        #: thread seconds per part: loss passes, pair forms and weighted sums, d x d
+        #: eigendecompositions, screening (rules, status updates, compaction, :meth:`extra`)
         self.prof = {"loss_pass": 0.0, "pair_forms": 0.0, "eig": 0.0, "screening": 0.0}
         self.notes: list[str] = []
         if evaluation == "sorted" and self.data.blocks is None:
@@ -152,8 +142,7 @@ class _Run:
         self._dyn_cost = 0.0
         self._dyn_gain = 0.0
         self.dyn = dynamic if dynamic is not None else {}
-        #: the other spheres' dynamic rounds may run (their back-off, :meth:`dynamic_round`;
-        #: not the fused rounds, which pay or not on their own)
+        #: dynamic rounds may run (:meth:`dynamic_round`; fused rounds have their own test)
         self.dynamic_on = True
         self._pay_sub: _Sub | None = None
         self._pay_min = 0.0
@@ -166,12 +155,11 @@ class _Run:
             self.notes.append("dynamic screening skipped: on the previous lambda its rounds "
                               "cost more than the loss passes they saved (fused DGB rounds "
                               "excepted)")
-        # best certified iterate: lowest full primal seen, highest dual seen
+        # the certificate so far: lowest full primal, highest dual
         self.best_P = math.inf
         self.best_D = -math.inf
         self.best_M: np.ndarray | None = None
-        #: (A, sum alpha, sum alpha^2) of the data term at best_M when it was evaluated
-        #: exactly (the next lambda's first evaluation, see _Ref.ev), else None
+        #: (A, sum alpha, sum alpha^2) at best_M if evaluated exactly (:class:`_Carry`), else None
         self.best_parts: tuple[np.ndarray, float, float] | None = None
         #: the dual point of best_D: (M or (indices, alpha), status version)
         self._best_dual: tuple[Any, int] | None = None
@@ -205,10 +193,8 @@ class _Run:
         self._pending = True
 
     def work_from(self, sub: _Sub, keep: np.ndarray) -> None:
-        """The active set's working set: the triplets of the remaining subset ``sub``
-        with ``keep`` (:meth:`.pairs._Data.work_of`; the previous one is kept when it
-        was built from ``sub`` and no triplet entered or left it), built when
-        :attr:`work` is first read: not at all when the solve stops at this refresh."""
+        """Make the working set the triplets of the remaining subset ``sub`` with ``keep``
+        (:meth:`.pairs._Data.work_of`), built when :attr:`work` is first read, if ever."""
         self._want = (sub, keep)
 
     def n_work(self) -> int:
@@ -255,12 +241,11 @@ class _Run:
 
     def arm_fused(self, M: np.ndarray, gap: float, iteration: int
                   ) -> tuple[float, float] | None:
-        """A fused round for the next step's first trial point ``x_new`` (its loss pass
-        over the remaining set, :func:`.burst.run_step`): ``M`` and its reduced duality
-        gap give the ball ``B(M, r0)``, ``r0 = sqrt(2 gap / lam)`` (DGB, Theorem 3.5),
-        which contains the optimum, and so does ``B(x_new, r0 + ||x_new - M||)``, whose
-        margins are the ones that loss pass computes. Returns ``(r0, r_max)`` (the round
-        runs when that radius is at most ``r_max``), or None when the round cannot pay."""
+        """Arm a fused round for the loss pass at the next step's first trial point
+        ``x_new`` (:func:`.burst.run_step`): the DGB ball ``B(M, r0)``, ``r0 = sqrt(2 gap /
+        lam)`` from the reduced gap (Theorem 3.5), holds the optimum, so ``B(x_new, r0 +
+        ||x_new - M||)`` does, and its rule needs only that pass's margins. Returns
+        ``(r0, r_max)`` (the round runs if that radius is ``<= r_max``), or None: no round."""
         r = float(sph.dgb_radius(gap, self.lam))
         r_max = self.tuning.fused_shrink * self.last_radius
         if not r <= r_max:
@@ -272,10 +257,10 @@ class _Run:
 
     def commit_fused(self, centre: np.ndarray, r: float, code: np.ndarray, sub: _Sub,
                      iteration: int) -> bool:
-        """Apply a fused round's codes over ``sub`` (the ball ``B(centre, r)`` screened
-        ``code``'s triplets in the loss pass at ``centre``) when it pays: screened triplets
-        are on their fixed piece at the centre, so that evaluation is also the new reduced
-        problem's. Returns whether it was applied."""
+        """Apply, when it pays, the codes ``code`` over ``sub`` that the ball
+        ``B(centre, r)`` gave in the loss pass at ``centre``; the screened triplets are on
+        their fixed pieces there, so that evaluation is also the new reduced problem's.
+        Returns whether it was applied."""
         nl, nr = int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2))
         if self.backoff and (self._fused_gain(sub, nl + nr, iteration)
                              < self.tuning.pay_margin * self._commit_cost(sub)):
@@ -289,17 +274,16 @@ class _Run:
         return True
 
     def _fused_gain(self, sub: _Sub, removed: int, iteration: int) -> float:
-        """Loss-pass visits a fused round removing ``removed`` of ``sub``'s triplets saves
-        over the evaluations still expected: their loss passes, and the per-pair forms
-        of the pairs they alone used (estimated as half their share of the pairs)."""
+        """Loss-pass visits saved over the evaluations still expected by removing
+        ``removed`` of ``sub``'s triplets (:func:`.pathscreen.visits_saved`)."""
         evals = self.iters_left(iteration) * float(self.dyn.get("evals_per_iter", 1.0))
         return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals,
                             sub.pass_visits(self.tuning), self.tuning.pair_weight)
 
     def _commit_cost(self, sub: _Sub) -> float:
-        """Cost of applying a fused round over ``sub`` in loss-pass visits: the status
-        update and compaction (``Tuning.commit_weight`` per triplet), the fold of the new L-hat
-        and the pair compaction (pair forms), and the fixed work."""
+        """Cost in loss-pass visits of applying a fused round over ``sub``: status update
+        and compaction (``Tuning.commit_weight`` a triplet), L-hat fold and pair compaction
+        (pair forms), and ``Tuning.round_overhead``."""
         t = self.tuning
         return t.commit_weight * sub.idx.size \
             + 2 * t.pair_weight * sub.pairs.size * self.data.d + t.round_overhead
@@ -320,14 +304,12 @@ class _Run:
         return sph.dual_value(ev.asum, ev.a2, ap2, self.gamma, self.lam)
 
     def early_refresh_steps(self, every: int) -> int:
-        """The most steps since the last refresh after which an early refresh (the working
-        set solved, :meth:`work_converged`) still pays: it replaces the steps left to the
-        scheduled one (``every``), so it runs while they would cost at least the refresh
-        (a loss pass over the remaining triplets and the working set built from them,
-        ``Tuning.workset_weight`` visits a triplet, and ``Tuning.refresh_overhead``). A step costs a
-        loss pass over the working set, its pair forms and sums (``pair_weight`` a pair
-        and dimension, twice) and the route's products over the points (``gram_weight`` a
-        multiply-add, ``2 n d^2`` on the Gram route); counts, not clocks."""
+        """The most steps since the last refresh after which an early refresh (working set
+        solved, :meth:`work_converged`) still pays: the steps left to the scheduled one
+        (``every``) must cost at least a refresh, in loss-pass visits. A refresh: a loss pass
+        over the remaining triplets, ``Tuning.workset_weight`` a triplet, and
+        ``Tuning.refresh_overhead``; a step: a loss pass over the working set,
+        ``2 pair_weight d`` a pair, on the Gram route also ``2 gram_weight n d^2``."""
         unscr, work = self.unscr, self.work
         t = self.tuning
         refresh = unscr.pass_visits(t) + t.workset_weight * unscr.idx.size + t.refresh_overhead
@@ -338,11 +320,10 @@ class _Run:
         return every - math.ceil(refresh / max(step, 1.0))
 
     def work_converged(self, ev: _Eval, tol: float) -> bool:
-        """Whether the active set's working set (with the folded L-hat) is solved to
-        ``tol`` at ``ev``'s iterate: its reduced gap ``ev.P - D`` at the KKT dual point,
-        relative to ``ev.P`` as every stopping rule takes it (one eigendecomposition,
-        timed as one). When the working set holds every remaining triplet with positive
-        loss there, this is the full certificate's test."""
+        """Whether the working set's problem (with the folded L-hat) meets ``tol`` at
+        ``ev``: its reduced gap ``ev.P - D`` at the KKT dual point, relative to ``ev.P``.
+        With every remaining triplet of positive loss in the working set, this is the full
+        certificate's test."""
         D = self.dual_value(ev)
         return bool(relative_gap(max(ev.P - D, 0.0), ev.P) <= tol)
 
@@ -366,9 +347,9 @@ class _Run:
         return out
 
     def _round_cost(self, n_spheres: int, n: int | None = None) -> float:
-        """Cost of a screening round over ``n`` triplets (default: the remaining ones) in
-        loss-pass visits: per sphere ``Tuning.rule_weight`` per triplet and the pair forms of
-        its centre, plus the fixed work of a round."""
+        """Cost in loss-pass visits of a round of ``n_spheres`` spheres over ``n`` triplets
+        (default: the remaining ones): per sphere ``Tuning.rule_weight`` a triplet and the
+        pair forms of its centre, plus ``Tuning.round_overhead``."""
         sub = self.unscr
         n = sub.idx.size if n is None else n
         t = self.tuning
@@ -376,9 +357,8 @@ class _Run:
             + t.round_overhead
 
     def can_pay(self, iteration: int) -> bool:
-        """A cheap per-iteration test before any dynamic round: could a round (or a
-        fused round) pay at all now, even removing every remaining triplet? (The round
-        costs are cached per remaining set.)"""
+        """Whether a round or fused round removing every remaining triplet could pay now
+        (a cheap per-iteration test; costs cached per remaining subset)."""
         if not self.backoff:
             return True
         sub = self.unscr
@@ -390,22 +370,19 @@ class _Run:
 
     def iters_left(self, iteration: int) -> int:
         """Iterations still expected at this lambda: the previous lambda's count minus
-        those done, and at least half the iterations done so far (a lambda that runs
-        longer than the previous one is expected to go on), or without a previous
-        lambda as many as done so far (at least ``SCREEN_EVERY``)."""
+        ``iteration``, at least ``iteration // 2`` and 1; without a previous lambda,
+        ``iteration``, at least ``SCREEN_EVERY``."""
         prev = self.dyn.get("iters")
         # the compiled function's Python source: no numba dispatch from Python
         return _iters_left.py_func(-1 if prev is None else int(prev), int(iteration))
 
     def dynamic_round(self, n_before: int, n_spheres: int, saved: float,
                       iteration: int) -> None:
-        """Back-off rule of dynamic screening, from what the rounds achieved so far. A
-        round pays when the loss-pass visits it saves (``saved`` a pass, times the
-        iterations still expected, :meth:`iters_left`) exceed its cost
-        (:meth:`_round_cost`): counts, not clocks. Two rounds in a row that do not pay
-        stop these rounds for this lambda (noted); :meth:`finish_dynamic` carries the
-        verdict to the next lambdas. The fused DGB rounds have their own pay test
-        (:meth:`arm_fused`, :meth:`commit_fused`)."""
+        """Back-off of dynamic screening after a round of ``n_spheres`` spheres over
+        ``n_before`` triplets that saved ``saved`` visits a pass. It paid when ``saved``
+        times :meth:`iters_left` reaches :meth:`_round_cost`; two rounds in a row that do
+        not pay stop dynamic rounds at this lambda (noted), and :meth:`finish_dynamic`
+        carries the verdict on. Fused rounds have their own test (:meth:`arm_fused`)."""
         gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
@@ -422,13 +399,11 @@ class _Run:
                           halfspace: np.ndarray | None,
                           Ma: np.ndarray | None = None,
                           kinds: Sequence[str] | None = None) -> int | None:
-        """One round of dynamic screening inside a solve, when one is due (``opts.adaptive``:
-        the duality-gap ball's radius ``sqrt(2 gap / lam)`` is at most
-        ``Tuning.adaptive_shrink`` times the radius of the last sphere that screened at this
-        lambda; otherwise every ``opts.screen_every`` iterations), dynamic screening is
-        on and a round can pay: screen with the spheres ``opts.screening`` at ``M``,
-        update the back-off bookkeeping, and return how many triplets were removed
-        (``None`` when no round ran). ``kinds`` overrides ``opts.screening``."""
+        """A dynamic round at ``M`` with the spheres ``kinds`` (default ``opts.screening``)
+        when it is due, dynamic screening is on and a round can pay; returns the number of
+        triplets removed, or None when no round ran. Due, with ``opts.adaptive``, when
+        ``sqrt(2 gap / lam)`` is at most ``Tuning.adaptive_shrink`` times
+        :attr:`last_radius`; else every ``opts.screen_every`` iterations."""
         kinds = opts.screening if kinds is None else kinds
         if not (kinds and self.dynamic_on and iteration > 0):
             return None
@@ -446,11 +421,9 @@ class _Run:
         return removed
 
     def worth_screening(self, n_spheres: int, iters: int | None = None) -> bool:
-        """Whether a screening round can pay at all: at best it removes every remaining
-        triplet from the loss passes of the iterations still expected (those of the
-        previous lambda on a path, otherwise ``SCREEN_EVERY``). When even that best case
-        is below ``Tuning.pay_margin`` times the round's cost (:meth:`_round_cost`), screening
-        is skipped and the result says so."""
+        """Whether a round of ``n_spheres`` spheres can pay at all: removing every remaining
+        triplet from ``iters`` iterations' loss passes (default :meth:`iters_left`) must
+        reach ``Tuning.pay_margin`` times :meth:`_round_cost`; else the result notes it."""
         if not self.backoff:
             return True
         if iters is None:
@@ -467,10 +440,9 @@ class _Run:
         return True
 
     def finish_dynamic(self, n_iter: int) -> None:
-        """End of this lambda: remember the iteration count and whether screening paid.
-        A lambda whose rounds did not pay in total skips them on the next three lambdas,
-        twice as many after each further such lambda in a row (3, 6, 12, ...), and back
-        to three once rounds pay."""
+        """End of this lambda: keep its iteration count and whether its rounds paid. If
+        not in total, the next ``Tuning.skip_lambdas`` lambdas skip them, twice as many
+        after each further such lambda in a row, back to ``skip_lambdas`` once they pay."""
         self.dyn["iters"] = n_iter
         self.dyn["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
         if self.backoff and self._dyn_cost > 0:
@@ -484,11 +456,10 @@ class _Run:
         return self.regions.contains_all(M)
 
     def still_exact(self, M: np.ndarray, was_exact: bool) -> bool:
-        """After a screening round at ``M``: whether the evaluation there before the
-        round is still the reduced objective's. It is when it was exact and ``M`` lies
-        in every sphere, the new ones too: the triplets just screened are then on their
-        fixed pieces at ``M``, where their loss, ``alpha`` and ``H_t`` terms are what
-        the fold of L-hat gives (an active set's working set is rebuilt instead)."""
+        """After a screening round at ``M``: whether the evaluation there before the round
+        is still the reduced objective's. It is when it was exact and ``M`` lies in every
+        sphere, the new ones too: the triplets just screened are then on their fixed pieces
+        at ``M``, where folding or dropping them is exact (an active set rebuilds instead)."""
         return was_exact and not self.active_set and self.exact(M)
 
     def full_primal(self, M: np.ndarray, P_red: float) -> tuple[float, bool]:
@@ -552,9 +523,9 @@ class _Run:
             column.append(v)
 
     def keep_dual(self, point: Any) -> None:
-        """Remember the dual point of the best dual value: ``M`` (the KKT map at ``M`` on
-        the triplets unscreened now) or ``(indices, alpha)``, with the screening status
-        of now (a copy is taken once per status change, only when asked for)."""
+        """Remember the dual point of the best dual value, ``M`` (its KKT map on the
+        triplets unscreened now) or ``(indices, alpha)``, with the current status
+        version (copied only when the status changes, :meth:`_status_changes`)."""
         if isinstance(point, tuple):
             point = (point[0], np.array(point[1]))
         self._best_dual = (point, self._status_version)
@@ -656,11 +627,10 @@ class _Run:
         return int(self.nL + self.nR)
 
     def carried_eval(self, M: np.ndarray, parts: _Carry) -> _Eval | None:
-        """The evaluation at ``M`` from the data term's parts there (:class:`_Carry`),
-        without a pass: valid when they were taken at ``M`` and ``M`` lies in every
-        sphere that screened at this lambda (the screened triplets are then on their
-        fixed pieces at ``M``, so the reduced objective and its gradient there are the
-        full ones); else None."""
+        """The evaluation at ``M`` from ``parts`` (:class:`_Carry`), without a pass; None
+        unless they were taken at ``M``, there is no working set and ``M`` lies in every
+        sphere that screened (then the screened triplets are on their fixed pieces at
+        ``M`` and the reduced objective and gradient equal the full ones)."""
         if self.active_set or not np.array_equal(parts.M, M) or not self.exact(M):
             return None
         A = np.array(parts.A)
@@ -671,10 +641,9 @@ class _Run:
     def _make_eval(self, loss: float, asum: float, a2: float, A: np.ndarray,
                    G: np.ndarray, mm: float, mh: float,
                    margins: np.ndarray | None = None) -> _Eval:
-        """The reduced objective's evaluation from the loss pass over the remaining
-        triplets (``A`` and ``G`` with the folded L-hat included, ``mm = <M, M>``,
-        ``mh = <M, H_L>``): each L-hat triplet adds ``1 - gamma/2 - <M, H_t>`` and
-        ``alpha = 1``."""
+        """The reduced objective's evaluation from a loss pass over the remaining triplets
+        (``A``, ``G`` including the folded L-hat; ``mm = <M, M>``, ``mh = <M, H_L>``): each
+        L-hat triplet adds ``1 - gamma/2 - <M, H_t>`` and ``alpha = 1``."""
         P = float(_reduced_primal(loss, self.lam, mm, self.gamma, float(self.nL), mh))
         return _Eval(P=P, loss=loss, G=G, A=A, asum=asum + self.nL, a2=a2 + self.nL,
                      margins=margins)
@@ -713,18 +682,16 @@ class _Run:
         return out
 
 
-#: Most iterations one compiled call runs by default (``_chunk``; its history rows are
-#: preallocated).
+#: Most iterations one compiled call runs by default (``_chunk``; history rows preallocated).
 CHUNK = 2048
 
 
 @dataclass
 class _Opts:
-    """The options of one solve or of every lambda of a path, validated once
-    (:func:`.api._options`): :data:`.triplets.PARAMS`' (``adaptive`` is ``dynamic ==
-    "adaptive"``) and the private ones of :func:`.api.solve` (``_compiled``, ``_chunk``,
-    ``_tuning``), which select implementations and cost
-    weights, never the optimum."""
+    """The options of a solve or of every lambda of a path, validated once
+    (:func:`.api._options`): :data:`.triplets.PARAMS` (``adaptive`` is ``dynamic ==
+    "adaptive"``) and :func:`.api.solve`'s private ``_compiled``, ``_chunk``, ``_tuning``,
+    which select implementations and cost weights, never the optimum."""
 
     screening: tuple[str, ...]
     rule: str
