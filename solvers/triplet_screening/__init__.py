@@ -36,12 +36,12 @@ into one matrix ``H_L``::
 Screening runs before the first iteration (regularisation-path screening, RRPB from
 the previous lambda's solution) and during the solve (``dynamic="every10"``: every 10
 iterations, the paper's; ``"adaptive"``: whenever the gap ball
-``B(M, sqrt(2 gap / lam))`` is smaller than the last screening sphere). Along
+``B(M, sqrt(2 gap / lam))`` has shrunk to half the last screening sphere's radius). Along
 :func:`path` the screening state is carried across lambdas (``pathscreen``;
 ``range_screening=True``: the range-based extension, Theorem 4.1). With
-``backoff=True`` a screening round is skipped when its predicted saving in loss-pass
-visits is below its cost; ``result.notes`` says so. The cost model's weights (fitted on
-one machine) are one table, ``tuning.Tuning``, passed as ``_tuning``.
+``backoff=True`` a round is skipped (noted in ``result.notes``) when its predicted
+saving in loss-pass visits is below its cost; the cost model's weights are one table,
+``tuning.Tuning``, passed as ``_tuning``.
 
 Certificate: ``P~ <= P`` everywhere, with equality while ``M`` lies in every sphere
 that screened something (checked each iteration); otherwise ``P(M) - P~(M)`` is

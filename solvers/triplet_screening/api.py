@@ -128,10 +128,9 @@ def solve(
         Smoothed-hinge parameter (> 0).
     screening : str, sequence of {"gb", "pgb", "dgb", "cdgb", "rrpb"} or None
         Spheres used for safe screening at iteration 0 and during the optimisation
-        (``dynamic``).
-        ``"rrpb"`` uses ``init`` (solved at another lambda) as its reference at
-        iteration 0 and equals DGB afterwards (``lam1 = lam0``). ``None``: the
-        naive optimisation.
+        (``dynamic``). ``"rrpb"`` uses ``init`` (solved at another lambda) as its
+        reference at iteration 0 and equals DGB afterwards (``lam1 = lam0``). ``None``:
+        the naive optimisation.
     rule : {"sphere", "linear", "sdls"}
         Screening rule over each sphere: Eq. (4), the linear relaxation of the
         PSD cone (Theorem 3.1) or the PSD-constrained SDLS rule.
@@ -142,28 +141,21 @@ def solve(
         refreshed (and certified) every 10 iterations. Combines with screening.
     refresh : {"every10", "converged"}
         With ``active_set``: when the working set is refreshed and the solve certified.
-        ``"every10"``: every 10 iterations (Weinberger et al.'s schedule, as the paper
-        uses it). ``"converged"``: also as soon as the working set's own problem (with
-        the folded L-hat) meets ``tol`` at the KKT dual point ("the overall optimality
-        is confirmed when the iteration converges", the paper's section 5.3), while
-        that refresh costs less than the steps left to the scheduled one (a model in
-        triplet visits: the refresh's passes over the remaining triplets against the
-        steps' over the working set; counts, not clocks). Fewer iterations per lambda,
-        more refreshes: faster where a refresh is cheap next to the steps it saves.
+        ``"every10"``: every 10 iterations (Weinberger et al.'s schedule, as in the
+        paper). ``"converged"``: also as soon as the working set's own problem (with the
+        folded L-hat) meets ``tol`` at the KKT dual point (the paper's section 5.3), if
+        that refresh costs fewer triplet visits than the steps left to the scheduled one.
     dynamic : {"adaptive", "every10"}
         When dynamic screening runs during the optimisation. ``"every10"``: every 10
         iterations (section 5 of the paper). ``"adaptive"``: whenever the duality-gap
         ball's radius ``sqrt(2 gap / lam)`` has fallen to half the radius of the last
         sphere that screened at this lambda (the path's RRPB sphere, or the previous
-        round's), so a round runs as soon as it can screen markedly more, and not
-        while it cannot (on slowly converging lambdas a fixed schedule repeats rounds
-        that remove nothing). Both use the same safe spheres and rules.
+        round's). Both use the same safe spheres and rules.
     backoff : bool
-        Skip a screening round when, from the costs measured so far, it cannot save
-        more loss-pass time than it costs (dynamic screening: two rounds in a row
-        that did not pay; the fused DGB rounds of RRPB have their own test and are not
-        stopped with the other spheres'); noted in ``result.notes``. ``False`` always
-        screens.
+        Skip a screening round when, from the rounds so far, it cannot save more
+        loss-pass visits than it costs (dynamic screening: after two rounds in a row
+        that did not pay; the fused DGB rounds of RRPB have their own test); noted in
+        ``result.notes``. ``False`` always screens.
     evaluation : {"triplets", "sorted"}
         The loss pass over all triplets (the naive optimisation, and a screened one
         before or without screening). ``"triplets"``: every triplet visited, as in the
@@ -175,9 +167,9 @@ def solve(
         smoothed hinge's curved piece are visited, ``O((n_j + n_l) log)`` per anchor
         instead of ``O(n_j n_l)`` (the pairwise-ranking trick of Joachims, KDD 2006,
         and Chapelle & Keerthi, Inf. Retr. 2010). Same objective, gradient and
-        certificate to rounding; passes that need each triplet's margin (screening
-        rules, the active set) and the remaining triplets after screening still visit
-        them. Other triplet layouts: ``"triplets"`` (noted in ``result.notes``).
+        certificate to rounding; screening rules, the active set and the triplets left
+        after screening still visit each triplet. Other layouts: ``"triplets"`` (noted
+        in ``result.notes``).
     method : {"auto", "pgd", "dual"}
         ``"pgd"``: primal projected gradient with the paper's BB step;
         ``"dual"``: accelerated projected gradient on the dual. ``"auto"`` picks
@@ -186,28 +178,26 @@ def solve(
         Relative duality-gap tolerance.
     max_iter : int
     init : TripletResult, optional
-        Warm start (same triplets and metric type); if it was solved for the same
-        loss at another lambda it is RRPB's reference for path screening. With the
-        same loss the solve starts at ``init.M`` itself with the data term's parts it
-        kept there (``sum alpha H``, the loss, ``sum alpha``, ``sum alpha^2``; lambda
-        enters only through ``lam ||M||^2 / 2``), so its first evaluation needs no pass
-        over the triplets (as each lambda of :func:`path`). The dual method starts
-        from ``init.alpha`` (its dual point over all triplets), not from the KKT map
-        of ``init.M``, as each lambda of :func:`path` starts from the previous one's.
+        Warm start (same triplets and metric type); solved for the same loss at another
+        lambda, it is RRPB's reference for path screening. With the same loss the solve
+        starts at ``init.M`` with the data term's parts kept there (``sum alpha H``, the
+        loss, ``sum alpha``, ``sum alpha^2``; lambda enters only through
+        ``lam ||M||^2 / 2``), so its first evaluation needs no pass over the triplets.
+        The dual method starts from ``init.alpha`` (its dual point over all triplets),
+        not from the KKT map of ``init.M``.
     callback : callable, optional
         ``callback(state)`` per certified iteration; ``state.iterate`` holds ``M``
         and ``status`` (0 active, 1 L-hat, 2 R-hat, 3 outside the active set).
     _compiled, _chunk : optional
-        Private: ``_compiled``: runs of iterations in one compiled call (``False``: the
-        steps, always compiled, hand every iteration back to Python to certify, and with
-        an active set to make the working set's own test: the reference the tests
-        compare the compiled certificates with, bit for bit); ``_chunk``: most
-        iterations per compiled call.
+        Private. ``_compiled``: runs of iterations in one compiled call (``False``: the
+        compiled steps return to Python after every iteration, to be certified and, with
+        an active set, for the working set's own test: the reference the tests compare
+        the compiled certificates with, bit for bit). ``_chunk``: most iterations per
+        compiled call.
     _tuning : Tuning, optional
-        Private: the cost model's weights (default :data:`.tuning.DEFAULT`, fitted on
-        one machine); they decide which screening rounds and refreshes run, never
-        what is certified. The fields that differ from the default are in
-        ``result.params["_tuning"]``.
+        Private: the cost model's weights (default :data:`.tuning.DEFAULT`); they decide
+        which screening rounds and refreshes run, never what is certified. The fields
+        that differ from the default are in ``result.params["_tuning"]``.
 
     Returns
     -------
@@ -279,20 +269,8 @@ def lambda_max(X: Any, y: Any, *, triplets: Any = None, k: float = 10,
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Samples.
-    y : array_like, shape (n,)
-        Class labels.
-    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
-        Explicit triplets ``(i, j, l)`` (default: :func:`triplets` of ``(X, y, k)``).
-    k : int or inf
-        Neighbourhood size of the default triplets.
-    loss : {"smoothed_hinge", "hinge"}
-        The triplet loss.
-    gamma : float
-        The smoothed hinge's smoothing.
-    diagonal : bool
-        A diagonal metric (``M`` of shape ``(d,)``).
+    X, y, triplets, k, loss, gamma, diagonal
+        As in :func:`solve`.
 
     Returns
     -------
@@ -321,20 +299,8 @@ def primal_objective(M: Any, X: Any, y: Any, lam: float, *, triplets: Any = None
     ----------
     M : array_like, shape (d, d), or (d,) for a diagonal metric
         The metric.
-    X : array_like, shape (n, d)
-        Samples.
-    y : array_like, shape (n,)
-        Class labels.
-    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
-        Explicit triplets ``(i, j, l)`` (default: :func:`triplets` of ``(X, y, k)``).
-    k : int or inf
-        Neighbourhood size of the default triplets.
-    loss : {"smoothed_hinge", "hinge"}
-        The triplet loss.
-    gamma : float
-        The smoothed hinge's smoothing.
-    diagonal : bool
-        A diagonal metric (``M`` of shape ``(d,)``).
+    X, y, triplets, k, loss, gamma, diagonal
+        As in :func:`solve`.
     lam : float, > 0
         The regularisation weight.
 
@@ -365,20 +331,8 @@ def dual_objective(alpha: Any, X: Any, y: Any, lam: float, *, triplets: Any = No
     ----------
     alpha : array_like, shape (n_t,)
         Dual variables in ``[0, 1]``, one per triplet.
-    X : array_like, shape (n, d)
-        Samples.
-    y : array_like, shape (n,)
-        Class labels.
-    triplets : array_like, shape (n_t, 3), or TripletProblem, optional
-        Explicit triplets ``(i, j, l)`` (default: :func:`triplets` of ``(X, y, k)``).
-    k : int or inf
-        Neighbourhood size of the default triplets.
-    loss : {"smoothed_hinge", "hinge"}
-        The triplet loss.
-    gamma : float
-        The smoothed hinge's smoothing.
-    diagonal : bool
-        A diagonal metric (``M`` of shape ``(d,)``).
+    X, y, triplets, k, loss, gamma, diagonal
+        As in :func:`solve`.
     lam : float, > 0
         The regularisation weight.
 

@@ -153,10 +153,8 @@ class TripletProblem:
         return Ap / lam
 
     def _plus_sum(self) -> np.ndarray:
-        """``[sum_T H_t]_+`` (read-only), computed once: a weighted sum over all triplets
-        and an eigendecomposition that :meth:`lambda_max` and
-        :meth:`solution_above_lambda_max` share (a path and the estimator's path fit
-        call both; the dashboard's page calls ``lambda_max`` at every rerun)."""
+        """``[sum_T H_t]_+`` (read-only), cached for :meth:`lambda_max` and
+        :meth:`solution_above_lambda_max`."""
         if self._sum_plus is None:
             Sp, _ = sph.proj_pm(self.weighted_sum(np.ones(self.n_triplets)))
             Sp.setflags(write=False)

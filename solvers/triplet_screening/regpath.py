@@ -50,10 +50,12 @@ def _parse_compare(compare: Any) -> tuple[tuple[str, str], ...]:
 
 
 def geometric_grid(lam_max: float, lam: float, ratio: float = RATIO) -> np.ndarray:
-    """The path's grid ending at ``lam``: ``lam_max, ratio lam_max, ratio^2 lam_max, ...``
-    while above ``lam`` (a point within a relative 1e-9 of ``lam`` is dropped), then
-    ``lam`` itself; ``[lam]`` when ``lam >= lam_max``. For :func:`path`'s ``lambdas``
-    (each point is the previous one times ``ratio``, as :func:`path` steps its own grid).
+    """The path's grid from ``lam_max`` down to ``lam``, for :func:`path`'s ``lambdas``.
+
+    ``lam_max, ratio lam_max, ratio^2 lam_max, ...`` while above ``lam`` (a point within
+    a relative 1e-9 of ``lam`` is dropped), then ``lam`` itself; ``[lam]`` when
+    ``lam >= lam_max``. Each point is the previous one times ``ratio``, as :func:`path`
+    steps its own grid.
 
     Parameters
     ----------
@@ -131,13 +133,11 @@ def path(
     r"""Regularisation path ``lam_t = ratio * lam_{t-1}`` from ``lam_max`` with screening.
 
     ``lam_0 = lam_max`` (every triplet in L*, exact optimum ``[sum H]_+ / lam_0``);
-    each next lambda is warm-started from the previous solution, which is the
-    RRPB reference for path screening (``eps = sqrt(2 gap / lam)``), followed by
-    dynamic screening (``dynamic``, as in :func:`solve`). Its first evaluation is the
-    previous lambda's last one at that solution (lambda enters the objective only
-    through ``lam ||M||^2 / 2``), not a new pass. With ``backoff=True`` path screening
-    runs at a lambda only when predicted to pay (``PathScreen.skip``; the
-    others are noted in ``notes``). The path stops by the paper's rule
+    each next lambda is warm-started (``warm_start``) from the previous solution, which
+    is the RRPB reference for path screening (``eps = sqrt(2 gap / lam)``), followed by
+    dynamic screening (``dynamic``, as in :func:`solve`). With ``backoff=True`` path
+    screening runs at a lambda only when predicted to pay (``PathScreen.skip``; skips
+    are noted in ``notes``). The path stops by the paper's rule
     ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01``
     (``termination=True``), after ``n_lambdas`` values or below ``lam_min``.
 
@@ -166,8 +166,8 @@ def path(
         a triplet screened on ``(lam_a, lam_ref]`` is not re-evaluated while the path
         stays in that range (a superset of the per-lambda RRPB rule). Default
         (``False``): RRPB with the sphere rule screens every triplet at each lambda in
-        one fused pass, which is faster on a 0.9-ratio path (see
-        :mod:`.pathscreen`). Needs ``"rrpb"`` in ``screening`` and ``rule="sphere"``.
+        one fused pass (see :mod:`.pathscreen`). Needs ``"rrpb"`` in ``screening`` and
+        ``rule="sphere"``.
     compare : sequence of "sphere:rule" or (sphere, rule)
         Extra (sphere, rule) pairs whose screening rate at the start of each
         lambda is recorded (not used to screen; ``"rpb"`` treats the previous
@@ -175,24 +175,22 @@ def path(
     warm_start : {"previous", "secant"}
         Where each lambda after the first starts. ``"previous"`` (the paper's): the
         previous lambda's solution ``M_{t-1}``, whose last evaluation is the new
-        lambda's first (no pass). ``"secant"``: the predictor step of path following
+        lambda's first (lambda enters the objective only through ``lam ||M||^2 / 2``,
+        so no pass is needed). ``"secant"``: the predictor step of path following
         (Allgower & Georg, *Numerical continuation methods*, 1990, ch. 2), the path
         extrapolated linearly in ``log lam`` and projected,
         ``[M_{t-1} + s (M_{t-1} - M_{t-2})]_+`` with ``s`` the ratio of the last two steps
         of ``log lam`` (``s = 1`` on the geometric grid: ``[2 M_{t-1} - M_{t-2}]_+``; the
         dual method: its dual start ``clip(alpha_{t-1} + s (alpha_{t-1} - alpha_{t-2}),
-        0, 1)``); it costs one loss pass
-        per lambda and saves iterations wherever the path bends slowly (measured: 1.8-3x
-        fewer iterations on the bench's paths). The RRPB reference stays ``M_{t-1}``
-        (certified by its gap), so screening is unchanged. The first two lambdas start
-        as with ``"previous"``.
+        0, 1)``); it costs one loss pass per lambda. The RRPB reference stays
+        ``M_{t-1}`` (certified by its gap), so screening is unchanged. The first two
+        lambdas start as with ``"previous"``.
     termination : bool
         Apply the paper's termination rule.
     callback : callable, optional
         ``callback(t, lam, result)`` after each lambda; ``False`` stops the path.
     _compiled, _chunk, _tuning
-        As in :func:`solve`. The options :func:`solve` and :func:`path` share are
-        validated by the same code (``api._options``), once for every lambda.
+        As in :func:`solve`.
 
     Returns
     -------
@@ -221,8 +219,7 @@ def path(
     prob = _make_problem(X, y, triplets, k, loss_n, gamma_v, diagonal)
     t_start = time.perf_counter()
     grid, lmax_true = _grid(prob, ratio, n_lambdas, lam_max, lam_min, lambdas)
-    # RRPB with the sphere rule screens with state carried along the path: one fused pass
-    # per lambda, or the range-based scan (Theorem 4.1) with range_screening=True
+    # RRPB with the sphere rule keeps its state along the path (fused pass or range scan)
     ps = PathScreen(prob.data, prob.gamma, len(grid.lams), incremental=range_screening,
                     evaluation=opts.evaluation, tuning=opts.tuning) \
         if ("rrpb" in kinds and opts.rule == "sphere") else None
@@ -288,7 +285,7 @@ def _grid(prob: TripletProblem, ratio: float, n_lambdas: int, lam_max: Any, lam_
                              f"({first}={lam0:g}): the path would be empty")
     if given is not None:
         lams = [float(v) for v in given]
-    else:  # each lambda the previous one times ratio, as the path always stepped
+    else:  # repeated products, not lam0 * ratio**t: the same values as geometric_grid
         lams = [lam0]
         while len(lams) < n_lambdas:
             lams.append(lams[-1] * ratio)
@@ -324,9 +321,8 @@ def _start(prob: TripletProblem, lam: float, lmax_true: float, prev: _Solved | N
 
 
 def _paper_rule_stops(prev: _Solved, res: _Solved) -> bool:
-    """The paper's termination rule between two consecutive lambdas:
-    ``(loss_{t-1} - loss_t)/loss_{t-1} * lam_{t-1}/(lam_{t-1} - lam_t) < 0.01`` (or no
-    loss left)."""
+    """The paper's termination rule between two consecutive lambdas (see :func:`path`),
+    or no loss left."""
     l0, l1 = prev.loss_value, res.loss_value
     return l0 <= 0 or (l0 - l1) / l0 * prev.lam / (prev.lam - res.lam) < 0.01
 

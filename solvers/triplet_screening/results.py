@@ -59,8 +59,7 @@ class TripletResult(Result):
         the loss passes (the dual method: its passes over ``alpha``) touched, the part
         of :attr:`triplet_visits` that is not screening.
     notes : tuple of str
-        What the solver decided on the fly (e.g. dynamic screening backing off because
-        a round cost more than the loss passes it saved).
+        What the solver decided on the fly (e.g. dynamic screening backing off).
     """
 
     M: np.ndarray
@@ -131,6 +130,8 @@ class PathResult:
         Fraction screened after each screening round (NaN padded).
     triplet_visits : ndarray
         Per lambda: triplets touched by loss passes and screening rules.
+    converged : ndarray of bool
+        Per lambda: whether the solve reached ``tol``.
     n_triplets : int
     lam_max : float
     terminated_by : str

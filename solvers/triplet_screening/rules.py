@@ -71,6 +71,7 @@ def _halfspace_delta(P: np.ndarray, Q: np.ndarray, r: float) -> float:
 
 def _sdls_masks(data: _Data, sub: _Sub, pos: np.ndarray, sphere: Sphere, hq: np.ndarray,
                 gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(L, R)`` masks over ``pos`` by the SDLS rule (section 3.1.2); ``hq``: ``<Q, H_t>``."""
     Q = sphere.center
     r2 = sphere.radius ** 2
     if sphere.psd_center:

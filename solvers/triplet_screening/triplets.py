@@ -64,8 +64,8 @@ RULES = PARAMS["rule"].choices
 METHODS = PARAMS["method"].choices
 #: Dynamic screening and active-set refresh period (iterations), as in the paper.
 SCREEN_EVERY = 10
-#: Refuse to build more triplets than this (memory: ~80 bytes per triplet with the
-#: pair form and the path state; 10M triplets are about 1 GB and seconds per pass).
+#: Refuse to build more triplets than this (about 80 bytes per triplet with the pair
+#: form and the path state: 10M triplets take about 1 GB).
 MAX_TRIPLETS = 10_000_000
 #: Padding of the gap in sphere radii against rounding in P and D.
 _GAP_PAD = 1e-11
@@ -79,10 +79,8 @@ def _pad(gap: float, P: float) -> float:  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _iters_left(prev: int, iteration: int) -> int:  # pragma: no cover - compiled
-    # Iterations still expected at this lambda (_Run.iters_left; compiled: the compiled
-    # loop's screening tests use it too): the previous lambda's count ``prev`` minus
-    # those done, and at least half the iterations done so far, or without a previous
-    # lambda (prev < 0) as many as done so far, at least SCREEN_EVERY.
+    # Iterations still expected at this lambda (prev < 0: no previous lambda), as
+    # documented in _Run.iters_left; compiled: the compiled loop's screening tests use it.
     if prev < 0:
         return max(iteration, SCREEN_EVERY)
     return max(prev - iteration, iteration // 2, 1)
@@ -249,8 +247,7 @@ def _check_screening(screening: Any, *, allow_rpb: bool = False) -> tuple[str, .
 
 @functools.lru_cache(maxsize=64)
 def _screening_from_str(screening: str, allow_rpb: bool) -> tuple[str, ...]:
-    # "rrpb+pgb", "rrpb, pgb", "none": parsed once per string (the page and sweeps
-    # pass the same few strings at every solve; errors are raised, never cached)
+    # "rrpb+pgb", "rrpb, pgb", "none"; cached per string (errors are raised, not cached)
     kinds = tuple(s.strip().lower() for s in screening.replace("+", ",").split(",")
                   if s.strip())
     if kinds in (("none",), ()):

@@ -1,22 +1,19 @@
-"""The weights of the solver's cost models, fitted on one machine, in one table.
+"""The weights of the solver's cost models, in one table.
 
 The screening decisions (whether a path-screening pass, a dynamic round, a fused round or
 an early refresh of the active set pays) compare predicted work in *loss-pass visits*:
 one visit is one triplet of a loss pass by pair ids (:func:`.kernels._evaluate`). The
-weights below convert the other kinds of work into that unit. They were fitted to the
-thread times of whole paths on wine and digits on one machine (the measurements are in
-the bench's tables, ``dualscope bench triplet_screening``); another machine may want
-other values. They change which rounds run, never what a round certifies: every
-screening stays safe whatever the weights, and the iterates with the default table are
-the ones the solver has always produced.
+weights below convert the other kinds of work into that unit; they are fitted to the
+bench's timings (``dualscope bench triplet_screening``) and may need refitting on
+another machine. They change which rounds run, never what a round certifies: screening
+stays safe whatever the weights.
 
 A :class:`Tuning` is passed to :func:`.api.solve` and :func:`.regpath.path` as
 ``_tuning`` (default :data:`DEFAULT`); the fields that differ from the default are
 recorded in ``result.params["_tuning"]``.
 
 Not in the table: :data:`.pairs.BLOCK_ROW` (the shortest average row for which the
-triplets are kept in anchor blocks), fixed when a :class:`.TripletProblem` is built and
-shared by every solve on it.
+triplets are kept in anchor blocks), fixed when a :class:`.TripletProblem` is built.
 """
 
 from __future__ import annotations
@@ -38,82 +35,75 @@ _SHARES = ("cand_share", "adaptive_shrink", "fused_shrink", "dual_shrink", "pair
 class Tuning:
     """Cost-model weights and decision thresholds of the triplet solver.
 
-    Units: *visits* are loss-pass visits (one triplet of a loss pass by pair ids). Each
-    field names the bench table (``dualscope bench triplet_screening``) whose
-    measurements refit it: table 0 is "screened vs naive paths" (with the time per
-    part), table 1 the whole path on wine, table 6 the paper's practical setting (the
-    active set on the fine path, with its bookkeeping before/after).
+    *Visits* are loss-pass visits (one triplet of a loss pass by pair ids). "Table n" is
+    the bench table (``dualscope bench triplet_screening``) whose measurements refit the
+    field: 0 "screened vs naive paths" (with the time per part), 1 the whole path, 4 the
+    hinge path, 6 the paper's practical setting (the active set on the fine path).
 
     Attributes
     ----------
     block_triplet_weight : float
         Path screening's anchor-block pass (:func:`.kernels._path_rule_blocks`), visits
-        per triplet (margins and rule). Table 0 (RRPB rows, screening time per lambda).
+        per triplet (margins and rule). Table 0.
     block_row_weight : float
-        The same pass, visits per row of a block (sums, pair counts, pairs in use).
-        Table 0.
+        The same pass, visits per row of a block (sums, pair counts, pairs in use). Table 0.
     keep_weight : float
         The same pass, visits per triplet that remains (compaction). Table 0.
     pair_pass_weight : float
         Path screening's pair-id pass (:func:`.kernels._path_rule`), visits per triplet.
-        Table 0 (the k-NN sets).
+        Table 0.
     path_overhead : float
         Fixed cost of a path-screening pass or re-test (the sphere, the fold of L-hat,
         the new subset), visits. Table 0.
     scan_weight : float
         The range-based scan (:func:`.kernels._path_scan`), visits per evaluated triplet.
-        Table 1 (the "range extension" row).
+        Table 1.
     pass_weight : float
         The range-based scan's threshold pass, visits per triplet. Table 1.
     cand_weight : float
-        A re-test of path screening (:func:`.kernels._path_retest`), visits per
-        candidate looked at. Table 6 ("re-test" against "full pass").
+        A re-test of path screening (:func:`.kernels._path_retest`), visits per candidate
+        looked at. Table 6.
     retest_weight : float
-        The same re-test, visits per triplet re-tested (two pair forms and the rule).
-        Table 6.
+        The same re-test, visits per triplet re-tested (two pair forms, the rule). Table 6.
     path_pay_margin : float
         Path screening runs at a lambda when its predicted gain is at least this many
-        times its predicted cost (dimensionless; the model is optimistic in situ).
-        Table 0 (RRPB against naive, per lambda).
+        times its predicted cost (the model is optimistic in situ). Table 0.
     probe_min : int
         Above this many triplets, the share a path-screening pass would screen is
-        estimated on a sample first (triplets). Table 0.
+        estimated on a sample first. Table 0.
     sample : int
-        Size of that sample (triplets; a statistical choice: standard error under 1.6
-        points of share).
+        Size of that sample (triplets; standard error under 1.6 points of share).
     retest_min : int
-        Below this many triplets path screening always runs the full pass (no
-        candidates kept), triplets. Table 6.
+        Below this many triplets path screening always runs the full pass (no candidates
+        kept). Table 6.
     cand_share : float
         Share of all triplets a full pass keeps as candidates for re-testing (the
         slack-radius quantile ``theta``), in (0, 1]. Table 6.
     theta_sample : int
-        Sample on which that quantile is estimated (triplets; a statistical choice).
+        Sample on which that quantile is estimated (triplets).
     pair_weight : float
         Per-pair forms and weighted sums, visits per pair and dimension (what a screened
-        triplet also saves, :func:`.pathscreen.visits_saved`). Table 0 (pair forms).
+        triplet also saves, :func:`.pathscreen.visits_saved`). Table 0.
     gram_weight : float
         The Gram route's products over the points (:class:`.pairs._Forms`), visits per
-        multiply-add. Table 6 (digits, pair forms).
+        multiply-add. Table 6.
     pair_compaction : float
         A subset of triplets keeps its parent's pairs unless fewer than this share of
-        them remain in use (:meth:`.pairs._Data.restrict`), in (0, 1]. The per-pair
-        forms cost ``O(P d)`` per evaluation; compacting costs one pass over the subset
-        and, on the Gram route, two gathered index arrays; 1 (any pair out of use is
-        dropped): compacting never cost more than the forms it saved. Table 0 (pair
-        forms against screening time).
+        them remain in use (:meth:`.pairs._Data.restrict`), in (0, 1]; 1: any pair out
+        of use is dropped. Compacting costs a pass over the subset, the per-pair forms
+        ``O(P d)`` per evaluation. Table 0.
     pay_margin : float
         A dynamic screening round (or a fused round) runs only when its best-case gain
-        is at least this many times its cost (dimensionless). Table 0.
+        is at least this many times its cost. Table 0.
     round_overhead : float
         Fixed cost of a dynamic screening round (spheres, bookkeeping, Python), visits.
-        Table 0 (RRPB+PGB rows).
+        Table 0.
     rule_weight : float
         A screening round's rule pass with the status update, visits per remaining
         triplet and sphere. Table 0.
     commit_weight : float
-        Applying a fused round (status update and compaction), visits per remaining
-        triplet. Table 0.
+        Applying a fused round (status update, compaction), visits per remaining triplet.
+        Table 0.
     skip_lambdas : int
         Lambdas without dynamic rounds after one on which they did not pay (doubled
         while that repeats; a schedule, not fitted).
@@ -125,22 +115,21 @@ class Tuning:
         of the last screening sphere's, in (0, 1].
     workset_weight : float
         Building the active set's working set at a refresh (:func:`.kernels._work_set`),
-        visits per remaining triplet. Table 6 (the active-set rows).
+        visits per remaining triplet. Table 6.
     refresh_overhead : float
         Cost of an active-set refresh beyond its passes (certificate, history row, the
         working set's arrays, Python), visits. Table 6.
     block_pass_triplet : float
         A loss pass in anchor blocks (:func:`.kernels._block_loss_pass`), visits of the
-        pair-id pass per triplet. Table 0 (naive rows, wine with all triplets).
+        pair-id pass per triplet. Table 0.
     block_pass_row : float
         The same pass, visits per row of a block. Table 0.
     sorted_pass_element : float
         The sorted loss pass (:func:`.kernels._sorted_loss_pass`), visits per row and
-        column of its blocks. Table 0 (the "sorted pass" rows).
+        column of its blocks. Table 0.
     dual_shrink : float
         The dual method's APG lets its step grow back by ``L <- dual_shrink L`` before
-        each line search (TFOCS's default 0.9), in (0, 1]. Table 4 (hinge path:
-        iterations).
+        each line search (TFOCS's default 0.9), in (0, 1]. Table 4.
     """
 
     block_triplet_weight: float = 0.5
@@ -190,7 +179,7 @@ class Tuning:
 
     def overrides(self) -> dict[str, Any]:
         """The fields that differ from :data:`DEFAULT` (what ``result.params`` records),
-        as a new dict (worked out once per table: each lambda of a path records it)."""
+        as a new dict (cached: each lambda of a path records it)."""
         return dict(self._overrides)
 
     @cached_property
@@ -199,5 +188,5 @@ class Tuning:
                 if getattr(self, f.name) != getattr(DEFAULT, f.name)}
 
 
-#: The table fitted on the reference machine (wine and digits, see each field).
+#: The default table, fitted to the bench's timings (see :class:`Tuning`).
 DEFAULT = Tuning()
