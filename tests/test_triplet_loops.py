@@ -485,7 +485,7 @@ def test_dual_line_search_failure_raises_with_its_iteration_and_L():
 @pytest.mark.parametrize("diagonal", [False, True])
 def test_compiled_pgd_steps_are_the_pgd_steps_bit_for_bit(diagonal):
     """The projected gradient's steps exist only in compiled code (burst._gll_step, in
-    _pgd_burst, _working_steps and _one_step); they are those of the generic
+    _pgd_burst and _working_steps, and alone); they are those of the generic
     solvers.pgd.PGD (BB steps, the GLL window, its line search) on the same objective,
     bit for bit: every iterate's objective and step size, and the best iterate, after
     as many iterations from 0, with the loop run in chunks, one step a call (every
@@ -537,7 +537,7 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     from solvers import _jitcache
     from solvers.triplet_screening import burst
 
-    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps, burst._one_step):
+    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps, burst._gll_step):
         loc = kernel._cache._impl._locator
         assert getattr(type(loc), "_dualscope", False)
         # the stamp: the sources' hash tagged with the uid scheme (solvers._jitcache)

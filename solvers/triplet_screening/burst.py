@@ -2,11 +2,11 @@
 
 The projected gradient's step (Section 5; :class:`solvers.pgd.PGD`'s, bit for bit,
 tested) is :func:`_gll_step`, run by :func:`_pgd_burst` (iterations with their
-certificates and history rows), :func:`_one_step` (a step whose first trial point's loss
-pass also screens with an armed fused round) and :func:`_working_steps` (the active
+certificates and history rows), one call of it alone (a step whose first trial point's
+loss pass also screens with an armed fused round) and :func:`_working_steps` (the active
 set's steps between refreshes). The dual method's step (:class:`solvers.apg.APG`'s,
-tested) with the dual's split ``A(alpha)``, its certificate and history row is
-:func:`_dual_burst`. A burst hands back to Python (:func:`.loops._drive`) the
+tested) with the dual's split ``A(alpha)`` is :func:`_apg_step`, run with its
+certificate and history row by :func:`_dual_burst`. A burst hands back to Python (:func:`.loops._drive`) the
 iterations Python must certify or screen after (see the reason codes below); the
 history's per-iteration times come from the CPU's cycle counter, scaled to the call's
 measured time. The numba cache is keyed on every solver source
@@ -260,7 +260,7 @@ def _round_due(arm, gap_r, lam, done):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _gll_step(t, s, sigma, max_halvings, tally, fz):  # pragma: no cover - compiled
+def _gll_step(t, s, sigma, max_halvings, fz, tally):  # pragma: no cover - compiled
     # The step of PGD.step from the state s (_Step) with its GLL window: halve the step
     # until the projected trial point passes the non-monotone test, evaluate it over the
     # triplets of t (_Terms), then the paper's BB step and the window; tally[EVALS, EIG,
@@ -319,12 +319,6 @@ def _gll_step(t, s, sigma, max_halvings, tally, fz):  # pragma: no cover - compi
         True, hit, r, centre, False
 
 
-@njit(cache=True)
-def _one_step(t, s, sigma, max_halvings, fz, tally):  # pragma: no cover - compiled
-    # _gll_step as one compiled call (an armed fused round, or a step's rest after one)
-    return _gll_step(t, s, sigma, max_halvings, tally, fz)
-
-
 @njit(cache=True, inline="always")
 def _push_window(hist, nh, P):  # pragma: no cover - compiled
     # PGD's window (a deque of hist.shape[0] values) after appending P; returns its length
@@ -360,7 +354,7 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
         if arm.fused and pays and dgb_radius(gap_r, t.lam) <= arm.f_shrink * arm.last_r:
             reason = ARM  # _Run.arm_fused may arm a round for this step
             break
-        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, tally, None)
+        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, None, tally)
         tally[STEPS] += 1
         if not finite:
             reason = NONFINITE
@@ -401,7 +395,7 @@ def _working_steps(t, s, sigma, max_halvings, n_steps, tol, n_test,
     finite = True
     conv = False
     while done < n_steps:
-        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, tally, None)
+        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, None, tally)
         done += 1
         if not finite:
             break
@@ -510,7 +504,7 @@ def run_working_steps(run: _Run, s: _Step, n_steps: int, tol: float, n_test: int
 def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
              ) -> tuple[_Step, bool]:
     """Iteration ``it``'s step from ``s`` on the remaining triplets in one compiled call
-    (:func:`_one_step`), with the fused round ``armed = (r0, r_max)`` of
+    (:func:`_gll_step`), with the fused round ``armed = (r0, r_max)`` of
     :meth:`._Run.arm_fused` (or none) in its first trial point's loss pass. A round that
     screened is committed when it pays (:meth:`._Run.commit_fused`) and the step, if that
     trial point was rejected, finishes on the new remaining set. Returns ``(state,
@@ -520,12 +514,12 @@ def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
     r0, r_max = (0.0, -np.inf) if armed is None else armed
     fz = _Fuse(float(r0), float(r_max), sub.hn, 1.0 - run.gamma, RULE_SLACK,
                np.empty(sub.idx.size if armed else 0, dtype=np.int8))
-    (s, finite, hit, r, centre, mid), _, _ = _call(run, sub, _one_step, _terms(run, sub), s,
+    (s, finite, hit, r, centre, mid), _, _ = _call(run, sub, _gll_step, _terms(run, sub), s,
                                                    SIGMA, MAX_HALVINGS, fz)
     committed = bool(hit) and run.commit_fused(centre, float(r), fz.code, sub, it)
     if mid:  # the rest of the step, on the (possibly) new remaining set
         sub = run.unscr
-        (s, finite, *_), _, _ = _call(run, sub, _one_step, _terms(run, sub), s, SIGMA,
+        (s, finite, *_), _, _ = _call(run, sub, _gll_step, _terms(run, sub), s, SIGMA,
                                       MAX_HALVINGS - 1, fz._replace(r_max=-np.inf))
     if not finite:
         raise nonfinite(it, s.step)
