@@ -135,7 +135,7 @@ def test_dynamic_backoff_skips_doubling_lambdas_and_covers_the_start_rounds(monk
     dyn: dict = {}
 
     def lam_run(paid: bool | None) -> bool:
-        run = _Run(prob, lam, active_set=False, dynamic=dyn)
+        run = _Run(prob, lam, active_set=False, path_state=dyn)
         on = run.dynamic_on
         if paid is not None:
             run._dyn_cost, run._dyn_gain = 10.0, (20.0 if paid else 1.0)

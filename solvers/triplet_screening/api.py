@@ -68,7 +68,7 @@ def _options(*, loss: Any, gamma: Any, screening: Any, rule: Any, diagonal: Any,
                  method=_resolve_method(method, hinge, v["active_set"]), tol=v["tol"],
                  max_iter=v["max_iter"], callback=check_callback(callback),
                  want_alpha=want_alpha, backoff=v["backoff"],
-                 adaptive=v["dynamic"] == "adaptive", evaluation=v["evaluation"],
+                 dynamic=v["dynamic"], evaluation=v["evaluation"],
                  refresh=v["refresh"], compiled=check_bool(compiled, "_compiled"),
                  chunk=check_int(chunk, "_chunk", low=1), tuning=tuning)
     return opts, loss_n, gamma_v, v["diagonal"]

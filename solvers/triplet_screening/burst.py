@@ -6,11 +6,12 @@ certificates and history rows), one call of it alone (a step whose first trial p
 loss pass also screens with an armed fused round) and :func:`_working_steps` (the active
 set's steps between refreshes). The dual method's step (:class:`solvers.apg.APG`'s,
 tested) with the dual's split ``A(alpha)`` is :func:`_apg_step`, run with its
-certificate and history row by :func:`_dual_burst`. A burst hands back to Python (:func:`.loops._drive`) the
-iterations Python must certify or screen after (see the reason codes below); the
-history's per-iteration times come from the CPU's cycle counter, scaled to the call's
-measured time. The numba cache is keyed on every solver source
-(:mod:`solvers._jitcache`): the loops inline code and constants from seven modules.
+certificate and history row by :func:`_dual_burst`. A burst hands back to Python
+(:func:`.loops._drive`) the iterations Python must certify or screen after (see the
+reason codes below); the history's per-iteration times come from the CPU's cycle
+counter, scaled to the call's measured time. The numba cache is keyed on every solver
+source (:mod:`solvers._jitcache`): the loops inline code and constants from seven
+modules.
 """
 
 from __future__ import annotations
@@ -453,7 +454,7 @@ def _book(run: _Run, n_rows: int, shape: tuple, n_dual: int) -> _Book:
 
 def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
          each: bool = False) -> _Arm:
-    prev = run.dyn.get("iters")
+    prev = run.path_state.get("iters")
     t = run.tuning
     return _Arm(bool(fused), bool(run.dynamic_on), bool(run.backoff),
                 float(sub.pass_visits(t)), -1 if prev is None else int(prev), float(pay_min),

@@ -37,13 +37,14 @@ from .state import _Carry, _Opts, _pad, _Ref, _Run
 def _run_solve(prob: TripletProblem, lam: float, M0: np.ndarray, opts: _Opts,
                ref: _Ref | None, step0: float | None, ps: PathScreen | None = None,
                compare: Sequence[tuple[str, str]] = (), carry: _Carry | None = None,
-               alpha0: np.ndarray | None = None):
+               alpha0: np.ndarray | None = None, path_state: dict | None = None):
     """Solve at ``lam`` from ``M0``; returns ``(result, extras dict)``, the result a
     :class:`TripletResult`, or a :class:`_Solved` when ``opts.want_alpha`` is off.
     ``carry``: the data term at ``M0`` (:class:`.state._Carry`), the first evaluation
     without a pass. ``alpha0``: the dual method's start over all triplets instead of the
-    KKT map of ``M0``; its last iterate goes to ``extras["alpha"]``."""
-    run = _Run(prob, lam, active_set=opts.active_set, dynamic=opts.dynamic,
+    KKT map of ``M0``; its last iterate goes to ``extras["alpha"]``. ``path_state``: what
+    the previous lambdas of a path left for this one (:class:`.state._Run`), updated."""
+    run = _Run(prob, lam, active_set=opts.active_set, path_state=path_state,
                backoff=opts.backoff, keep_snapshots=opts.want_alpha,
                evaluation=opts.evaluation, tuning=opts.tuning)
     mon = Monitor("triplet_screening", tol=opts.tol, max_iter=opts.max_iter,

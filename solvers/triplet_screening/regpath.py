@@ -227,13 +227,14 @@ def path(
     terminated = grid.stop
     prev: _Solved | None = None
     alphas: list[np.ndarray | None] = [None, None]  # the dual method's last two iterates
+    path_state: dict = {}  # what each lambda's solve leaves for the next (_Run)
     with single_threaded_blas():  # once per path (the callback runs inside too)
         for t, lam in enumerate(grid.lams):
             if lam == grid.cut:
                 terminated = "lam_min"
                 break
             start = _start(prob, lam, lmax_true, prev, log, alphas, warm_start, grid.given)
-            res, ex = _run_solve(prob, lam, opts=opts, ps=ps,
+            res, ex = _run_solve(prob, lam, opts=opts, ps=ps, path_state=path_state,
                                  compare=specs if prev is not None else (), **start)
             alphas = [alphas[1], ex.get("alpha")]
             log.add(lam, res, ex)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -92,7 +92,7 @@ class _Run:
     """State of one solve at a fixed ``lam``: screening sets, folded L-hat, subsets."""
 
     def __init__(self, prob: TripletProblem, lam: float, *, active_set: bool,
-                 dynamic: dict | None = None, backoff: bool = True,
+                 path_state: dict | None = None, backoff: bool = True,
                  keep_snapshots: bool = True, evaluation: str = "triplets",
                  tuning: Tuning = DEFAULT) -> None:
         #: the cost model's weights (:class:`.Tuning`)
@@ -141,7 +141,9 @@ class _Run:
         self._skip_noted = False
         self._dyn_cost = 0.0
         self._dyn_gain = 0.0
-        self.dyn = dynamic if dynamic is not None else {}
+        #: what the previous lambdas of a path left for this one (their iterations, evaluations
+        #: per iteration, the back-off's skips): read here, updated by :meth:`finish_dynamic`
+        self.path_state = path_state if path_state is not None else {}
         #: dynamic rounds may run (:meth:`dynamic_round`; fused rounds have their own test)
         self.dynamic_on = True
         self._pay_sub: _Sub | None = None
@@ -149,8 +151,8 @@ class _Run:
         self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
         self.last_radius = math.inf
-        if backoff and self.dyn.get("skip", 0) > 0:
-            self.dyn["skip"] -= 1
+        if backoff and self.path_state.get("skip", 0) > 0:
+            self.path_state["skip"] -= 1
             self.dynamic_on = False
             self.notes.append("dynamic screening skipped: on the previous lambda its rounds "
                               "cost more than the loss passes they saved (fused DGB rounds "
@@ -276,7 +278,7 @@ class _Run:
     def _fused_gain(self, sub: _Sub, removed: int, iteration: int) -> float:
         """Loss-pass visits saved over the evaluations still expected by removing
         ``removed`` of ``sub``'s triplets (:func:`.pathscreen.visits_saved`)."""
-        evals = self.iters_left(iteration) * float(self.dyn.get("evals_per_iter", 1.0))
+        evals = self.iters_left(iteration) * float(self.path_state.get("evals_per_iter", 1.0))
         return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals,
                             sub.pass_visits(self.tuning), self.tuning.pair_weight)
 
@@ -372,7 +374,7 @@ class _Run:
         """Iterations still expected at this lambda: the previous lambda's count minus
         ``iteration``, at least ``iteration // 2`` and 1; without a previous lambda,
         ``iteration``, at least ``SCREEN_EVERY``."""
-        prev = self.dyn.get("iters")
+        prev = self.path_state.get("iters")
         # the compiled function's Python source: no numba dispatch from Python
         return _iters_left.py_func(-1 if prev is None else int(prev), int(iteration))
 
@@ -443,14 +445,15 @@ class _Run:
         """End of this lambda: keep its iteration count and whether its rounds paid. If
         not in total, the next ``Tuning.skip_lambdas`` lambdas skip them, twice as many
         after each further such lambda in a row, back to ``skip_lambdas`` once they pay."""
-        self.dyn["iters"] = n_iter
-        self.dyn["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
+        self.path_state["iters"] = n_iter
+        self.path_state["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
         if self.backoff and self._dyn_cost > 0:
             if self._dyn_gain < self._dyn_cost:
-                self.dyn["skip"] = self.dyn.get("next_skip", self.tuning.skip_lambdas)
-                self.dyn["next_skip"] = 2 * self.dyn["skip"]
+                st = self.path_state
+                st["skip"] = st.get("next_skip", self.tuning.skip_lambdas)
+                st["next_skip"] = 2 * st["skip"]
             else:
-                self.dyn["next_skip"] = self.tuning.skip_lambdas
+                self.path_state["next_skip"] = self.tuning.skip_lambdas
 
     def exact(self, M: np.ndarray) -> bool:
         return self.regions.contains_all(M)
@@ -686,12 +689,13 @@ class _Run:
 CHUNK = 2048
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Opts:
     """The options of a solve or of every lambda of a path, validated once
-    (:func:`.api._options`): :data:`.triplets.PARAMS` (``adaptive`` is ``dynamic ==
-    "adaptive"``) and :func:`.api.solve`'s private ``_compiled``, ``_chunk``, ``_tuning``,
-    which select implementations and cost weights, never the optimum."""
+    (:func:`.api._options`): :data:`.triplets.PARAMS` and :func:`.api.solve`'s private
+    ``_compiled``, ``_chunk``, ``_tuning``, which select implementations and cost weights,
+    never the optimum. Immutable: what a path carries from one lambda to the next is
+    :class:`_Run`'s ``path_state``."""
 
     screening: tuple[str, ...]
     rule: str
@@ -703,14 +707,17 @@ class _Opts:
     screen_every: int = SCREEN_EVERY
     want_alpha: bool = True
     backoff: bool = True
-    adaptive: bool = True
+    dynamic: str = "adaptive"
     evaluation: str = "triplets"
     refresh: str = "every10"
     compiled: bool = True
     chunk: int = CHUNK
     tuning: Tuning = DEFAULT
-    #: shared along a path: whether dynamic screening paid on the previous lambdas
-    dynamic: dict = field(default_factory=dict)
+
+    @property
+    def adaptive(self) -> bool:
+        """Dynamic rounds when the gap ball has shrunk (else every ``screen_every``)."""
+        return self.dynamic == "adaptive"
 
     def params(self) -> dict[str, Any]:
         """The options as ``result.params`` records them (the private ones with a
@@ -719,6 +726,6 @@ class _Opts:
                 "active_set": self.active_set, "refresh": self.refresh,
                 "method": self.method, "backoff": self.backoff,
                 "evaluation": self.evaluation,
-                "dynamic": "adaptive" if self.adaptive else "every10", "tol": self.tol,
+                "dynamic": self.dynamic, "tol": self.tol,
                 "max_iter": self.max_iter, "_compiled": self.compiled,
                 "_chunk": self.chunk, "_tuning": self.tuning.overrides()}
