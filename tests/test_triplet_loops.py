@@ -1,6 +1,6 @@
 """Safe triplet screening inside a solve: the optimisation loops (the solver protocol, the
-compiled loops against the Python ones bit for bit) and dynamic screening (rounds, fused
-rounds, back-off)."""
+compiled loops against the Python ones bit for bit) and dynamic screening (rounds,
+back-off)."""
 
 import math
 
@@ -198,18 +198,15 @@ def test_a_round_at_an_exact_iterate_keeps_its_evaluation(kind, diagonal, loss):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_fused_dynamic_rounds_are_safe_and_keep_the_evaluation(seed):
-    """DGB re-centred at the next evaluation point and applied inside its loss pass: the
-    rounds happen, never screen a triplet into the wrong set, and the evaluation they
-    return is that of the new reduced problem; 'every10' reaches the same optimum."""
-    from solvers.triplet_screening.state import _Run
-
+def test_dynamic_rrpb_rounds_are_safe_and_reach_the_optimum(seed):
+    """RRPB's rounds inside a solve (DGB at the iterate, adaptive or every 10
+    iterations) happen, never screen a triplet into the wrong set, and both schedules
+    reach the optimum."""
     X, y = _data(200 + seed, n=30)
     prob = ts.TripletProblem(X, y, k=4)
     lam = ts.lambda_max(X, y, k=4) * 10 ** np.random.default_rng(seed).uniform(-1.5, -0.7)
     opt = _tight(X, y, lam, prob)
     m, unc, c = prob.margins(opt.M), opt.radius * prob.h_norms + 1e-9, 1 - prob.gamma
-    res = {}
     for dyn in ("adaptive", "every10"):
         r = _quiet(ts.solve, X, y, lam, triplets=prob, screening=("rrpb",), dynamic=dyn,
                    backoff=False, tol=1e-10, max_iter=20_000)
@@ -217,70 +214,7 @@ def test_fused_dynamic_rounds_are_safe_and_keep_the_evaluation(seed):
         assert np.all(m[r.screened_R] + unc[r.screened_R] > 1.0), "wrong R-hat"
         assert r.primal == pytest.approx(opt.primal, rel=1e-8)
         assert r.params["dynamic"] == dyn
-        res[dyn] = r
-    fused = [s for s in res["adaptive"].screening_log["sphere"] if s == "dgb (fused)"]
-    assert fused, "no fused round ran"
-    assert "dgb (fused)" not in list(res["every10"].screening_log["sphere"])
-    # one fused round by hand (a step whose first trial point screens): the evaluation
-    # at its centre (the new iterate when that point is accepted) is the new problem's
-    from solvers.triplet_screening.burst import run_step, start_step
-
-    run = _Run(prob, lam, active_set=False, backoff=False)
-    M = opt.M + 1e-3 * np.linalg.norm(opt.M) * np.eye(X.shape[1])
-    ev0 = run.evaluate(M, run.unscr)
-    gap = max(ev0.P - run.dual_value(ev0), 0.0)
-    armed = run.arm_fused(M, gap, 1)
-    assert armed is not None
-    s, committed = run_step(run, start_step(M, ev0, 1e-12), 1, armed)
-    assert committed and run.fused_rounds == 1 and run.nL + run.nR > 0
-    assert list(run.log["sphere"]) == ["dgb (fused)"]
-    again = run.evaluate(s.x, run.unscr)
-    assert again.P == pytest.approx(s.P, rel=1e-12)
-    np.testing.assert_allclose(again.G, s.G, atol=1e-10 * np.abs(s.G).max())
-    full = _Run(prob, lam, active_set=False, backoff=False).evaluate(s.x, run.data.everything)
-    assert again.P == pytest.approx(full.P, rel=1e-12)
-
-
-def test_fused_rounds_are_not_under_the_other_spheres_back_off(monkeypatch):
-    """The fused DGB rounds (RRPB's dynamic screening inside the loss pass) have their own
-    pay test; when the other spheres' rounds (PGB) back off or are skipped for a lambda,
-    fused rounds still run there (they were switched off with them before), and the
-    path keeps its certified objectives."""
-    from solvers.triplet_screening.state import _Run
-
-    X, y = _data(3, n=60)
-    prob = ts.TripletProblem(X, y, k=6)
-    tn = Tuning(round_overhead=0)  # rounds cheap enough to be tried here
-    # the other spheres' rounds never pay (as PGB's on wine with all triplets): they
-    # back off within a lambda and are skipped on the next ones
-    dynamic_round = _Run.dynamic_round
-    monkeypatch.setattr(_Run, "dynamic_round", lambda self, n_before, n_spheres, saved,
-                        iteration: dynamic_round(self, n_before, n_spheres, 0.0, iteration))
-    applied = []
-    commit_fused = _Run.commit_fused
-
-    def spy(self, *a, **kw):
-        n = self.fused_rounds
-        out = commit_fused(self, *a, **kw)
-        if self.fused_rounds != n:
-            applied.append(self.dynamic_on)
-        return out
-
-    monkeypatch.setattr(_Run, "commit_fused", spy)
-    out = {}
-    for enabled in (True, False):  # the compiled loop and the Python loop alike
-        applied.clear()
-        p = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=("rrpb", "pgb"),
-                    _compiled=enabled, _tuning=tn)
-        assert p.converged.all()
-        assert any(("backed off" in n) or ("dynamic screening skipped" in n) for n in p.notes)
-        assert True in applied and False in applied  # fused rounds with PGB's rounds off
-        out[enabled] = (p.primal, list(applied))
-    np.testing.assert_array_equal(out[True][0], out[False][0])
-    assert out[True][1] == out[False][1]
-    naive = ts.path(X, y, triplets=prob, tol=1e-9, n_lambdas=25, screening=None)
-    n = min(len(naive.primal), len(p.primal))
-    np.testing.assert_allclose(p.primal[:n], naive.primal[:n], rtol=1e-8)
+        assert any(it > 0 for it in r.screening_log["iteration"]), "no round in the solve"
 
 
 @pytest.mark.parametrize(("screening", "dynamic", "diagonal"), [
@@ -294,7 +228,7 @@ def test_compiled_loop_is_the_python_loop_bit_for_bit(screening, dynamic, diagon
     and decides each dynamic round; the steps themselves are written once, compiled, and
     checked against solvers.pgd.PGD below), bit for bit: iterates, certificates, history
     rows (all but their times), stop reasons and work counters, on a path (path
-    screening and fused rounds with RRPB), in chunks of a few iterations, and to max_iter
+    screening and dynamic rounds with RRPB), in chunks of a few iterations, and to max_iter
     (with its warning); the history's times increase. With other spheres the loop hands
     back every iteration after which a dynamic round may be due (adaptive or every 10).
     Full and diagonal metrics."""
@@ -326,11 +260,10 @@ def test_compiled_loop_is_the_python_loop_bit_for_bit(screening, dynamic, diagon
         _same_trace(ref[1], short)
         _same_trace(ref[2], full)
         assert short.stop_reason == "max_iter" and full.stop_reason == "converged"
-    spheres = list(ref[2].screening_log["sphere"])
-    if screening and dynamic == "adaptive" and not diagonal:
-        assert "dgb (fused)" in spheres  # fused rounds did happen
-    for kind in (screening or ())[1:]:
-        assert kind in spheres  # and the other dynamic rounds
+    log = ref[2].screening_log
+    for kind in screening or ():  # every sphere's dynamic rounds did happen
+        assert any(s == kind and it > 0 for s, it in zip(log["sphere"], log["iteration"],
+                                                          strict=True)), kind
 
 
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
@@ -485,7 +418,7 @@ def test_dual_line_search_failure_raises_with_its_iteration_and_L():
 @pytest.mark.parametrize("diagonal", [False, True])
 def test_compiled_pgd_steps_are_the_pgd_steps_bit_for_bit(diagonal):
     """The projected gradient's steps exist only in compiled code (burst._gll_step, in
-    _pgd_burst and _working_steps, and alone); they are those of the generic
+    _pgd_burst and _working_steps); they are those of the generic
     solvers.pgd.PGD (BB steps, the GLL window, its line search) on the same objective,
     bit for bit: every iterate's objective and step size, and the best iterate, after
     as many iterations from 0, with the loop run in chunks, one step a call (every
@@ -537,7 +470,7 @@ def test_compiled_loop_cache_is_keyed_on_every_solver_source():
     from solvers import _jitcache
     from solvers.triplet_screening import burst
 
-    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps, burst._gll_step):
+    for kernel in (burst._pgd_burst, burst._dual_burst, burst._working_steps):
         loc = kernel._cache._impl._locator
         assert getattr(type(loc), "_dualscope", False)
         # the stamp: the sources' hash tagged with the uid scheme (solvers._jitcache)

@@ -104,13 +104,12 @@ def test_pair_form_routes_agree_with_the_explicit_sums(k):
 
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
 @pytest.mark.parametrize("diagonal", [False, True])
-def test_fused_evaluation_matches_its_parts_written_out(loss, diagonal):
+def test_one_call_evaluation_matches_its_parts_written_out(loss, diagonal):
     """The one-call evaluation (forms, loss pass, weighted sum; every route) against the
     margins, KKT weights, losses, A = sum alpha H + H_L and G = lam M - A written out
-    with the explicit H_t, with the margins kept and the sphere rule applied, on a
-    subset of the triplets; its cycle counts split the time, both are non-negative."""
+    with the explicit H_t, with and without the margins kept, on a subset of the
+    triplets; its cycle counts split the time, both are non-negative."""
     from solvers.triplet_screening.pairs import NO_BLOCKS, _Forms
-    from solvers.triplet_screening.spheres import RULE_SLACK
 
     X, y = _data(1, n=30, d=4)
     prob = ts.TripletProblem(X, y, k=3, loss=loss, diagonal=diagonal)
@@ -130,20 +129,14 @@ def test_fused_evaluation_matches_its_parts_written_out(loss, diagonal):
     m_ref = np.tensordot(Hs, M if diagonal else 0.5 * (M + M.T), M.ndim)
     gamma, lam = prob.gamma, 2.5
     a_ref = (m_ref < 1).astype(float) if loss == "hinge" else np.clip((1 - m_ref) / gamma, 0, 1)
-    r, c = 0.3, 1.0 - gamma
-    rh = r * sub.hn
-    s = RULE_SLACK * (np.abs(m_ref) + rh + 1.0)
-    code_ref = np.where(m_ref + rh < c - s, 1, np.where(m_ref - rh > 1 + s, 2, 0))
     modes = ("pairs",) if diagonal else ("pairs", "gram")
     for mode in modes:
         f = _Forms(d.F[sub.pairs], d.pi[sub.pairs], d.pj[sub.pairs], d.Xc, diagonal)
         f.mode, f.F = mode, d.F[sub.pairs]
-        for keep, with_rule in ((False, False), (True, True)):
+        for keep in (False, True):
             mout = np.empty(idx.size if keep else 0)
-            code = np.full(idx.size, -1, dtype=np.int8)
-            rule = (sub.hn, r, c, RULE_SLACK, code) if with_rule else None
-            loss_v, asum, a2, nl, nr, A, G, mm, mh, cf, cl = f.evaluate(
-                M, sub.la, sub.lb, NO_BLOCKS, gamma, prob.hinge, mout, rule, HL, lam)
+            loss_v, asum, a2, A, G, mm, mh, cf, cl = f.evaluate(
+                M, sub.la, sub.lb, NO_BLOCKS, gamma, prob.hinge, mout, HL, lam)
             assert loss_v == pytest.approx(_loss(m_ref, loss, gamma).sum(), rel=1e-10)
             assert asum == pytest.approx(a_ref.sum(), rel=1e-12)
             assert a2 == pytest.approx((a_ref ** 2).sum(), rel=1e-12)
@@ -154,12 +147,6 @@ def test_fused_evaluation_matches_its_parts_written_out(loss, diagonal):
             assert cf >= 0 and cl >= 0
             if keep:
                 np.testing.assert_allclose(mout, m_ref, rtol=1e-10, atol=1e-12)
-            if with_rule:
-                np.testing.assert_array_equal(code, code_ref)
-                assert (nl, nr) == ((code_ref == 1).sum(), (code_ref == 2).sum())
-                assert 0 < nl + nr < idx.size  # the rule decides both ways here
-            else:
-                assert (nl, nr) == (0, 0) and (code == -1).all()
 
 
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
@@ -240,7 +227,7 @@ def test_sorted_pass_equals_the_block_pass(loss, diagonal):
             pieces |= [np.any(m <= 1 - gamma), np.any((m > 1 - gamma) & (m < 1)),
                        np.any(m >= 1)]
             w1, w2 = np.empty(dx.n_pairs), np.empty(dx.n_pairs)
-            r1 = _block_loss_pass(q, bx, gamma, hinge, w1, np.empty(0), None)
+            r1 = _block_loss_pass(q, bx, gamma, hinge, w1, np.empty(0))
             r2 = _sorted_loss_pass(q, sb, gamma, hinge, w2)
             np.testing.assert_allclose(r2[:3], r1[:3], rtol=1e-12)
             np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-12 * np.abs(w1).max())
@@ -338,13 +325,12 @@ def test_anchor_blocks_are_found_exactly_where_the_layout_has_them():
 @pytest.mark.parametrize("loss", ["smoothed_hinge", "hinge"])
 def test_block_loss_pass_equals_the_pair_id_pass(loss):
     """The loss pass in anchor blocks gives the pair-id pass's loss, sum alpha, sum
-    alpha^2, per-pair weights, margins and rule codes (to rounding: its sums run in
-    another order) on the default triplets of all pairs and on uneven custom blocks;
-    a full evaluation through the problem's blocks equals one by pair ids, and so do
-    the per-pair weights of a weighted sum of the H_t (by blocks and by pair ids)."""
+    alpha^2, per-pair weights and margins (to rounding: its sums run in another order)
+    on the default triplets of all pairs and on uneven custom blocks; a full evaluation
+    through the problem's blocks equals one by pair ids, and so do the per-pair weights
+    of a weighted sum of the H_t (by blocks and by pair ids)."""
     from solvers.triplet_screening.kernels import _block_loss_pass, _loss_pass
     from solvers.triplet_screening.pairs import NO_BLOCKS, _anchor_blocks, _Data
-    from solvers.triplet_screening.spheres import RULE_SLACK
 
     X, y = _data(5, n=36)
     T = ts.triplets(X, y, k=math.inf)
@@ -360,24 +346,19 @@ def test_block_loss_pass_equals_the_pair_id_pass(loss):
         for _ in range(4):
             M = _psd(rng, X.shape[1])
             q = dx.quad(M / np.median(np.abs(dx.margins(M))))
-            r = float(rng.uniform(0.0, 1.0) / np.median(dx.hn))
             out = []
             for blocked in (False, True):
                 w, mout = np.empty(dx.n_pairs), np.empty(n)
-                code = np.full(n, -1, dtype=np.int8)
-                rule = (dx.hn, r, 1.0 - gamma, RULE_SLACK, code)
                 if blocked:
-                    res = _block_loss_pass(q, bx, gamma, hinge, w, mout, rule)
+                    res = _block_loss_pass(q, bx, gamma, hinge, w, mout)
                 else:
-                    res = _loss_pass(q, dx.pa, dx.pb, gamma, hinge, w, mout, rule)
-                out.append((res, w, mout, code))
-            (r1, w1, m1, c1), (r2, w2, m2, c2) = out
-            np.testing.assert_allclose(r2[:3], r1[:3], rtol=1e-12)
-            assert r2[3:] == r1[3:] and 0 < r2[3] + r2[4] < n
+                    res = _loss_pass(q, dx.pa, dx.pb, gamma, hinge, w, mout)
+                out.append((res, w, mout))
+            (r1, w1, m1), (r2, w2, m2) = out
+            np.testing.assert_allclose(r2, r1, rtol=1e-12)
             np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-12 * np.abs(w1).max())
             np.testing.assert_array_equal(m2, m1)
-            np.testing.assert_array_equal(c2, c1)
-            assert 0 < np.count_nonzero(r1[1]) and np.ptp(m1) > 0
+            assert 0 < r1[1] < n and np.ptp(m1) > 0
     prob = ts.TripletProblem(X, y, k=math.inf, loss=loss)
     d = prob.data
     assert d.everything.blocks.nd.size == 36
@@ -385,9 +366,9 @@ def test_block_loss_pass_equals_the_pair_id_pass(loss):
     HL = _psd(rng, X.shape[1])
     for keep in (False, True):
         res = [d.forms.evaluate(M, d.pa, d.pb, blk, prob.gamma, prob.hinge,
-                                np.empty(d.n_t if keep else 0), None, HL, 1.5)
+                                np.empty(d.n_t if keep else 0), HL, 1.5)
                for blk in (NO_BLOCKS, d.everything.blocks)]
-        for a, b in zip(res[0][:9], res[1][:9], strict=True):
+        for a, b in zip(res[0][:7], res[1][:7], strict=True):
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     # the per-pair weights of sum_t v_t H_t (the dual method's A): by blocks over all
     # triplets, by pair ids over a subset, and the weighted sum against H_t written out
@@ -564,7 +545,7 @@ def test_private_options_are_validated_once_and_recorded():
         assert tuned.params["_tuning"] == {"pay_margin": 3.0, "sample": 64}
     for bad in (dict(pay_margin=-1.0), dict(round_overhead=math.inf),
                 dict(path_overhead=math.nan), dict(sample=1.5), dict(skip_lambdas=True),
-                dict(cand_share=0.0), dict(fused_shrink=1.5), dict(gram_weight="0.02")):
+                dict(cand_share=0.0), dict(adaptive_shrink=1.5), dict(gram_weight="0.02")):
         with pytest.raises(ValueError, match=next(iter(bad))):
             Tuning(**bad)
     assert pickle.loads(pickle.dumps(DEFAULT)) == DEFAULT == Tuning()

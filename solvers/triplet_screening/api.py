@@ -154,8 +154,7 @@ def solve(
     backoff : bool
         Skip a screening round when, from the rounds so far, it cannot save more
         loss-pass visits than it costs (dynamic screening: after two rounds in a row
-        that did not pay; the fused DGB rounds of RRPB have their own test); noted in
-        ``result.notes``. ``False`` always screens.
+        that did not pay); noted in ``result.notes``. ``False`` always screens.
     evaluation : {"triplets", "sorted"}
         The loss pass over all triplets (the naive optimisation, and a screened one
         before or without screening). ``"triplets"``: every triplet visited, as in the

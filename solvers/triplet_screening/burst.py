@@ -2,9 +2,8 @@
 
 The projected gradient's step (Section 5; :class:`solvers.pgd.PGD`'s, bit for bit,
 tested) is :func:`_gll_step`, run by :func:`_pgd_burst` (iterations with their
-certificates and history rows), one call of it alone (a step whose first trial point's
-loss pass also screens with an armed fused round) and :func:`_working_steps` (the active
-set's steps between refreshes). The dual method's step (:class:`solvers.apg.APG`'s,
+certificates and history rows) and :func:`_working_steps` (the active set's steps
+between refreshes). The dual method's step (:class:`solvers.apg.APG`'s,
 tested) with the dual's split ``A(alpha)`` is :func:`_apg_step`, run with its
 certificate and history row by :func:`_dual_burst`. A burst hands back to Python
 (:func:`.loops._drive`) the iterations Python must certify or screen after (see the
@@ -39,18 +38,17 @@ from .kernels import (
     _weighted_sum,
 )
 from .pairs import _Eval
-from .spheres import RULE_SLACK, dgb_radius, dual_value, pos_sq_vec
+from .spheres import dgb_radius, dual_value, pos_sq_vec
 from .state import _Opts, _pad, _Run
 from .triplets import _GLL_MEMORY, _iters_left
 
 __all__: list[str] = []
 
-#: Why a burst returned: a fused round may be armed for the next step (ARM); a step done
-#: whose certificate is Python's (PENDING: an iterate outside a screening sphere, or every
-#: step when :func:`hands_back_each`); converged or stopped (STOP); a full chunk or
-#: ``max_iter`` (MAXED); a non-finite objective (NONFINITE); a certified iteration after
-#: which a dynamic round is due (ROUND).
-ARM, PENDING, STOP, MAXED, NONFINITE, ROUND = 0, 1, 2, 3, 4, 5
+#: Why a burst returned: a step done whose certificate is Python's (PENDING: an iterate
+#: outside a screening sphere, or every step when :func:`hands_back_each`); converged or
+#: stopped (STOP); a full chunk or ``max_iter`` (MAXED); a non-finite objective
+#: (NONFINITE); a certified iteration after which a dynamic round is due (ROUND).
+PENDING, STOP, MAXED, NONFINITE, ROUND = 1, 2, 3, 4, 5
 #: ... or did not: a certified iteration that goes on (:func:`_record_row`)
 GO = -1
 
@@ -123,20 +121,6 @@ class _Step(NamedTuple):
     N: np.ndarray
 
 
-class _Fuse(NamedTuple):
-    """A fused round armed for a step's first trial point ``x_new`` (:meth:`._Run.arm_fused`):
-    the ball ``B(x_new, r0 + ||x_new - x||)`` screens in the same loss pass when its radius
-    is at most ``r_max``; the sphere rule's ``hn``, ``1 - gamma``, slack and the codes'
-    buffer ``code``."""
-
-    r0: float
-    r_max: float
-    hn: np.ndarray
-    one_g: float
-    slack: float
-    code: np.ndarray
-
-
 class _Dual(NamedTuple):
     """The dual method's state between two steps (:class:`solvers.apg.APG`): the
     iterate ``x``, the previous one, the momentum ``t_prev``, ``t_cur``, the Lipschitz
@@ -181,17 +165,15 @@ class _Book(NamedTuple):
 
 
 class _Arm(NamedTuple):
-    """The tests of :meth:`._Run.can_pay`, :meth:`._Run.arm_fused`,
-    :meth:`._Run.worth_screening` and :meth:`._Run.dynamic_screening` a compiled loop
-    makes: fused rounds possible, other rounds on (:attr:`._Run.dynamic_on`; fused
-    rounds are not under it), back-off, a loss pass's visits (:meth:`._Sub.pass_visits`),
+    """The tests of :meth:`._Run.can_pay`, :meth:`._Run.worth_screening` and
+    :meth:`._Run.dynamic_screening` a compiled loop makes: rounds on
+    (:attr:`._Run.dynamic_on`), back-off, a loss pass's visits (:meth:`._Sub.pass_visits`),
     the previous lambda's iterations or -1, the least saving that pays (a round's cost
-    times ``Tuning.pay_margin``), the last screening radius, other rounds possible,
-    adaptive, ``screen_every``, the back-off's first skip already noted,
-    ``Tuning.adaptive_shrink``, ``Tuning.fused_shrink``, and whether every iteration
-    goes back to Python after its step (:func:`hands_back_each`)."""
+    times ``Tuning.pay_margin``), the last screening radius, rounds possible, adaptive,
+    ``screen_every``, the back-off's first skip already noted, ``Tuning.adaptive_shrink``,
+    and whether every iteration goes back to Python after its step
+    (:func:`hands_back_each`)."""
 
-    fused: bool
     dyn_on: bool
     backoff: bool
     v_sub: float
@@ -203,7 +185,6 @@ class _Arm(NamedTuple):
     every: int
     noted: bool
     a_shrink: float
-    f_shrink: float
     each: bool
 
 
@@ -261,45 +242,26 @@ def _round_due(arm, gap_r, lam, done):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _gll_step(t, s, sigma, max_halvings, fz, tally):  # pragma: no cover - compiled
+def _gll_step(t, s, sigma, max_halvings, tally):  # pragma: no cover - compiled
     # The step of PGD.step from the state s (_Step) with its GLL window: halve the step
     # until the projected trial point passes the non-monotone test, evaluate it over the
     # triplets of t (_Terms), then the paper's BB step and the window; tally[EVALS, EIG,
-    # FORMS, LOSS] counted. fz (_Fuse or None): a fused round screens in the first trial
-    # point's loss pass. Returns (the new state, finite P?, triplets the round screened,
-    # its radius, its centre, mid-step?). With a non-finite P the state is the old one but
-    # the step (the halved one, as in PGD), and the caller reports it. Mid-step: the round
-    # screened and its trial point was rejected with halvings left; the state is the old
-    # one with the step halved, and the caller (which commits the round, changing t)
-    # finishes the step with max_halvings - 1 more trials.
+    # FORMS, LOSS] counted. Returns (the new state, finite P?). With a non-finite P the
+    # state is the old one but the step (the halved one, as in PGD), and the caller
+    # reports it.
     x, P, G, step, hist = s.x, s.P, s.G, s.step, s.hist
     ref = hist[0]
     for k in range(1, s.nh):
         ref = max(ref, hist[k])
     scale = 1e-12 * max(1.0, abs(P))
-    hit = 0
-    r = 0.0
-    centre = x
-    for k in range(max_halvings):
+    for _ in range(max_halvings):
         c0 = _cycles()
         Z = x - step * G
         x_new, N = _pm(Z)
         tally[EIG] += _cycles() - c0
-        fuse = False
-        if fz is not None:
-            if k == 0:
-                r = fz.r0 + np.sqrt(np.sum((x_new - x) ** 2))
-                fuse = r <= fz.r_max
-        if fuse:
-            loss, s1, s2, nl, nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-                t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0),
-                (fz.hn, r, fz.one_g, fz.slack, fz.code), t.HL, t.lam)
-            hit = nl + nr
-            centre = x_new
-        else:
-            loss, s1, s2, _nl, _nr, A_new, G_new, mm, mh, cf, cl = _evaluate(
-                t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0),
-                None, t.HL, t.lam)
+        loss, s1, s2, A_new, G_new, mm, mh, cf, cl = _evaluate(
+            t.src, x_new, t.n_pairs, t.la, t.lb, t.blk, t.gamma, t.hinge, np.empty(0), t.HL,
+            t.lam)
         tally[FORMS] += cf
         tally[LOSS] += cl
         P_new = _reduced_primal(loss, t.lam, mm, t.gamma, t.nL, mh)
@@ -308,16 +270,12 @@ def _gll_step(t, s, sigma, max_halvings, fz, tally):  # pragma: no cover - compi
         if accepts(P_new, ref, sigma, dec, scale):
             break
         step *= 0.5
-        if hit and k + 1 < max_halvings:
-            return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh, s.Z, s.N), True, \
-                hit, r, centre, True
     if not np.isfinite(P_new):
-        return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh, s.Z, s.N), False, hit, \
-            r, centre, False
+        return _Step(x, P, G, s.A, s.asum, s.a2, step, hist, s.nh, s.Z, s.N), False
     step = bb_step(sy, yy, ss, step)
     nh = _push_window(hist, s.nh, P_new)
-    return _Step(x_new, P_new, G_new, A_new, s1 + t.nL, s2 + t.nL, step, hist, nh, Z, N), \
-        True, hit, r, centre, False
+    return _Step(x_new, P_new, G_new, A_new, s1 + t.nL, s2 + t.nL, step, hist, nh, Z,
+                 N), True
 
 
 @njit(cache=True, inline="always")
@@ -350,12 +308,8 @@ def _pgd_burst(t, s, sigma, max_halvings, cage, tol, book, gap_r, it, it_max, ar
     D = book.best[1]
     reason = MAXED
     while it <= it_max:
-        pays = _pays(arm, it)
-        can_pay = arm.dyn_on and pays  # the other spheres' rounds, under their back-off
-        if arm.fused and pays and dgb_radius(gap_r, t.lam) <= arm.f_shrink * arm.last_r:
-            reason = ARM  # _Run.arm_fused may arm a round for this step
-            break
-        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, None, tally)
+        can_pay = arm.dyn_on and _pays(arm, it)  # rounds, under their back-off
+        s, finite = _gll_step(t, s, sigma, max_halvings, tally)
         tally[STEPS] += 1
         if not finite:
             reason = NONFINITE
@@ -396,7 +350,7 @@ def _working_steps(t, s, sigma, max_halvings, n_steps, tol, n_test,
     finite = True
     conv = False
     while done < n_steps:
-        s, finite, _h, _r, _c, _m = _gll_step(t, s, sigma, max_halvings, None, tally)
+        s, finite = _gll_step(t, s, sigma, max_halvings, tally)
         done += 1
         if not finite:
             break
@@ -452,15 +406,13 @@ def _book(run: _Run, n_rows: int, shape: tuple, n_dual: int) -> _Book:
                  np.zeros(3, dtype=np.int64))
 
 
-def _arm(run: _Run, opts: _Opts, sub, fused: bool, rounds: bool, pay_min: float,
-         each: bool = False) -> _Arm:
+def _arm(run: _Run, opts: _Opts, sub, rounds: bool, pay_min: float) -> _Arm:
     prev = run.path_state.get("iters")
     t = run.tuning
-    return _Arm(bool(fused), bool(run.dynamic_on), bool(run.backoff),
-                float(sub.pass_visits(t)), -1 if prev is None else int(prev), float(pay_min),
-                float(run.last_radius), bool(rounds), bool(opts.adaptive),
-                int(opts.screen_every), bool(run._skip_noted), float(t.adaptive_shrink),
-                float(t.fused_shrink), bool(each))
+    return _Arm(bool(run.dynamic_on), bool(run.backoff), float(sub.pass_visits(t)),
+                -1 if prev is None else int(prev), float(pay_min), float(run.last_radius),
+                bool(rounds), bool(opts.adaptive), int(opts.screen_every),
+                bool(run._skip_noted), float(t.adaptive_shrink), hands_back_each(opts))
 
 
 def _call(run: _Run, sub, fn, *args, mon: Monitor | None = None) -> tuple[Any, np.ndarray,
@@ -502,31 +454,6 @@ def run_working_steps(run: _Run, s: _Step, n_steps: int, tol: float, n_test: int
     return s, int(done), bool(conv)
 
 
-def run_step(run: _Run, s: _Step, it: int, armed: tuple[float, float] | None
-             ) -> tuple[_Step, bool]:
-    """Iteration ``it``'s step from ``s`` on the remaining triplets in one compiled call
-    (:func:`_gll_step`), with the fused round ``armed = (r0, r_max)`` of
-    :meth:`._Run.arm_fused` (or none) in its first trial point's loss pass. A round that
-    screened is committed when it pays (:meth:`._Run.commit_fused`) and the step, if that
-    trial point was rejected, finishes on the new remaining set. Returns ``(state,
-    committed?)``."""
-    sub = run.unscr
-    # one compiled variant: no round is a round whose radius can never be small enough
-    r0, r_max = (0.0, -np.inf) if armed is None else armed
-    fz = _Fuse(float(r0), float(r_max), sub.hn, 1.0 - run.gamma, RULE_SLACK,
-               np.empty(sub.idx.size if armed else 0, dtype=np.int8))
-    (s, finite, hit, r, centre, mid), _, _ = _call(run, sub, _gll_step, _terms(run, sub), s,
-                                                   SIGMA, MAX_HALVINGS, fz)
-    committed = bool(hit) and run.commit_fused(centre, float(r), fz.code, sub, it)
-    if mid:  # the rest of the step, on the (possibly) new remaining set
-        sub = run.unscr
-        (s, finite, *_), _, _ = _call(run, sub, _gll_step, _terms(run, sub), s, SIGMA,
-                                      MAX_HALVINGS - 1, fz._replace(r_max=-np.inf))
-    if not finite:
-        raise nonfinite(it, s.step)
-    return s, committed
-
-
 def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual_point,
                 clock: tuple) -> tuple[int, int]:
     """What a burst's iterations ``it, it + 1, ...`` (the rows of ``book``,
@@ -559,18 +486,18 @@ def _bring_back(run: _Run, mon: Monitor, it: int, reason: int, book: _Book, dual
 
 
 def run_burst(run: _Run, s: _Step, mon: Monitor, opts: _Opts, it: int, gap_r: float,
-              fused: bool, rounds: bool) -> tuple[int, int, _Step, float, float]:
-    """Run iterations ``it, it + 1, ...`` from ``s`` in :func:`_pgd_burst` (``fused``: fused
-    rounds can be armed; ``rounds``: other dynamic rounds can run; every iteration handed
-    back after its step when :func:`hands_back_each`) and bring back their effects (the
-    best certified iterate and dual point, the history rows, the run's counters and
-    profile). Returns ``(reason, next iteration, state, gap_r, D)``: with ``ARM``
-    iteration ``next`` is the caller's, with ``PENDING`` its step is done and its
-    certificate is the caller's, with ``ROUND`` iteration ``next - 1`` is done (``gap_r``,
-    ``D`` its certificate's) and its dynamic round the caller's."""
+              rounds: bool) -> tuple[int, int, _Step, float, float]:
+    """Run iterations ``it, it + 1, ...`` from ``s`` in :func:`_pgd_burst` (``rounds``:
+    dynamic rounds can run; every iteration handed back after its step when
+    :func:`hands_back_each`) and bring back their effects (the best certified iterate
+    and dual point, the history rows, the run's counters and profile). Returns
+    ``(reason, next iteration, state, gap_r, D)``: with ``PENDING`` iteration ``next``'s
+    step is done and its certificate is the caller's, with ``ROUND`` iteration
+    ``next - 1`` is done (``gap_r``, ``D`` its certificate's) and its dynamic round the
+    caller's."""
     sub = run.work
     run.can_pay(it)  # refreshes the cached threshold (_pay_min) of the current subset
-    arm = _arm(run, opts, sub, fused, rounds, run._pay_min, hands_back_each(opts))
+    arm = _arm(run, opts, sub, rounds, run._pay_min)
     it_max = min(opts.max_iter, it + opts.chunk - 1)
     book = _book(run, it_max - it + 1, s.x.shape, s.x.size)
     (reason, s, gap_r, D), tally, clock = _call(
@@ -700,9 +627,8 @@ def _dual_burst(t, d, shrink, backtrack, max_bt, cage, tol, book, it, it_max, ar
         if reason != GO:
             break
         M = d.xP / lam
-        loss, s1e, s2e, _nl, _nr, A_e, G_e, mm, mh, cf, cl = _evaluate(
-            t.src, M, t.n_pairs, t.la, t.lb, t.blk, gamma, t.hinge, np.empty(0), None, t.HL,
-            lam)
+        loss, s1e, s2e, A_e, G_e, mm, mh, cf, cl = _evaluate(
+            t.src, M, t.n_pairs, t.la, t.lb, t.blk, gamma, t.hinge, np.empty(0), t.HL, lam)
         evp = (loss, s1e, s2e, mm, mh)
         tally[FORMS] += cf
         tally[LOSS] += cl
@@ -757,8 +683,7 @@ def run_dual_burst(run: _Run, d: _Dual, mon: Monitor, opts: _Opts, it: int,
     assert sub is run.unscr  # no active set: the working set is all of it
     kinds = len(opts.screening)
     worth_min = run.tuning.pay_margin * run._round_cost(kinds) if kinds else 0.0
-    arm = _arm(run, opts, run.unscr, False, bool(kinds) and bool(run.dynamic_on), worth_min,
-               hands_back_each(opts))
+    arm = _arm(run, opts, run.unscr, bool(kinds) and bool(run.dynamic_on), worth_min)
     it_max = min(opts.max_iter, it + opts.chunk - 1)
     book = _book(run, it_max - it + 1, run.HL.shape, sub.idx.size)
     (reason, d, evp, A_e, G_e, M, gap_r, D), tally, clock = _call(

@@ -79,38 +79,26 @@ def _pass_start(w, gamma):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _triplet_step(mg, t, ig, hg, hinge, rule, nl, nr, loss, asum, a2):  # pragma: no cover
-    # One triplet of a loss pass (margin mg, index t): the sphere rule's sides when
-    # ``rule`` is given (code[t] written; compiled away for None) and the KKT map, added
-    # to the sums; returns (alpha, nl, nr, loss, sum alpha, sum alpha^2). The margin's
-    # store stays in the callers: here it would keep numba from vectorising the pass.
-    if rule is not None:
-        hn, r, c, slack, code = rule
-        isL, isR = _rule_sides(mg, r * hn[t], c, slack)
-        code[t] = 2 * isR + isL
-        nl += isL
-        nr += isR
+def _triplet_step(mg, ig, hg, hinge, loss, asum, a2):  # pragma: no cover - compiled
+    # One triplet of a loss pass (margin mg): the KKT map, added to the sums; returns
+    # (alpha, loss, sum alpha, sum alpha^2). The margin's store stays in the callers:
+    # here it would keep numba from vectorising the pass.
     al, ell = _kkt_loss(mg, ig, hg, hinge)
-    return al, nl, nr, loss + ell, asum + al, a2 + al * al
+    return al, loss + ell, asum + al, a2 + al * al
 
 
 @njit(cache=True, fastmath=True)
-def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
-    # Returns (sum of losses, sum alpha, sum alpha^2, |L-hat|, |R-hat|) over the triplets
-    # (pa, pb) and sets the per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha,
-    # alpha = -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives
-    # the margins. ``rule = (hn, r, c, slack, code)`` (None: no rule, counts 0) also
-    # applies the sphere rule (:func:`_rule_sides`) for the ball of radius r centred at
-    # this M: code[t] <- 1 (L-hat), 2 (R-hat) or 0.
+def _loss_pass(q, pa, pb, gamma, hinge, w, mout):  # pragma: no cover - compiled
+    # Returns (sum of losses, sum alpha, sum alpha^2) over the triplets (pa, pb) and sets
+    # the per-pair weights w_p = sum_{pa=p} alpha - sum_{pb=p} alpha, alpha =
+    # -loss'(margin) (:func:`_kkt_loss`). ``mout`` (length 0 to skip) receives the margins.
     # No test on which triplets count: one at zero loss adds 0 (a test would mispredict).
     # Two triplets a step, the second's weights into w2 (added at the end) and its sums
     # apart: a run of one pair in pb makes two dependency chains instead of one.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
-    nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
     w2 = np.zeros(w.shape[0])
-    nl2, nr2 = 0, 0
     loss2, asum2, a22 = 0.0, 0.0, 0.0
     n_t = pa.shape[0]
     for t in range(0, n_t - n_t % 2, 2):
@@ -123,10 +111,8 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
         if keep:
             mout[t] = m
             mout[t + 1] = m2
-        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
-                                                  asum, a2)
-        b, nl2, nr2, loss2, asum2, a22 = _triplet_step(m2, t + 1, ig, hg, hinge, rule, nl2,
-                                                       nr2, loss2, asum2, a22)
+        a, loss, asum, a2 = _triplet_step(m, ig, hg, hinge, loss, asum, a2)
+        b, loss2, asum2, a22 = _triplet_step(m2, ig, hg, hinge, loss2, asum2, a22)
         w[ia] += a
         w[ib] -= a
         w2[ja] += b
@@ -138,17 +124,16 @@ def _loss_pass(q, pa, pb, gamma, hinge, w, mout, rule=None):  # pragma: no cover
         m = q[ia] - q[ib]
         if keep:
             mout[t] = m
-        a, nl, nr, loss, asum, a2 = _triplet_step(m, t, ig, hg, hinge, rule, nl, nr, loss,
-                                                  asum, a2)
+        a, loss, asum, a2 = _triplet_step(m, ig, hg, hinge, loss, asum, a2)
         w[ia] += a
         w[ib] -= a
     for p in range(w.shape[0]):
         w[p] += w2[p]
-    return loss + loss2, asum + asum2, a2 + a22, nl + nl2, nr + nr2
+    return loss + loss2, asum + asum2, a2 + a22
 
 
 @njit(cache=True, fastmath=True)
-def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no cover - compiled
+def _block_loss_pass(q, blk, gamma, hinge, w, mout):  # pragma: no cover - compiled
     # :func:`_loss_pass` over all triplets stored in anchor blocks ``blk``
     # (:class:`.pairs._Blocks`: anchor a owns the triplets t0[a] + s * nd[a] + o with
     # pair ids PB[offs[a] + s] and PA[offd[a] + o]), same results. Per anchor the forms
@@ -157,7 +142,6 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
     # sums, scattered once per row and column instead of twice per triplet.
     ig, hg = _pass_start(w, gamma)
     keep = mout.shape[0] > 0
-    nl, nr = 0, 0
     loss, asum, a2 = 0.0, 0.0, 0.0
     t0, ns, nd, offs, offd, PA, PB, _co, _ro = blk
     big = max(1, np.max(nd)) if nd.shape[0] else 1   # the longest row
@@ -181,14 +165,13 @@ def _block_loss_pass(q, blk, gamma, hinge, w, mout, rule=None):  # pragma: no co
                 mg = qd[o] - qs
                 if keep:
                     mout[t] = mg
-                al, nl, nr, loss, asum, a2 = _triplet_step(mg, t, ig, hg, hinge, rule, nl,
-                                                           nr, loss, asum, a2)
+                al, loss, asum, a2 = _triplet_step(mg, ig, hg, hinge, loss, asum, a2)
                 cs[o] += al
                 rs += al
             w[ib] -= rs
         for o in range(m):
             w[PA[od + np.uint64(o)]] += cs[o]
-    return loss, asum, a2, nl, nr
+    return loss, asum, a2
 
 
 @njit(cache=True, inline="always")
@@ -222,8 +205,8 @@ def _sorted_run(q, P, off, n, order, vals):  # pragma: no cover - compiled
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
 def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
-    # :func:`_block_loss_pass` without a rule (loss, sum alpha, sum alpha^2, 0, 0 and the
-    # per-pair weights w) over all triplets of the anchor blocks ``blk`` without visiting
+    # :func:`_block_loss_pass`'s results (loss, sum alpha, sum alpha^2 and the per-pair
+    # weights w) over all triplets of the anchor blocks ``blk`` without visiting
     # them one by one: within anchor i the margin of (i, j, l) is a_l - b_j, with
     # a_l = q[(i, l)] (columns) and b_j = q[(i, j)] (rows). With both sorted
     # (:func:`_sorted_run`, orders kept in blk.CO, blk.RO across calls), the columns of
@@ -303,7 +286,7 @@ def _sorted_loss_pass(q, blk, gamma, hinge, w):  # pragma: no cover - compiled
             w[PA[od + CO[od + k]]] += cs[k] + c
     if not np.isfinite(chk):
         loss = np.nan
-    return loss, asum, a2, 0, 0
+    return loss, asum, a2
 
 
 @njit(cache=True)
@@ -805,31 +788,30 @@ def _fold_changed(cnt, cnt_HL, F, HL, limit):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, rule, HL,
+def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, HL,
               lam):  # pragma: no cover - compiled
     # The reduced objective's parts at M over the triplets (la, lb) (local pair ids of
-    # the n_pairs pairs of src): the loss pass (:func:`_loss_pass`, with its margins
-    # and its rule; :func:`_block_loss_pass` when ``blk``, the anchor blocks of these
-    # triplets, has any; :func:`_sorted_loss_pass` when they carry sort orders and
-    # neither margins nor a rule are wanted) between the pair forms and their weighted
-    # sum; then A = sum_p w_p F_p F_p^T + HL and G = lam M - A. Returns (loss, sum alpha,
-    # sum alpha^2, |L-hat|, |R-hat|, A, G, <M, M>, <M, HL>, cycles of the forms and
-    # the weighted sum, cycles of the loss pass).
+    # the n_pairs pairs of src): the loss pass (:func:`_loss_pass`, with its margins;
+    # :func:`_block_loss_pass` when ``blk``, the anchor blocks of these triplets, has
+    # any; :func:`_sorted_loss_pass` when they carry sort orders and no margins are
+    # wanted) between the pair forms and their weighted sum; then A = sum_p w_p F_p F_p^T
+    # + HL and G = lam M - A. Returns (loss, sum alpha, sum alpha^2, A, G, <M, M>,
+    # <M, HL>, cycles of the forms and the weighted sum, cycles of the loss pass).
     c0 = _cycles()
     q = _forms(src, M, n_pairs)
     c1 = _cycles()
     w = np.empty(n_pairs)
-    if blk[2].shape[0] > 0 and blk[7].shape[0] > 0 and mout.shape[0] == 0 and rule is None:
-        loss, asum, a2, nl, nr = _sorted_loss_pass(q, blk, gamma, hinge, w)
+    if blk[2].shape[0] > 0 and blk[7].shape[0] > 0 and mout.shape[0] == 0:
+        loss, asum, a2 = _sorted_loss_pass(q, blk, gamma, hinge, w)
     elif blk[2].shape[0] > 0:
-        loss, asum, a2, nl, nr = _block_loss_pass(q, blk, gamma, hinge, w, mout, rule)
+        loss, asum, a2 = _block_loss_pass(q, blk, gamma, hinge, w, mout)
     else:
-        loss, asum, a2, nl, nr = _loss_pass(q, la, lb, gamma, hinge, w, mout, rule)
+        loss, asum, a2 = _loss_pass(q, la, lb, gamma, hinge, w, mout)
     c2 = _cycles()
     A = _weighted_sum(src, w, M, False)
     c3 = _cycles()
     G, mm, mh = _eval_tail(A, HL, M, lam)
-    return loss, asum, a2, nl, nr, A, G, mm, mh, (c1 - c0) + (c3 - c2), c2 - c1
+    return loss, asum, a2, A, G, mm, mh, (c1 - c0) + (c3 - c2), c2 - c1
 
 
 @njit(cache=True)

@@ -12,7 +12,6 @@ import numpy as np
 from ..base import Monitor
 from . import spheres as sph
 from .burst import (
-    ARM,
     MAXED,
     PENDING,
     ROUND,
@@ -21,7 +20,6 @@ from .burst import (
     hands_back_each,
     run_burst,
     run_dual_burst,
-    run_step,
     run_working_steps,
     start_step,
     step_eval,
@@ -226,10 +224,9 @@ def _dual_loop(run: _Run, M0: np.ndarray, opts: _Opts, ref: _Ref | None,
 
 class _Primal:
     """Section 5's projected gradient (the step of :class:`solvers.pgd.PGD`) for
-    :func:`_drive`: iterations in :func:`.burst.run_burst`, a step with a fused round in
-    :func:`.burst.run_step`. With an active set, the steps between refreshes run in
-    :func:`.burst.run_working_steps`; a refresh and certificate come every
-    ``screen_every`` steps, and with ``refresh="converged"`` also once the working set's
+    :func:`_drive`: iterations in :func:`.burst.run_burst`. With an active set, the steps
+    between refreshes run in :func:`.burst.run_working_steps`; a refresh and certificate
+    come every ``screen_every`` steps, and with ``refresh="converged"`` also once the working set's
     problem meets ``tol`` while that pays (:meth:`._Run.early_refresh_steps`)."""
 
     Ma = None  # the spheres' dual-point centre: none but the KKT map at M
@@ -244,12 +241,7 @@ class _Primal:
         self.step0 = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) \
             else 1.0 / run.lam
         self.aset = opts.active_set
-        # adaptive RRPB (DGB inside a solve) runs fused with the loss pass of a step's
-        # first trial point (run_step); the other spheres keep their rounds
-        self.fused = (opts.adaptive and "rrpb" in opts.screening and opts.rule == "sphere"
-                      and not self.aset)
-        self.kinds = tuple(k for k in opts.screening if k != "rrpb") if self.fused \
-            else opts.screening
+        self.kinds = opts.screening
         self.each = hands_back_each(opts)
         self.linear = opts.rule == "linear"
         self.confirm = self.aset and opts.refresh == "converged"
@@ -317,26 +309,15 @@ class _Primal:
         run, opts = self.run, self.opts
         # runs of iterations where nothing else happens in the compiled loop
         reason, nxt, s, self.gap_r, self.D = run_burst(run, self.s, self.mon, opts, it,
-                                                       self.gap_r, self.fused,
-                                                       bool(self.kinds))
+                                                       self.gap_r, bool(self.kinds))
         self.s, self.M = s, s.x
         if reason == STOP:
             return STOP, it, False
         if reason in (MAXED, ROUND):  # a full chunk or max_iter; a round may be due
             self.ev, self.H = step_eval(s), None
             return reason, nxt - 1, True
-        it = nxt
-        if reason == ARM:  # a fused round may be armed for this iteration's step
-            pays = run.can_pay(it)
-            can_pay = run.dynamic_on and pays
-            s, committed = run_step(run, s, it,
-                                    run.arm_fused(self.M, self.gap_r, it) if pays else None)
-            self.s, self.M = s, s.x
-            if committed:  # the reduced objective changed (its value at M did not)
-                self.s = start_step(self.M, step_eval(s), s.step)
-                self.extras["dynamic"].append((run.nL + run.nR) / run.data.n_t)
-        else:  # PENDING: the step of iteration `it` is done: certify it here
-            can_pay = run.dynamic_on and run.can_pay(it)
+        it = nxt  # PENDING: the step of iteration `it` is done: certify it here
+        can_pay = run.dynamic_on and run.can_pay(it)
         self.ev = step_eval(self.s)
         self.H = sph.halfspace_from(self.s.Z, self.s.N) if self.linear else None
         return PENDING, it, can_pay

@@ -155,16 +155,16 @@ class _Forms:
         return self._gram
 
     def evaluate(self, M: np.ndarray, la: np.ndarray, lb: np.ndarray, blk: _Blocks,
-                 gamma: float, hinge: bool, mout: np.ndarray, rule: tuple | None,
-                 HL: np.ndarray, lam: float) -> tuple:
+                 gamma: float, hinge: bool, mout: np.ndarray, HL: np.ndarray,
+                 lam: float) -> tuple:
         """The forms at ``M``, the loss pass over the triplets ``(la, lb)`` (local pair
         ids; in anchor blocks ``blk`` unless it is :data:`NO_BLOCKS`) and the weighted
         sum in one compiled call (:func:`.kernels._evaluate`: its arguments after ``M``
         and the same results)."""
         if not M.flags.c_contiguous:
             M = np.ascontiguousarray(M)
-        return _evaluate(self.src, M, self.pi.shape[0], la, lb, blk, gamma, hinge, mout,
-                         rule, HL, lam)
+        return _evaluate(self.src, M, self.pi.shape[0], la, lb, blk, gamma, hinge, mout, HL,
+                         lam)
 
     def quad(self, M: np.ndarray) -> np.ndarray:
         """``F_p^T M F_p`` (diagonal: ``F_p^T m``) for every pair, by the route."""

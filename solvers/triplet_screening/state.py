@@ -21,7 +21,7 @@ from .kernels import (
     _sphere_rule,
 )
 from .pairs import BLOCK_ROW, _Eval, _Sub, kkt_alpha
-from .pathscreen import PathScreen, visits_saved
+from .pathscreen import PathScreen
 from .problem import TripletProblem
 from .rules import _rule_masks
 from .spheres import Sphere, dgb_sphere
@@ -141,22 +141,20 @@ class _Run:
         self._skip_noted = False
         self._dyn_cost = 0.0
         self._dyn_gain = 0.0
-        #: what the previous lambdas of a path left for this one (their iterations, evaluations
-        #: per iteration, the back-off's skips): read here, updated by :meth:`finish_dynamic`
+        #: what the previous lambdas of a path left for this one (their iterations, the
+        #: back-off's skips): read here, updated by :meth:`finish_dynamic`
         self.path_state = path_state if path_state is not None else {}
-        #: dynamic rounds may run (:meth:`dynamic_round`; fused rounds have their own test)
+        #: dynamic rounds may run (:meth:`dynamic_round`)
         self.dynamic_on = True
         self._pay_sub: _Sub | None = None
         self._pay_min = 0.0
-        self.fused_rounds = 0
         #: radius of the smallest sphere that screened at this lambda (adaptive rounds)
         self.last_radius = math.inf
         if backoff and self.path_state.get("skip", 0) > 0:
             self.path_state["skip"] -= 1
             self.dynamic_on = False
             self.notes.append("dynamic screening skipped: on the previous lambda its rounds "
-                              "cost more than the loss passes they saved (fused DGB rounds "
-                              "excepted)")
+                              "cost more than the loss passes they saved")
         # the certificate so far: lowest full primal, highest dual
         self.best_P = math.inf
         self.best_D = -math.inf
@@ -231,64 +229,14 @@ class _Run:
         pc = time.thread_time
         mout = np.empty(sub.idx.size if margins else 0)
         t0 = pc()
-        loss, asum, a2, _, _, A, G, mm, mh, c_forms, c_loss = sub.forms.evaluate(
-            M, sub.la, sub.lb, sub.blocks, self.gamma, self.hinge, mout, None, self.HL,
-            self.lam)
+        loss, asum, a2, A, G, mm, mh, c_forms, c_loss = sub.forms.evaluate(
+            M, sub.la, sub.lb, sub.blocks, self.gamma, self.hinge, mout, self.HL, self.lam)
         # one compiled call: its thread time is split by the cycles of its phases
         t = pc() - t0
         share = c_loss / (c_forms + c_loss) if c_forms + c_loss > 0 else 0.0
         self.prof["pair_forms"] += t * (1.0 - share)
         self.prof["loss_pass"] += t * share
         return self._make_eval(loss, asum, a2, A, G, mm, mh, mout if margins else None)
-
-    def arm_fused(self, M: np.ndarray, gap: float, iteration: int
-                  ) -> tuple[float, float] | None:
-        """Arm a fused round for the loss pass at the next step's first trial point
-        ``x_new`` (:func:`.burst.run_step`): the DGB ball ``B(M, r0)``, ``r0 = sqrt(2 gap /
-        lam)`` from the reduced gap (Theorem 3.5), holds the optimum, so ``B(x_new, r0 +
-        ||x_new - M||)`` does, and its rule needs only that pass's margins. Returns
-        ``(r0, r_max)`` (the round runs if that radius is ``<= r_max``), or None: no round."""
-        r = float(sph.dgb_radius(gap, self.lam))
-        r_max = self.tuning.fused_shrink * self.last_radius
-        if not r <= r_max:
-            return None
-        if self.backoff and (self._fused_gain(self.unscr, self.unscr.idx.size, iteration)
-                             < self.tuning.pay_margin * self._commit_cost(self.unscr)):
-            return None  # even screening every remaining triplet could not pay
-        return r, r_max
-
-    def commit_fused(self, centre: np.ndarray, r: float, code: np.ndarray, sub: _Sub,
-                     iteration: int) -> bool:
-        """Apply, when it pays, the codes ``code`` over ``sub`` that the ball
-        ``B(centre, r)`` gave in the loss pass at ``centre``; the screened triplets are on
-        their fixed pieces there, so that evaluation is also the new reduced problem's.
-        Returns whether it was applied."""
-        nl, nr = int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2))
-        if self.backoff and (self._fused_gain(sub, nl + nr, iteration)
-                             < self.tuning.pay_margin * self._commit_cost(sub)):
-            return False
-        t0 = time.thread_time()
-        self._log_round(Sphere("dgb", np.array(centre), r), "dgb (fused)", "sphere",
-                        iteration, nl, nr, self.nL + nl, self.nR + nr, 0.0)
-        self._commit(code, sub)
-        self.fused_rounds += 1
-        self.prof["screening"] += time.thread_time() - t0
-        return True
-
-    def _fused_gain(self, sub: _Sub, removed: int, iteration: int) -> float:
-        """Loss-pass visits saved over the evaluations still expected by removing
-        ``removed`` of ``sub``'s triplets (:func:`.pathscreen.visits_saved`)."""
-        evals = self.iters_left(iteration) * float(self.path_state.get("evals_per_iter", 1.0))
-        return visits_saved(removed, sub.idx.size, sub.pairs.size, self.data.d, evals,
-                            sub.pass_visits(self.tuning), self.tuning.pair_weight)
-
-    def _commit_cost(self, sub: _Sub) -> float:
-        """Cost in loss-pass visits of applying a fused round over ``sub``: status update
-        and compaction (``Tuning.commit_weight`` a triplet), L-hat fold and pair compaction
-        (pair forms), and ``Tuning.round_overhead``."""
-        t = self.tuning
-        return t.commit_weight * sub.idx.size \
-            + 2 * t.pair_weight * sub.pairs.size * self.data.d + t.round_overhead
 
     def proj(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(A_+, A_-)`` (timed as an eigendecomposition)."""
@@ -359,15 +307,14 @@ class _Run:
             + t.round_overhead
 
     def can_pay(self, iteration: int) -> bool:
-        """Whether a round or fused round removing every remaining triplet could pay now
-        (a cheap per-iteration test; costs cached per remaining subset)."""
+        """Whether a round removing every remaining triplet could pay now (a cheap
+        per-iteration test; the cost cached per remaining subset)."""
         if not self.backoff:
             return True
         sub = self.unscr
         if self._pay_sub is not sub:
             self._pay_sub = sub
-            self._pay_min = self.tuning.pay_margin * min(self._round_cost(1),
-                                                         self._commit_cost(sub))
+            self._pay_min = self.tuning.pay_margin * self._round_cost(1)
         return sub.pass_visits(self.tuning) * self.iters_left(iteration) >= self._pay_min
 
     def iters_left(self, iteration: int) -> int:
@@ -384,7 +331,7 @@ class _Run:
         ``n_before`` triplets that saved ``saved`` visits a pass. It paid when ``saved``
         times :meth:`iters_left` reaches :meth:`_round_cost`; two rounds in a row that do
         not pay stop dynamic rounds at this lambda (noted), and :meth:`finish_dynamic`
-        carries the verdict on. Fused rounds have their own test (:meth:`arm_fused`)."""
+        carries the verdict on."""
         gain = float(saved) * self.iters_left(iteration)
         cost = self._round_cost(n_spheres, n_before)
         self._dyn_cost += cost
@@ -446,7 +393,6 @@ class _Run:
         not in total, the next ``Tuning.skip_lambdas`` lambdas skip them, twice as many
         after each further such lambda in a row, back to ``skip_lambdas`` once they pay."""
         self.path_state["iters"] = n_iter
-        self.path_state["evals_per_iter"] = max(self.n_evals / max(n_iter, 1), 1.0)
         if self.backoff and self._dyn_cost > 0:
             if self._dyn_gain < self._dyn_cost:
                 st = self.path_state

@@ -1,7 +1,7 @@
 """The weights of the solver's cost models, in one table.
 
-The screening decisions (whether a path-screening pass, a dynamic round, a fused round or
-an early refresh of the active set pays) compare predicted work in *loss-pass visits*:
+The screening decisions (whether a path-screening pass, a dynamic round or an early
+refresh of the active set pays) compare predicted work in *loss-pass visits*:
 one visit is one triplet of a loss pass by pair ids (:func:`.kernels._evaluate`). The
 weights below convert the other kinds of work into that unit; they are fitted to the
 bench's timings (``dualscope bench triplet_screening``) and may need refitting on
@@ -28,7 +28,7 @@ __all__ = ["DEFAULT", "Tuning"]
 #: Fields counted in whole units (triplets, lambdas): positive integers.
 _INTS = ("sample", "probe_min", "retest_min", "theta_sample", "skip_lambdas")
 #: Fields that are shares or factors in (0, 1].
-_SHARES = ("cand_share", "adaptive_shrink", "fused_shrink", "dual_shrink", "pair_compaction")
+_SHARES = ("cand_share", "adaptive_shrink", "dual_shrink", "pair_compaction")
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class Tuning:
         of use is dropped. Compacting costs a pass over the subset, the per-pair forms
         ``O(P d)`` per evaluation. Table 0.
     pay_margin : float
-        A dynamic screening round (or a fused round) runs only when its best-case gain
+        A dynamic screening round runs only when its best-case gain
         is at least this many times its cost. Table 0.
     round_overhead : float
         Fixed cost of a dynamic screening round (spheres, bookkeeping, Python), visits.
@@ -101,18 +101,12 @@ class Tuning:
     rule_weight : float
         A screening round's rule pass with the status update, visits per remaining
         triplet and sphere. Table 0.
-    commit_weight : float
-        Applying a fused round (status update, compaction), visits per remaining triplet.
-        Table 0.
     skip_lambdas : int
         Lambdas without dynamic rounds after one on which they did not pay (doubled
         while that repeats; a schedule, not fitted).
     adaptive_shrink : float
         Adaptive dynamic screening: a round is due when the duality-gap ball's radius
         is below this share of the last screening sphere's radius, in (0, 1].
-    fused_shrink : float
-        Fused rounds are armed when the duality-gap ball's radius is below this share
-        of the last screening sphere's, in (0, 1].
     workset_weight : float
         Building the active set's working set at a refresh (:func:`.kernels._work_set`),
         visits per remaining triplet. Table 6.
@@ -153,10 +147,8 @@ class Tuning:
     pay_margin: float = 2.0
     round_overhead: float = 40_000
     rule_weight: float = 3.5
-    commit_weight: float = 2.5
     skip_lambdas: int = 3
     adaptive_shrink: float = 0.5
-    fused_shrink: float = 0.75
     workset_weight: float = 2.0
     refresh_overhead: float = 100_000
     block_pass_triplet: float = 0.15

@@ -115,7 +115,7 @@ SCREENED_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
 def warm_up(X: np.ndarray, y: np.ndarray, loss: str = "smoothed_hinge") -> None:
     """Load (or compile) every kernel the timed runs use: small screened paths that
     screen at every opportunity (k = 3: the pair-id path pass, and at tol 1e-9 enough
-    screened for the pairs in use to take the per-pair route, with fused rounds; all
+    screened for the pairs in use to take the per-pair route; all
     triplets of a subsample: the anchor-block pass), and a naive one, with the loss
     ``loss`` (and so its default method). (Without the tight tol, wine k = 10's RRPB
     path at 1e-9 compiled an evaluation inside its timed run.)"""
