@@ -759,35 +759,6 @@ def _wsum(src, w, M):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _fold_changed(cnt, cnt_HL, F, HL, limit):  # pragma: no cover - compiled
-    # PathScreen.folded_L's update: when at most ``limit`` pair counts differ from those
-    # HL was folded from, HL + sum_p (cnt_p - cnt_HL_p) F_p F_p^T over those pairs (the
-    # per-pair route of _wsum on their gathered rows, in increasing pair order) and
-    # cnt_HL <- cnt; returns (True, the new HL), else (False, HL) untouched.
-    n = 0
-    for p in range(cnt.shape[0]):
-        n += np.int64(cnt[p] != cnt_HL[p])
-    if n > limit:
-        return False, HL
-    if n == 0:
-        return True, HL.copy()
-    idx = np.empty(n, dtype=np.int64)
-    k = 0
-    for p in range(cnt.shape[0]):
-        if cnt[p] != cnt_HL[p]:   # rare: a well-predicted branch
-            idx[k] = p
-            k += 1
-    w = np.empty(n)
-    Fs = np.empty((n, F.shape[1]))
-    for k in range(n):
-        p = idx[k]
-        w[k] = cnt[p] - cnt_HL[p]
-        Fs[k] = F[p]
-        cnt_HL[p] = cnt[p]
-    return True, HL + _weighted_sum((Fs,), w, HL, True)
-
-
-@njit(cache=True)
 def _evaluate(src, M, n_pairs, la, lb, blk, gamma, hinge, mout, HL,
               lam):  # pragma: no cover - compiled
     # The reduced objective's parts at M over the triplets (la, lb) (local pair ids of

@@ -36,7 +36,6 @@ import numpy as np
 
 from . import spheres as sph
 from .kernels import (
-    _fold_changed,
     _path_retest,
     _path_rule,
     _path_rule_blocks,
@@ -47,11 +46,6 @@ from .rules import _rule_masks
 from .tuning import DEFAULT, Tuning
 
 __all__: list[str] = []
-
-#: Every this many folds of ``H_L`` (:meth:`PathScreen.folded_L`) fold all counts anew
-#: instead of adding the changed pairs' terms to the last fold (against rounding).
-FOLD_EVERY = 8
-
 
 def visits_saved(removed: float, n: int, n_pairs: int, d: int, evals: float,
                  now: float, pair_weight: float = DEFAULT.pair_weight) -> float:
@@ -130,10 +124,6 @@ class PathScreen:
         #: full passes and re-tests run
         self.n_full = 0
         self.n_retest = 0
-        # the folded H_L and the counts it was folded from (folded_L)
-        self._HL: np.ndarray | None = None
-        self._cnt_HL = np.zeros(data.n_pairs)
-        self._folds = 0
 
     @property
     def active(self) -> np.ndarray:
@@ -363,22 +353,8 @@ class PathScreen:
                 for (M0, l0, e0), n in zip(self.refs, self.ref_count, strict=False) if n > 0]
 
     def folded_L(self) -> np.ndarray:
-        """A new array ``H_L = sum over L-hat of H_t = sum_p cnt_p F_p F_p^T``: the last
-        fold plus the changed pairs' terms (``O(changed d^2)``,
-        :func:`.kernels._fold_changed`) when at most as many counts changed as there are
-        points; else, and every :data:`FOLD_EVERY`-th fold, all counts anew
-        (``O(n d^2 + P d)``). The choice follows the counts alone, so the same counts give
-        the same ``H_L`` bit for bit (re-test or full pass alike)."""
-        data = self.data
+        """``H_L = sum over L-hat of H_t = sum_p cnt_p F_p F_p^T`` from the pair counts,
+        a new array."""
         if self.nL == 0:
-            self._HL = None
-            return data.zeros()
-        self._folds += 1
-        if self._HL is not None and self._folds % FOLD_EVERY:
-            done, HL = _fold_changed(self.cnt, self._cnt_HL, data.F, self._HL, data.n)
-            if done:
-                self._HL = HL
-                return HL.copy()
-        self._HL = data.assemble(self.cnt)
-        self._cnt_HL[:] = self.cnt
-        return self._HL.copy()
+            return self.data.zeros()
+        return self.data.assemble(self.cnt)
