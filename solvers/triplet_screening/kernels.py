@@ -1040,10 +1040,24 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
     # 2. The pairs in use numbered in increasing global id.
     # 3. Per anchor, the rows where something remains compacted, the anchor's local pair
     #    ids looked up once.
+    left = np.empty(layout[6].shape[0], dtype=np.int64)
+    mark = np.zeros(state[1].shape[0], dtype=np.int32)
+    nl, nr, nc = _block_rule(q, layout, hn32, rule, state, theta, cands, left, mark)
+    nu = _number_marked(mark, used_out)
+    na = _block_compact(layout, state[0], hn32, left, mark, out)
+    return na, nl, nr, nu, nc
+
+
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy",
+      inline="always")
+def _block_rule(q, layout, hn32, rule, state, theta, cands, left,
+                mark):  # pragma: no cover - compiled
+    # Step 1 of :func:`_path_rule_blocks`: statuses, pair counts and candidates updated;
+    # left[row] <- the row's remaining triplets, mark[p] <- 1 for the pairs in use.
+    # Returns (|L-hat|, |R-hat|, number of candidates).
     t0, ns, nd, offs, offd, PA, PB = layout
     r, c, slack = rule
     status, cnt = state
-    idx_out, la_out, lb_out, hn_out = out
     cid, crh, cpa, cpb, chn, cst = cands
     nl = 0
     nr = 0
@@ -1058,10 +1072,6 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
     qd = np.empty(bigm)
     dcv = np.empty(bigm, dtype=np.int64)
     keepc = np.empty(bigm, dtype=np.int8)
-    lpa = np.empty(bigm, dtype=np.int32)
-    pos = np.empty(bigm, dtype=np.int64)
-    left = np.empty(PB.shape[0], dtype=np.int64)
-    mark = np.zeros(cnt.shape[0], dtype=np.int32)
     keep_rho = cid.shape[0] > 0
     rb = np.empty(big if keep_rho else 0, dtype=np.float32)
     nc = 0
@@ -1144,7 +1154,22 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
                 cnt[PA[od + np.uint64(o)]] += dcv[o]
             if keepc[o] != 0:
                 mark[PA[od + np.uint64(o)]] = 1
-    nu = _number_marked(mark, used_out)
+    return nl, nr, nc
+
+
+@njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy",
+      inline="always")
+def _block_compact(layout, status, hn32, left, mark, out):  # pragma: no cover - compiled
+    # Step 3 of :func:`_path_rule_blocks`: the remaining triplets (status 0) appended to
+    # out row by row, their pair ids local (mark, as _number_marked numbered it); returns
+    # their number.
+    t0, ns, nd, offs, offd, PA, PB = layout
+    idx_out, la_out, lb_out, hn_out = out
+    bigm = 1
+    for a in range(nd.shape[0]):
+        bigm = max(bigm, nd[a])
+    lpa = np.empty(bigm, dtype=np.int32)
+    pos = np.empty(bigm, dtype=np.int64)
     na = np.uint64(0)
     for a in range(nd.shape[0]):
         m = nd[a]
@@ -1175,7 +1200,7 @@ def _path_rule_blocks(q, layout, hn32, rule, state, out, used_out, theta,
                 lb_out[na + u] = ib
                 hn_out[na + u] = hn32[base + o]
             na += np.uint64(kk)
-    return np.int64(na), nl, nr, nu, nc
+    return np.int64(na)
 
 
 @njit(cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"}, error_model="numpy")
