@@ -194,8 +194,7 @@ def _drive(run: _Run, mon: Monitor, opts: _Opts, ref: _Ref | None, extras: dict,
             D, exact = m.D, True
         if not can_pay:
             continue
-        removed = run.dynamic_screening(opts, it, m.M, m.ev, m.gap_r, D, ref, m.H, Ma=m.Ma,
-                                        kinds=m.kinds)
+        removed = run.dynamic_screening(opts, it, m.M, m.ev, m.gap_r, D, ref, m.H, Ma=m.Ma)
         if removed is not None:
             if removed:
                 m.rescreened(exact)
@@ -241,7 +240,6 @@ class _Primal:
         self.step0 = step0 if (step0 is not None and math.isfinite(step0) and step0 > 0) \
             else 1.0 / run.lam
         self.aset = opts.active_set
-        self.kinds = opts.screening
         self.each = hands_back_each(opts)
         self.linear = opts.rule == "linear"
         self.confirm = self.aset and opts.refresh == "converged"
@@ -309,7 +307,7 @@ class _Primal:
         run, opts = self.run, self.opts
         # runs of iterations where nothing else happens in the compiled loop
         reason, nxt, s, self.gap_r, self.D = run_burst(run, self.s, self.mon, opts, it,
-                                                       self.gap_r, bool(self.kinds))
+                                                       self.gap_r, bool(opts.screening))
         self.s, self.M = s, s.x
         if reason == STOP:
             return STOP, it, False
@@ -426,7 +424,7 @@ class _DualAPG:
                  alpha0: np.ndarray | None) -> None:
         self.run, self.opts, self.ref, self.ps, self.mon, self.extras = \
             run, opts, ref, ps, mon, extras
-        self.M0, self.alpha0, self.kinds = M0, alpha0, opts.screening
+        self.M0, self.alpha0 = M0, alpha0
 
     @property
     def step(self) -> float:

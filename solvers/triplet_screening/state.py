@@ -346,14 +346,13 @@ class _Run:
     def dynamic_screening(self, opts: Any, iteration: int, M: np.ndarray, ev: _Eval,
                           gap: float, D: float, ref: Any,
                           halfspace: np.ndarray | None,
-                          Ma: np.ndarray | None = None,
-                          kinds: Sequence[str] | None = None) -> int | None:
-        """A dynamic round at ``M`` with the spheres ``kinds`` (default ``opts.screening``)
-        when it is due, dynamic screening is on and a round can pay; returns the number of
-        triplets removed, or None when no round ran. Due, with ``opts.adaptive``, when
+                          Ma: np.ndarray | None = None) -> int | None:
+        """A dynamic round at ``M`` with the spheres ``opts.screening`` when it is due,
+        dynamic screening is on and a round can pay; returns the number of triplets
+        removed, or None when no round ran. Due, with ``opts.adaptive``, when
         ``sqrt(2 gap / lam)`` is at most ``Tuning.adaptive_shrink`` times
         :attr:`last_radius`; else every ``opts.screen_every`` iterations."""
-        kinds = opts.screening if kinds is None else kinds
+        kinds = opts.screening
         if not (kinds and self.dynamic_on and iteration > 0):
             return None
         if opts.adaptive:
